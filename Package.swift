@@ -1,0 +1,82 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Every target: Swift 6 language mode (strict concurrency), plus the upcoming features
+/// swift-log and hummingbird turn on.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Chime",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "chime", targets: ["chime"]),
+        .library(name: "ChimeCore", targets: ["ChimeCore"]),
+        .library(name: "ChimeStore", targets: ["ChimeStore"]),
+        .library(name: "ChimeRunner", targets: ["ChimeRunner"]),
+        .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // Reminder, Trigger, time-zone arithmetic, Scheduler, Notifier protocol. No GLib, no SQLite,
+        // no argument parser.
+        .target(name: "ChimeCore", swiftSettings: strict),
+        // SQLite through GRDB: reminders, the delivery ledger, migrations.
+        .target(
+            name: "ChimeStore",
+            dependencies: ["ChimeCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // timerfd and eventfd, which Swift's Glibc module does not import.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // The long-running process: store + scheduler + notifier, timerfd sleep, wake-up socket.
+        .target(
+            name: "ChimeRunner",
+            dependencies: [
+                "ChimeCore", "ChimeStore", "CLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
+        .target(name: "ChimeTesting", dependencies: ["ChimeCore"], swiftSettings: strict),
+        .executableTarget(
+            name: "chime",
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeRunner",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "chime-bench",
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "ChimeStoreTests",
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ChimeRunnerTests",
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,49 @@
+/// An error meant for a person: a stable ``Code`` that maps to an exit status, and one line
+/// that names the bad value and says what would be accepted or what to try.
+public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is. Each code has its own exit status.
+    public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Bad input: a value that does not parse or is out of range.
+        case usage
+        /// No pending reminder (or other object) has the identifier given.
+        case notFound = "not_found"
+        /// The identifier is taken (with `--no-replace`), or the operation clashes with state.
+        case conflict
+        /// The store cannot be opened or written: missing directory, not SQLite, read-only, full.
+        case store
+        /// A runner already serves this store.
+        case runnerRunning = "runner_running"
+        /// The notifier could not deliver.
+        case delivery
+        /// Anything else.
+        case failure
+
+        /// The process exit status for this code (documented in the README and the man page).
+        public var exitStatus: Int32 {
+            switch self {
+            case .usage: 64  // EX_USAGE, as swift-argument-parser uses for its own parse errors
+            case .notFound: 3
+            case .conflict: 4
+            case .store: 5
+            case .runnerRunning: 6
+            case .delivery: 7
+            case .failure: 1
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Bad input: `value` is named in the message, followed by what would be accepted.
+    public static func invalid(_ what: String, _ value: String, expected: String) -> ChimeError {
+        ChimeError(.usage, "invalid \(what) '\(value)': expected \(expected)")
+    }
+
+    public var description: String { message }
+}

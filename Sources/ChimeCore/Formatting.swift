@@ -1,0 +1,28 @@
+import Foundation
+
+/// How Chime writes instants: ISO 8601 UTC for machines, local time with its offset for people.
+public enum TimeText {
+    /// `2026-11-22T13:30:00.000Z`: what every `--json` output uses.
+    public static func iso(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    private static let weekdayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
+    /// `Sun 2026-11-22 14:30 +01:00` in `zone`; seconds shown when `seconds` is true.
+    public static func local(_ date: Date, in zone: TimeZone, seconds: Bool = false) -> String {
+        let (local, offset) = ZoneMath.civil(date, in: zone)
+        let weekday = weekdayNames[ZoneMath.isoWeekday(year: local.year, month: local.month, day: local.day) - 1]
+        var text = String(format: "%@ %04d-%02d-%02d %02d:%02d", weekday, local.year, local.month, local.day, local.hour, local.minute)
+        if seconds { text += String(format: ":%02d", local.second) }
+        return text + " " + ZoneMath.formatOffset(offset)
+    }
+
+    /// `in 25m`, `in 2h 5m`, `now`, `5m ago`: how far `date` is from `now`.
+    public static func relative(_ date: Date, from now: Date) -> String {
+        let seconds = date.timeIntervalSince(now)
+        let span = formatDuration(.seconds(Int64(abs(seconds).rounded())))
+        if abs(seconds) < 0.5 { return "now" }
+        return seconds > 0 ? "in \(span)" : "\(span) ago"
+    }
+}

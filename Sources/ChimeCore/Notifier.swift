@@ -1,0 +1,123 @@
+import Foundation
+
+/// One alert handed to a ``Notifier``: what to show, and which occurrences it delivers.
+public struct Note: Sendable, Hashable {
+    public enum Urgency: String, Sendable, Hashable, Codable, CaseIterable {
+        case low, normal, critical
+    }
+
+    /// A button on the alert: `key` comes back in a ``NoteResponse``.
+    public struct Action: Sendable, Hashable, Codable {
+        public var key: String
+        public var label: String
+        public init(key: String, label: String) {
+            self.key = key
+            self.label = label
+        }
+    }
+
+    /// One occurrence this note delivers. A summary note carries several.
+    public struct Delivery: Sendable, Hashable {
+        public var reminderID: String
+        public var title: String
+        public var body: String
+        public var due: Date
+        /// Earlier occurrences of the same recurring reminder folded into this one (missed while down).
+        public var missedCount: Int
+
+        public init(reminderID: String, title: String, body: String = "", due: Date, missedCount: Int = 0) {
+            self.reminderID = reminderID
+            self.title = title
+            self.body = body
+            self.due = due
+            self.missedCount = missedCount
+        }
+    }
+
+    /// Chime's identifier for the alert: the reminder's id, or `summary` for a summary alert.
+    public var id: String
+    public var title: String
+    public var body: String
+    public var urgency: Urgency
+    public var actions: [Action]
+    /// How long the alert stays up; `nil` leaves it to the notification server.
+    public var timeout: Duration?
+    public var deliveries: [Delivery]
+    /// When the scheduler handed the note over; lateness is measured from each delivery's due time.
+    public var postedAt: Date
+
+    public init(
+        id: String, title: String, body: String = "", urgency: Urgency = .normal, actions: [Action] = [],
+        timeout: Duration? = nil, deliveries: [Delivery] = [], postedAt: Date
+    ) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.urgency = urgency
+        self.actions = actions
+        self.timeout = timeout
+        self.deliveries = deliveries
+        self.postedAt = postedAt
+    }
+
+    /// True when the note stands for several occurrences at once.
+    public var isSummary: Bool { deliveries.count > 1 }
+
+    /// How late the note is for `delivery`: `postedAt − due`, never negative.
+    public func lateness(of delivery: Delivery) -> Duration {
+        let seconds = max(0, postedAt.timeIntervalSince(delivery.due))
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+}
+
+/// What the notifier reports back after posting.
+public struct PostedNote: Sendable, Hashable {
+    public var id: String
+    /// The notification server's own id, where there is one.
+    public var serverID: UInt32?
+    public init(id: String, serverID: UInt32? = nil) {
+        self.id = id
+        self.serverID = serverID
+    }
+}
+
+/// Something a person did with an alert.
+public struct NoteResponse: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case action(String)
+        case closed(CloseReason)
+    }
+    public enum CloseReason: String, Sendable, Hashable {
+        case expired, dismissed, closedByCall = "closed", undefined
+    }
+    public var noteID: String
+    public var kind: Kind
+    public init(noteID: String, kind: Kind) {
+        self.noteID = noteID
+        self.kind = kind
+    }
+}
+
+/// Where alerts go: the desktop, a console stream, or a recording double in tests.
+public protocol Notifier: Sendable {
+    /// Shows `note`. Throws when it could not be delivered; the scheduler then retries later.
+    func post(_ note: Note) async throws -> PostedNote
+    /// Closes a shown alert by Chime's identifier (cancel by identifier).
+    func withdraw(_ id: String) async throws
+    /// Actions invoked and alerts closed.
+    var responses: AsyncStream<NoteResponse> { get }
+}
+
+/// A human duration: `45s`, `3m 12s`, `2h 5m`, `3d 4h`.
+public func formatDuration(_ duration: Duration) -> String {
+    let total = Int64(duration.components.seconds)
+    if total < 1 {
+        let ms = Double(duration.components.attoseconds) / 1e15
+        return String(format: "%.1fms", ms)
+    }
+    let days = total / 86_400, hours = total % 86_400 / 3_600, minutes = total % 3_600 / 60, seconds = total % 60
+    if days > 0 { return hours > 0 ? "\(days)d \(hours)h" : "\(days)d" }
+    if hours > 0 { return minutes > 0 ? "\(hours)h \(minutes)m" : "\(hours)h" }
+    if minutes > 0 { return seconds > 0 ? "\(minutes)m \(seconds)s" : "\(minutes)m" }
+    return "\(seconds)s"
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A reminder as Chime stores it: who it is (``id``), what it says, and when it fires.
+public struct Reminder: Sendable, Hashable, Identifiable {
+    /// The identifier people type: `standup`, or a generated one such as `r7f3k`.
+    public var id: String
+    public var title: String
+    public var body: String
+    public var trigger: Trigger
+    /// The family that made it: `plain` for `chime in|at|every`.
+    public var kind: String
+    public var createdAt: Date
+    /// The next occurrence still to fire; `nil` once a one-shot reminder has fired.
+    public var nextDue: Date?
+    /// The last occurrence recorded in the ledger.
+    public var lastDue: Date?
+
+    public init(
+        id: String, title: String, body: String = "", trigger: Trigger, kind: String = "plain",
+        createdAt: Date, nextDue: Date?, lastDue: Date? = nil
+    ) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.trigger = trigger
+        self.kind = kind
+        self.createdAt = createdAt
+        self.nextDue = nextDue
+        self.lastDue = lastDue
+    }
+}
+
+/// What a caller asks to schedule; the store gives it an identifier when it has none.
+public struct NewReminder: Sendable, Hashable {
+    public var id: String?
+    public var title: String
+    public var body: String
+    public var trigger: Trigger
+    public var kind: String
+
+    public init(id: String? = nil, title: String, body: String = "", trigger: Trigger, kind: String = "plain") {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.trigger = trigger
+        self.kind = kind
+    }
+
+    /// Checks what people type: a non-empty title, a well-formed identifier.
+    public func validated() throws(ChimeError) -> NewReminder {
+        var copy = self
+        copy.title = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        if copy.title.isEmpty {
+            throw ChimeError.invalid("title", title, expected: "a non-empty title")
+        }
+        if copy.title.count > 500 {
+            throw ChimeError(.usage, "invalid title '\(copy.title.prefix(40))…': expected at most 500 characters")
+        }
+        if let id { try ReminderIdentifier.validate(id) }
+        return copy
+    }
+}
+
+/// Identifiers are typed by people: short, case-sensitive, no spaces.
+public enum ReminderIdentifier {
+    /// Letters people do not confuse (no 0/o, 1/l/i): generated ids read well aloud.
+    static let alphabet = Array("23456789abcdefghjkmnpqrstuvwxyz")
+
+    /// `standup`, `med-12-20261122-0800`, `tea.2`: a letter or digit, then letters, digits, `.`, `_`, `-`.
+    public static func validate(_ id: String) throws(ChimeError) {
+        let expected = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        guard (1...64).contains(id.utf8.count) else { throw ChimeError.invalid("id", id, expected: expected) }
+        for (index, byte) in id.utf8.enumerated() {
+            let isAlnum = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            let isMark = byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            if !(isAlnum || (isMark && index > 0)) { throw ChimeError.invalid("id", id, expected: expected) }
+        }
+    }
+
+    /// A fresh identifier: `r` and `length` letters or digits (`r7f3k`).
+    public static func generate<G: RandomNumberGenerator>(length: Int = 4, using rng: inout G) -> String {
+        var id = "r"
+        for _ in 0..<length { id.append(alphabet.randomElement(using: &rng)!) }
+        return id
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// Fires every due occurrence exactly once through a ``Notifier``.
+///
+/// Each pass claims what is due in the store's ledger (one transaction that also advances
+/// recurring reminders), posts it, and records it as posted. A post that throws leaves the
+/// occurrence due with a retry time (exponential backoff): nothing is lost. After a crash, at
+/// most the one note in flight can be posted again. Occurrences that come late (the runner was
+/// down, the machine asleep, the notifier failing) say how late; more than
+/// ``Configuration/summaryThreshold`` late ones in one pass collapse into one summary alert.
+public actor Scheduler {
+    public struct Configuration: Sendable {
+        /// An occurrence posted later than this after its due time counts as late.
+        public var lateThreshold: Duration = .seconds(1)
+        /// More late occurrences than this in one pass become one summary alert.
+        public var summaryThreshold: Int = 3
+        /// The first retry waits this long; each further one twice as long.
+        public var retryBase: Duration = .seconds(1)
+        /// The longest wait between retries.
+        public var retryMax: Duration = .seconds(300)
+
+        public init() {}
+    }
+
+    public nonisolated let store: any SchedulerStore
+    public nonisolated let notifier: any Notifier
+    public nonisolated let clock: any WallClock
+    public nonisolated let configuration: Configuration
+    private let systemZone: @Sendable () -> TimeZone
+    private let log: @Sendable (SchedulerEvent) -> Void
+
+    /// - Parameters:
+    ///   - systemZone: the zone floating reminders follow, read at each pass (travel changes it).
+    ///   - log: told about failures and catch-up; the runner forwards it to swift-log.
+    public init(
+        store: any SchedulerStore, notifier: any Notifier, clock: any WallClock = SystemWallClock(),
+        configuration: Configuration = Configuration(),
+        systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
+        log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.notifier = notifier
+        self.clock = clock
+        self.configuration = configuration
+        self.systemZone = systemZone
+        self.log = log
+    }
+
+    /// Fires everything due now, and returns the next instant the scheduler must wake at.
+    @discardableResult
+    public func runPass() async -> Date? {
+        var claimedAll = false
+        while !claimedAll {
+            let now = clock.now()
+            let ready: [PendingOccurrence]
+            do {
+                ready = try store.claimDue(now: now, systemZone: systemZone())
+            } catch {
+                log(.storeFailed(String(describing: error)))
+                // The store is unwell (disk full, locked): try again shortly rather than spin.
+                return now.addingTimeInterval(Self.seconds(configuration.retryBase))
+            }
+            claimedAll = ready.count < Self.claimBatch
+            if ready.isEmpty { break }
+            await deliver(ready, now: now)
+        }
+        do {
+            return try store.nextWake()
+        } catch {
+            log(.storeFailed(String(describing: error)))
+            return clock.now().addingTimeInterval(Self.seconds(configuration.retryBase))
+        }
+    }
+
+    /// The runner's loop: a pass, then park on `waker` until the next deadline, until shutdown
+    /// or cancellation.
+    public func run(waker: any Waker) async {
+        while !Task.isCancelled {
+            let next = await runPass()
+            let reason = await waker.wait(until: next)
+            if reason == .shutdown { return }
+        }
+    }
+
+    /// How many occurrences ``SchedulerStore/claimDue(now:systemZone:)`` returns at most; a
+    /// full batch means more may be waiting.
+    public static let claimBatch = 512
+
+    private func deliver(_ ready: [PendingOccurrence], now: Date) async {
+        let late = ready.filter { Self.duration(from: $0.due, to: now) > configuration.lateThreshold }
+        if late.count > configuration.summaryThreshold {
+            let lateKeys = Set(late.map(\.key))
+            await post(summary(of: late), covering: late)
+            for occurrence in ready where !lateKeys.contains(occurrence.key) {
+                await post(note(for: occurrence), covering: [occurrence])
+            }
+        } else {
+            for occurrence in ready {
+                await post(note(for: occurrence), covering: [occurrence])
+            }
+        }
+    }
+
+    private func post(_ makeNote: (Date) -> Note, covering occurrences: [PendingOccurrence]) async {
+        let postedAt = clock.now()
+        let note = makeNote(postedAt)
+        let keys = occurrences.map(\.key)
+        do {
+            let posted = try await notifier.post(note)
+            do {
+                try store.markPosted(keys, at: postedAt, noteID: posted.id)
+            } catch {
+                // Shown but not recorded: the one case where a restart could show it again.
+                log(.storeFailed(String(describing: error)))
+            }
+        } catch {
+            let attempts = (occurrences.map(\.attempts).max() ?? 0) + 1
+            let retryAt = clock.now().addingTimeInterval(Self.seconds(backoff(afterAttempts: attempts)))
+            log(.deliveryFailed(ids: occurrences.map(\.reminderID), attempt: attempts, retryAt: retryAt, error: String(describing: error)))
+            do {
+                try store.markFailed(keys, at: postedAt, retryAt: retryAt, error: String(describing: error))
+            } catch {
+                log(.storeFailed(String(describing: error)))
+            }
+        }
+    }
+
+    /// The wait before retry number `attempts` (1, 2, 4 … seconds, at most ``Configuration/retryMax``).
+    public nonisolated func backoff(afterAttempts attempts: Int) -> Duration {
+        let exponent = min(max(attempts - 1, 0), 30)
+        let wait = configuration.retryBase * (1 << exponent)
+        return min(wait, configuration.retryMax)
+    }
+
+    private func note(for occurrence: PendingOccurrence) -> (Date) -> Note {
+        { postedAt in
+            Note(
+                id: occurrence.reminderID, title: occurrence.title, body: occurrence.body,
+                deliveries: [Self.delivery(occurrence)], postedAt: postedAt
+            )
+        }
+    }
+
+    private func summary(of late: [PendingOccurrence]) -> (Date) -> Note {
+        { postedAt in
+            let lines = late.prefix(10).map { "• \($0.title)" }
+            let more = late.count > 10 ? ["… and \(late.count - 10) more"] : []
+            return Note(
+                id: "summary", title: "\(late.count) missed reminders",
+                body: (lines + more).joined(separator: "\n"),
+                deliveries: late.map(Self.delivery), postedAt: postedAt
+            )
+        }
+    }
+
+    private static func delivery(_ occurrence: PendingOccurrence) -> Note.Delivery {
+        Note.Delivery(
+            reminderID: occurrence.reminderID, title: occurrence.title, body: occurrence.body,
+            due: occurrence.due, missedCount: occurrence.missedCount
+        )
+    }
+
+    static func duration(from start: Date, to end: Date) -> Duration {
+        .nanoseconds(Int64((end.timeIntervalSince(start) * 1e9).rounded()))
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// What the scheduler reports to its log.
+public enum SchedulerEvent: Sendable, Hashable {
+    case deliveryFailed(ids: [String], attempt: Int, retryAt: Date, error: String)
+    case storeFailed(String)
+}

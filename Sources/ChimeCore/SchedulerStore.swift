@@ -1,0 +1,63 @@
+import Foundation
+
+/// Identifies one occurrence in the delivery ledger: a reminder (by the store's own key, so a
+/// replaced reminder with the same id is a different one) and its due instant.
+public struct OccurrenceKey: Sendable, Hashable {
+    public var reminderKey: Int64
+    /// Due instant in microseconds since 1970, as the ledger stores it.
+    public var dueMicros: Int64
+    public init(reminderKey: Int64, dueMicros: Int64) {
+        self.reminderKey = reminderKey
+        self.dueMicros = dueMicros
+    }
+}
+
+/// An occurrence recorded as due and not yet posted.
+public struct PendingOccurrence: Sendable, Hashable {
+    public var key: OccurrenceKey
+    public var reminderID: String
+    public var kind: String
+    public var title: String
+    public var body: String
+    public var missedCount: Int
+    /// Failed posts so far.
+    public var attempts: Int
+
+    public init(key: OccurrenceKey, reminderID: String, kind: String = "plain", title: String, body: String, missedCount: Int = 0, attempts: Int = 0) {
+        self.key = key
+        self.reminderID = reminderID
+        self.kind = kind
+        self.title = title
+        self.body = body
+        self.missedCount = missedCount
+        self.attempts = attempts
+    }
+
+    public var due: Date { Date(micros: key.dueMicros) }
+}
+
+/// The persistence the scheduler needs. ChimeStore implements it on SQLite; its guarantees
+/// are what make delivery exactly-once.
+public protocol SchedulerStore: Sendable {
+    /// In one transaction: records every occurrence due at or before `now` in the ledger as
+    /// *due* (at most once per occurrence), advances recurring reminders past `now` (missed
+    /// occurrences fold into the latest one) and finishes one-shots; then returns the
+    /// occurrences ready to post (due, and their retry time reached), oldest first.
+    func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence]
+    /// Records that these occurrences were posted.
+    func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws
+    /// Records a failed post; the occurrences stay due and become ready again at `retryAt`.
+    func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws
+    /// The earliest instant at which something will be due or ready to retry.
+    func nextWake() throws -> Date?
+}
+
+extension Date {
+    /// The instant `micros` microseconds after 1970-01-01T00:00:00Z.
+    public init(micros: Int64) {
+        self.init(timeIntervalSince1970: Double(micros) / 1_000_000)
+    }
+
+    /// Microseconds since 1970, rounded to the nearest: how the store keeps instants.
+    public var micros: Int64 { Int64((timeIntervalSince1970 * 1_000_000).rounded()) }
+}

@@ -1,0 +1,111 @@
+import ChimeCore
+import Foundation
+import Synchronization
+
+/// A wall clock that moves only when a test says so, and a ``Waker`` on it.
+///
+/// swift-clocks' `TestClock` models a monotonic clock; Chime's deadlines are wall-clock
+/// instants and its runner must react to the wall clock being *set* (forward or back), which a
+/// monotonic test clock cannot express, hence this small clock of its own.
+///
+/// The scheduler parks in ``wait(until:)``; a test awaits ``parked()`` before it moves the
+/// clock, so it never races the scheduler and never sleeps.
+public final class ManualWallClock: WallClock, Waker {
+    private struct Parked {
+        var deadline: Date?
+        var continuation: CheckedContinuation<WakeReason, Never>
+    }
+    private struct State {
+        var now: Date
+        var parked: Parked?
+        var parkedWatchers: [CheckedContinuation<Date?, Never>] = []
+        var isShutDown = false
+        var waits = 0
+    }
+    private let state: Mutex<State>
+
+    public init(now: Date) {
+        state = Mutex(State(now: now))
+    }
+
+    public func now() -> Date { state.withLock { $0.now } }
+
+    /// How many times the scheduler has parked.
+    public var waits: Int { state.withLock { $0.waits } }
+
+    public func wait(until deadline: Date?) async -> WakeReason {
+        await withCheckedContinuation { continuation in
+            let (immediate, watchers): (WakeReason?, [CheckedContinuation<Date?, Never>]) = state.withLock { state in
+                state.waits += 1
+                if state.isShutDown { return (.shutdown, []) }
+                if let deadline, deadline <= state.now { return (.deadline, []) }
+                state.parked = Parked(deadline: deadline, continuation: continuation)
+                defer { state.parkedWatchers = [] }
+                return (nil, state.parkedWatchers)
+            }
+            if let immediate { continuation.resume(returning: immediate) }
+            for watcher in watchers { watcher.resume(returning: deadline) }
+        }
+    }
+
+    /// Returns once the scheduler is parked, with the deadline it sleeps until.
+    @discardableResult
+    public func parked() async -> Date? {
+        await withCheckedContinuation { continuation in
+            let parkedDeadline: Date?? = state.withLock { state in
+                if let parked = state.parked { return .some(parked.deadline) }
+                state.parkedWatchers.append(continuation)
+                return .none
+            }
+            if let parkedDeadline { continuation.resume(returning: parkedDeadline) }
+        }
+    }
+
+    /// Time passes: wakes the scheduler when its deadline is reached.
+    public func advance(by seconds: TimeInterval) {
+        move { $0.addingTimeInterval(seconds) }
+    }
+
+    /// Time passes to `instant`.
+    public func advance(to instant: Date) {
+        move { _ in instant }
+    }
+
+    /// The wall clock is *set* (by a person, NTP, or resume from suspend): the scheduler wakes
+    /// with ``WakeReason/clockChanged`` whatever its deadline, as timerfd's cancel-on-set does.
+    public func set(to instant: Date) {
+        let woken: Parked? = state.withLock { state in
+            state.now = instant
+            defer { state.parked = nil }
+            return state.parked
+        }
+        woken?.continuation.resume(returning: .clockChanged)
+    }
+
+    /// The CLI's poke.
+    public func poke() { wake(.poked) }
+
+    /// Graceful shutdown: the parked scheduler returns, and any later wait returns at once.
+    public func shutdown() {
+        state.withLock { $0.isShutDown = true }
+        wake(.shutdown)
+    }
+
+    private func wake(_ reason: WakeReason) {
+        let woken: Parked? = state.withLock { state in
+            defer { state.parked = nil }
+            return state.parked
+        }
+        woken?.continuation.resume(returning: reason)
+    }
+
+    private func move(_ change: (Date) -> Date) {
+        let woken: Parked? = state.withLock { state in
+            state.now = change(state.now)
+            guard let parked = state.parked, let deadline = parked.deadline, deadline <= state.now else { return nil }
+            state.parked = nil
+            return parked
+        }
+        woken?.continuation.resume(returning: .deadline)
+    }
+}
