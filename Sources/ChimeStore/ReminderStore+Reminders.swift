@@ -1,0 +1,252 @@
+import ChimeCore
+import Foundation
+import GRDB
+
+/// The outcome of scheduling one reminder.
+public struct ScheduleResult: Sendable, Hashable {
+    public var reminder: Reminder
+    /// True when a pending reminder with the same id was replaced.
+    public var replaced: Bool
+}
+
+/// One row of the delivery ledger, for `chime` and tests to inspect.
+public struct LedgerEntry: Sendable, Hashable {
+    public var reminderID: String
+    public var due: Date
+    public var state: String
+    public var missedCount: Int
+    public var postedAt: Date?
+    public var attempts: Int
+    public var lastError: String?
+}
+
+extension ReminderStore {
+    /// Schedules one reminder. With `replace`, a pending reminder with the same id is replaced
+    /// (its undelivered occurrences cancelled); without, that is a `.conflict`.
+    @discardableResult
+    public func schedule(_ new: NewReminder, replace: Bool = true, now: Date, systemZone: TimeZone) throws(ChimeError) -> ScheduleResult {
+        try scheduleBatch([new], replace: replace, now: now, systemZone: systemZone)[0]
+    }
+
+    /// Schedules many reminders in one transaction: all of them, or none.
+    public func scheduleBatch(_ batch: [NewReminder], replace: Bool = true, now: Date, systemZone: TimeZone) throws(ChimeError) -> [ScheduleResult] {
+        var validated: [NewReminder] = []
+        validated.reserveCapacity(batch.count)
+        for new in batch {
+            let checked = try new.validated()
+            if checked.trigger.nextOccurrence(after: now, systemZone: systemZone) == nil {
+                throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
+            }
+            validated.append(checked)
+        }
+        return try write { db in
+            var rng = SystemRandomNumberGenerator()
+            var results: [ScheduleResult] = []
+            results.reserveCapacity(validated.count)
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO reminder (id, title, body, kind, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
+                                      state, created_us, next_due_us)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+                """)
+            let nowMicros = now.micros
+            for new in validated {
+                let nextDue = new.trigger.nextOccurrence(after: now, systemZone: systemZone)!
+                let columns = TriggerColumns(new.trigger)
+                var id = new.id ?? ReminderIdentifier.generate(using: &rng)
+                var generatedTries = 0
+                var replaced = false
+                while true {
+                    do {
+                        try insert.execute(arguments: [
+                            id, new.title, new.body, new.kind, columns.kind, columns.atMicros, columns.times, columns.days,
+                            columns.zone, columns.intervalSeconds, columns.anchorMicros, nowMicros, nextDue.micros,
+                        ])
+                        break
+                    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                        if new.id == nil {
+                            // Taken by a pending reminder: draw again, longer once the short ones get crowded.
+                            generatedTries += 1
+                            id = ReminderIdentifier.generate(length: 4 + generatedTries / 3, using: &rng)
+                        } else if replace && !replaced {
+                            try Self.end(id: id, as: "replaced", at: nowMicros, in: db)
+                            replaced = true
+                        } else {
+                            throw ChimeError(.conflict, "a pending reminder already has the id '\(id)': cancel it, choose another --id, or leave out --no-replace")
+                        }
+                    }
+                }
+                let reminder = Reminder(
+                    id: id, title: new.title, body: new.body, trigger: new.trigger, kind: new.kind,
+                    createdAt: Date(micros: nowMicros), nextDue: Date(micros: nextDue.micros))
+                results.append(ScheduleResult(reminder: reminder, replaced: replaced))
+            }
+            return results
+        }
+    }
+
+    /// Cancels the pending reminder `id`, and any of its occurrences not yet posted.
+    /// - Throws: `.notFound` when no pending reminder has that id (saying whether it fired or was cancelled).
+    @discardableResult
+    public func cancel(id: String, now: Date) throws(ChimeError) -> Reminder {
+        try write { db in
+            guard let reminder = try Self.fetchPending(id: id, in: db) else {
+                throw try Self.notFound(id: id, in: db)
+            }
+            try Self.end(id: id, as: "cancelled", at: now.micros, in: db)
+            return reminder
+        }
+    }
+
+    /// Cancels every reminder in `ids` in one transaction: all of them, or (when one is not
+    /// pending) none, with `.notFound` naming it.
+    @discardableResult
+    public func cancel(ids: [String], now: Date) throws(ChimeError) -> [Reminder] {
+        try write { db in
+            var cancelled: [Reminder] = []
+            for id in ids {
+                guard let reminder = try Self.fetchPending(id: id, in: db) else { throw try Self.notFound(id: id, in: db) }
+                try Self.end(id: id, as: "cancelled", at: now.micros, in: db)
+                cancelled.append(reminder)
+            }
+            return cancelled
+        }
+    }
+
+    /// Pending reminders, earliest next due time first.
+    public func pending(limit: Int? = nil) throws(ChimeError) -> [Reminder] {
+        try read { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT * FROM reminder WHERE state = 'pending' ORDER BY next_due_us, id LIMIT ?
+                """, arguments: [limit ?? -1])
+            var result: [Reminder] = []
+            while let row = try rows.next() { result.append(try Self.reminder(from: row)) }
+            return result
+        }
+    }
+
+    /// How many reminders are pending.
+    public func pendingCount() throws(ChimeError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reminder WHERE state = 'pending'") ?? 0 }
+    }
+
+    /// The pending reminder `id`. - Throws: `.notFound`.
+    public func reminder(id: String) throws(ChimeError) -> Reminder {
+        try read { db in
+            guard let reminder = try Self.fetchPending(id: id, in: db) else { throw try Self.notFound(id: id, in: db) }
+            return reminder
+        }
+    }
+
+    /// The ledger rows of reminder `id` (every reminder that had that id), oldest first.
+    public func ledger(id: String? = nil) throws(ChimeError) -> [LedgerEntry] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT r.id, o.due_us, o.state, o.missed_count, o.posted_us, o.attempts, o.last_error
+                FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                WHERE ?1 IS NULL OR r.id = ?1 ORDER BY o.due_us, r.id
+                """, arguments: [id]).map { row in
+                LedgerEntry(
+                    reminderID: row[0], due: Date(micros: row[1]), state: row[2], missedCount: row[3],
+                    postedAt: (row[4] as Int64?).map(Date.init(micros:)), attempts: row[5], lastError: row[6])
+            }
+        }
+    }
+
+    /// Recomputes the next due time of floating recurring reminders for `systemZone`, after the
+    /// system zone changed (travel): 08:00 stays 08:00 local.
+    public func followSystemZone(_ systemZone: TimeZone, now: Date) throws(ChimeError) {
+        try write { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT * FROM reminder WHERE state = 'pending' AND trigger_kind = 'weekly' AND zone IS NULL
+                """)
+            for row in rows {
+                let reminder = try Self.reminder(from: row)
+                let cursor = reminder.lastDue ?? reminder.createdAt
+                guard let next = reminder.trigger.nextOccurrence(after: cursor, systemZone: systemZone) else { continue }
+                try db.execute(sql: "UPDATE reminder SET next_due_us = ? WHERE key = ?", arguments: [next.micros, row["key"] as Int64])
+            }
+        }
+    }
+
+    // MARK: - Rows
+
+    /// Ends the pending reminder `id` (cancelled or replaced) and cancels its undelivered
+    /// occurrences. Returns false when none was pending.
+    @discardableResult
+    static func end(id: String, as state: String, at micros: Int64, in db: Database) throws -> Bool {
+        guard let key = try Int64.fetchOne(db, sql: "SELECT key FROM reminder WHERE id = ? AND state = 'pending'", arguments: [id]) else {
+            return false
+        }
+        try db.execute(sql: "UPDATE reminder SET state = ?, ended_us = ? WHERE key = ?", arguments: [state, micros, key])
+        try db.execute(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'", arguments: [key])
+        return true
+    }
+
+    static func fetchPending(id: String, in db: Database) throws -> Reminder? {
+        try Row.fetchOne(db, sql: "SELECT * FROM reminder WHERE id = ? AND state = 'pending'", arguments: [id]).map(reminder(from:))
+    }
+
+    /// A not-found error that says what became of the id, when it existed.
+    static func notFound(id: String, in db: Database) throws -> ChimeError {
+        let last = try String.fetchOne(db, sql: "SELECT state FROM reminder WHERE id = ? ORDER BY key DESC LIMIT 1", arguments: [id])
+        let what = switch last {
+        case "done": "it has already fired"
+        case "cancelled": "it was cancelled"
+        case "replaced": "it was replaced"
+        default: "see 'chime list' for pending reminders"
+        }
+        return ChimeError(.notFound, "no pending reminder has the id '\(id)': \(what)")
+    }
+
+    static func reminder(from row: Row) throws -> Reminder {
+        Reminder(
+            id: row["id"], title: row["title"], body: row["body"], trigger: try TriggerColumns.trigger(from: row),
+            kind: row["kind"], createdAt: Date(micros: row["created_us"]),
+            nextDue: (row["next_due_us"] as Int64?).map(Date.init(micros:)),
+            lastDue: (row["last_due_us"] as Int64?).map(Date.init(micros:)))
+    }
+}
+
+/// A ``Trigger`` spread over plain columns, so that a batch insert needs no encoder and the
+/// store can be read with the sqlite3 shell.
+struct TriggerColumns {
+    var kind: String
+    var atMicros: Int64?
+    var times: String?
+    var days: Int?
+    var zone: String?
+    var intervalSeconds: Int64?
+    var anchorMicros: Int64?
+
+    init(_ trigger: Trigger) {
+        switch trigger {
+        case .once(let date):
+            kind = "once"
+            atMicros = date.micros
+        case .weekly(let times, let days, let zone):
+            kind = "weekly"
+            self.times = times.map(\.description).joined(separator: ",")
+            self.days = Int(days.rawValue)
+            if case .fixed(let identifier) = zone { self.zone = identifier }
+        case .interval(let seconds, let anchor):
+            kind = "interval"
+            intervalSeconds = seconds
+            anchorMicros = anchor.micros
+        }
+    }
+
+    static func trigger(from row: Row) throws -> Trigger {
+        switch row["trigger_kind"] as String {
+        case "once":
+            return .once(Date(micros: row["at_us"]))
+        case "weekly":
+            let times = try LocalTime.parseList(row["times"])
+            let zone: ZoneRule = (row["zone"] as String?).map { .fixed($0) } ?? .floating
+            return .weekly(times: times, days: WeekdaySet(rawValue: UInt8(row["days"] as Int)), zone: zone)
+        case "interval":
+            return .interval(seconds: row["interval_s"], anchor: Date(micros: row["anchor_us"]))
+        case let other:
+            throw ChimeError(.store, "unknown trigger kind '\(other)' in the store")
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import ChimeCore
+import Foundation
+import GRDB
+
+extension ReminderStore: SchedulerStore {
+    /// Most occurrences one recurring reminder folds together when catching up; past this the
+    /// count stops (a `every 1m` reminder after a month of downtime says "10000 missed").
+    static let missedCountCap = 10_000
+
+    public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {
+        let nowMicros = now.micros
+        return try write { db in
+            let due = try Row.fetchAll(db, sql: """
+                SELECT * FROM reminder WHERE state = 'pending' AND next_due_us <= ? ORDER BY next_due_us LIMIT ?
+                """, arguments: [nowMicros, Scheduler.claimBatch])
+            if !due.isEmpty {
+                let record = try db.cachedStatement(sql: """
+                    INSERT INTO occurrence (reminder_key, due_us, state, missed_count, recorded_us, next_attempt_us)
+                    VALUES (?, ?, 'due', ?, ?, ?) ON CONFLICT DO NOTHING
+                    """)
+                let finish = try db.cachedStatement(sql: """
+                    UPDATE reminder SET state = 'done', last_due_us = next_due_us, next_due_us = NULL, ended_us = ? WHERE key = ?
+                    """)
+                let advance = try db.cachedStatement(sql: "UPDATE reminder SET last_due_us = ?, next_due_us = ? WHERE key = ?")
+                for row in due {
+                    let key: Int64 = row["key"]
+                    let dueMicros: Int64 = row["next_due_us"]
+                    let trigger = try TriggerColumns.trigger(from: row)
+                    guard trigger.isRecurring else {
+                        try record.execute(arguments: [key, dueMicros, 0, nowMicros, nowMicros])
+                        try finish.execute(arguments: [nowMicros, key])
+                        continue
+                    }
+                    // Fold the occurrences missed while down into the latest one: it fires once, late.
+                    var latest = Date(micros: dueMicros)
+                    var missed = 0
+                    while let next = trigger.nextOccurrence(after: latest, systemZone: systemZone), next.micros <= nowMicros {
+                        latest = next
+                        missed += 1
+                        if missed == Self.missedCountCap,
+                           let jump = trigger.nextOccurrence(after: now.addingTimeInterval(-20 * 86_400), systemZone: systemZone),
+                           jump > latest {
+                            latest = jump
+                        }
+                    }
+                    try record.execute(arguments: [key, latest.micros, missed, nowMicros, nowMicros])
+                    if let next = trigger.nextOccurrence(after: latest, systemZone: systemZone) {
+                        try advance.execute(arguments: [latest.micros, next.micros, key])
+                    } else {
+                        try finish.execute(arguments: [nowMicros, key])
+                    }
+                }
+            }
+            let ready = try Row.fetchAll(db, sql: """
+                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body
+                FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.due_us LIMIT ?
+                """, arguments: [nowMicros, Scheduler.claimBatch])
+            return ready.map { row in
+                PendingOccurrence(
+                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]), reminderID: row[4], kind: row[5],
+                    title: row[6], body: row[7], missedCount: row[2], attempts: row[3])
+            }
+        }
+    }
+
+    public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String) throws {
+        try write { db in
+            let statement = try db.cachedStatement(sql: """
+                UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, next_attempt_us = NULL
+                WHERE reminder_key = ? AND due_us = ? AND state = 'due'
+                """)
+            for key in keys {
+                try statement.execute(arguments: [postedAt.micros, noteID, key.reminderKey, key.dueMicros])
+            }
+        }
+    }
+
+    public func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws {
+        try write { db in
+            let statement = try db.cachedStatement(sql: """
+                UPDATE occurrence SET attempts = attempts + 1, next_attempt_us = ?, last_error = ?
+                WHERE reminder_key = ? AND due_us = ? AND state = 'due'
+                """)
+            for key in keys {
+                try statement.execute(arguments: [retryAt.micros, error, key.reminderKey, key.dueMicros])
+            }
+        }
+    }
+
+    public func nextWake() throws -> Date? {
+        try read { db in
+            let micros = try Int64.fetchOne(db, sql: """
+                SELECT min(t) FROM (
+                    SELECT min(next_due_us) AS t FROM reminder WHERE state = 'pending'
+                    UNION ALL
+                    SELECT min(next_attempt_us) AS t FROM occurrence WHERE state = 'due')
+                """)
+            return micros.map(Date.init(micros:))
+        }
+    }
+}

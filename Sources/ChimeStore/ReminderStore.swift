@@ -1,0 +1,191 @@
+import ChimeCore
+import Foundation
+import GRDB
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Chime's store: one SQLite file (WAL mode, mode 0600) holding reminders and the delivery
+/// ledger. Every write that belongs together is one transaction.
+///
+/// The CLI and the runner open the same file; SQLite's locking serialises their writes (busy
+/// timeout 5 s), and the runner learns of the CLI's changes through the wake-up socket.
+public final class ReminderStore: Sendable {
+    /// The store file's path, as given.
+    public let path: String
+    let dbQueue: DatabaseQueue
+
+    /// The default store: `$CHIME_STORE`, else `$XDG_DATA_HOME/chime/chime.sqlite`, else
+    /// `~/.local/share/chime/chime.sqlite`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let store = environment["CHIME_STORE"], !store.isEmpty { return store }
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/chime/chime.sqlite" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/chime/chime.sqlite"
+    }
+
+    /// Opens (creating when missing) the store at `path`.
+    ///
+    /// - Parameter createDirectory: create the parent directory (mode 0700) when missing; true
+    ///   for the default location, false for a path a person named (a typo should not create
+    ///   directories).
+    /// - Throws: ``ChimeError`` with code `.store`, naming the path and what to do.
+    public init(path: String, createDirectory: Bool = false) throws(ChimeError) {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if !directory.isEmpty, !fileManager.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard createDirectory else {
+                throw ChimeError(.store, "store directory '\(directory)' does not exist: create it, or name another --store")
+            }
+            do {
+                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw ChimeError(.store, "cannot create store directory '\(directory)': \(Self.reason(error))")
+            }
+        } else if !directory.isEmpty, !isDirectory.boolValue {
+            throw ChimeError(.store, "store directory '\(directory)' is not a directory: name another --store")
+        }
+        try Self.checkOrCreateFile(path)
+
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.busyMode = .timeout(5)
+        configuration.label = "chime"
+        configuration.prepareDatabase { db in
+            // WAL + NORMAL: a commit is durable once the WAL is synced at checkpoint; a power
+            // cut can lose the last transactions but never corrupts the store.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            dbQueue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.migrator.migrate(dbQueue)
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// Named migrations, from the first schema on. Never edit one that has shipped: add another.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: reminders and delivery ledger") { db in
+            try db.execute(sql: """
+                CREATE TABLE reminder (
+                    key INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    body TEXT NOT NULL DEFAULT '',
+                    kind TEXT NOT NULL DEFAULT 'plain',
+                    trigger_kind TEXT NOT NULL CHECK (trigger_kind IN ('once', 'weekly', 'interval')),
+                    at_us INTEGER,
+                    times TEXT,
+                    days INTEGER,
+                    zone TEXT,
+                    interval_s INTEGER,
+                    anchor_us INTEGER,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'cancelled', 'replaced')),
+                    created_us INTEGER NOT NULL,
+                    next_due_us INTEGER,
+                    last_due_us INTEGER,
+                    ended_us INTEGER
+                );
+                -- An id names at most one pending reminder; history keeps the rest.
+                CREATE UNIQUE INDEX reminder_pending_id ON reminder(id) WHERE state = 'pending';
+                -- The scheduler's queue: the earliest pending due time is one index step away.
+                CREATE INDEX reminder_pending_due ON reminder(next_due_us) WHERE state = 'pending';
+                CREATE INDEX reminder_id ON reminder(id);
+
+                -- The delivery ledger: one row per occurrence, due -> posted (or cancelled).
+                CREATE TABLE occurrence (
+                    reminder_key INTEGER NOT NULL REFERENCES reminder(key) ON DELETE CASCADE,
+                    due_us INTEGER NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('due', 'posted', 'cancelled')),
+                    missed_count INTEGER NOT NULL DEFAULT 0,
+                    recorded_us INTEGER NOT NULL,
+                    posted_us INTEGER,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_us INTEGER,
+                    last_error TEXT,
+                    note_id TEXT,
+                    PRIMARY KEY (reminder_key, due_us)
+                ) WITHOUT ROWID;
+                CREATE INDEX occurrence_undelivered ON occurrence(next_attempt_us) WHERE state = 'due';
+                """)
+        }
+        return migrator
+    }
+
+    /// Refuses a file that is not SQLite before SQLite touches it, and creates a missing one
+    /// with mode 0600 (SQLite gives its -wal and -shm files the same mode).
+    private static func checkOrCreateFile(_ path: String) throws(ChimeError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            defer { close(fd) }
+            var header = [UInt8](repeating: 0, count: 16)
+            let count = Glibc.read(fd, &header, 16)
+            if count == 0 { return }  // an empty file is a new database
+            if count < 16 || header != Array("SQLite format 3\0".utf8) {
+                throw ChimeError(.store, "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away")
+            }
+            return
+        }
+        guard errno == ENOENT else {
+            throw ChimeError(.store, "cannot open store '\(path)': \(String(cString: strerror(errno)))")
+        }
+        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created < 0 && errno != EEXIST {
+            throw ChimeError(.store, "cannot create store '\(path)': \(String(cString: strerror(errno)))")
+        }
+        if created >= 0 { close(created) }
+    }
+
+    static func storeError(_ error: any Error, path: String) -> ChimeError {
+        if let error = error as? ChimeError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return ChimeError(.store, "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away")
+            case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
+                return ChimeError(.store, "cannot write store '\(path)': \(error.message ?? "read-only"): check its permissions, or name another --store")
+            case .SQLITE_FULL:
+                return ChimeError(.store, "store '\(path)' is full: the disk has no room left; free some space")
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return ChimeError(.store, "store '\(path)' is locked by another process: try again")
+            default:
+                return ChimeError(.store, "store '\(path)' failed: \(error.message ?? String(describing: error))")
+            }
+        }
+        return ChimeError(.store, "store '\(path)' failed: \(reason(error))")
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        (error as NSError).localizedDescription
+    }
+
+    /// Runs `body` in one IMMEDIATE transaction (it takes the write lock at once, so the busy
+    /// timeout applies instead of a failed upgrade), mapping failures to ``ChimeError``.
+    func write<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
+        do {
+            return try dbQueue.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
+        do {
+            return try dbQueue.read(body)
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+}
