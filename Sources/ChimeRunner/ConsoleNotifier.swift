@@ -1,0 +1,152 @@
+import ChimeCore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The headless runner's notifier: one human line, or one JSON object per line, per alert.
+///
+/// Writes go straight to the file descriptor (no buffering), so a reader of the stream sees
+/// each alert the moment it fires. A failed write throws: the scheduler keeps the occurrence
+/// and retries.
+public struct ConsoleNotifier: Notifier {
+    public enum Format: String, Sendable, CaseIterable {
+        case human = "console"
+        case json
+    }
+
+    public let format: Format
+    private let fd: Int32
+    private let zone: @Sendable () -> TimeZone
+    private let stream: AsyncStream<NoteResponse>
+
+    /// - Parameter fd: where lines go; standard output by default.
+    public init(format: Format, fd: Int32 = STDOUT_FILENO, zone: @escaping @Sendable () -> TimeZone = { TimeZone.current }) {
+        self.format = format
+        self.fd = fd
+        self.zone = zone
+        // A console has no buttons: nothing ever responds.
+        self.stream = AsyncStream { $0.finish() }
+    }
+
+    public func post(_ note: Note) async throws -> PostedNote {
+        let line = format == .json ? Self.json(note) : Self.human(note, zone: zone())
+        try writeAll(line + "\n")
+        return PostedNote(id: note.id)
+    }
+
+    public func withdraw(_ id: String) async throws {
+        if format == .json {
+            try writeAll(#"{"event":"withdrawn","id":\#(Self.quote(id))}"# + "\n")
+        }
+    }
+
+    public var responses: AsyncStream<NoteResponse> { stream }
+
+    /// `[Sun 2026-11-22 14:30:00 +01:00] Tea is ready — body (tea)` and, when late,
+    /// `(tea, due 14:00:00, late by 30m)`.
+    public static func human(_ note: Note, zone: TimeZone) -> String {
+        let stamp = "[\(TimeText.local(note.postedAt, in: zone, seconds: true))]"
+        guard note.isSummary else {
+            var text = "\(stamp) \(oneLine(note.title))"
+            if !note.body.isEmpty { text += " — \(oneLine(note.body))" }
+            if let delivery = note.deliveries.first {
+                text += " (\(describe(delivery, in: note, zone: zone)))"
+            } else {
+                text += " (\(note.id))"
+            }
+            return text
+        }
+        let items = note.deliveries.map { "\($0.reminderID) \"\(oneLine($0.title))\" \(describe($0, in: note, zone: zone, withID: false))" }
+        return "\(stamp) \(note.title): " + items.joined(separator: "; ")
+    }
+
+    private static func describe(_ delivery: Note.Delivery, in note: Note, zone: TimeZone, withID: Bool = true) -> String {
+        var parts: [String] = withID ? [delivery.reminderID] : []
+        let late = note.lateness(of: delivery)
+        if late >= .seconds(1) {
+            parts.append("due \(TimeText.local(delivery.due, in: zone, seconds: true)), late by \(formatDuration(late))")
+        }
+        if delivery.missedCount > 0 {
+            parts.append("\(delivery.missedCount) earlier occurrence\(delivery.missedCount == 1 ? "" : "s") missed")
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    /// One JSON object: `event` (`reminder` or `summary`), `id`, `title`, `body`, `posted`, and per
+    /// occurrence its `id`, `due`, `late_ms` and `missed`. A single reminder's occurrence fields
+    /// are repeated at the top level.
+    public static func json(_ note: Note) -> String {
+        var fields: [(String, String)] = [
+            ("event", quote(note.isSummary ? "summary" : "reminder")),
+            ("id", quote(note.id)),
+            ("title", quote(note.title)),
+            ("body", quote(note.body)),
+            ("posted", quote(TimeText.iso(note.postedAt))),
+        ]
+        let occurrences = note.deliveries.map { delivery in
+            let lateMs = Double(note.lateness(of: delivery).components.attoseconds) / 1e15
+                + Double(note.lateness(of: delivery).components.seconds) * 1000
+            return [
+                ("id", quote(delivery.reminderID)),
+                ("title", quote(delivery.title)),
+                ("due", quote(TimeText.iso(delivery.due))),
+                ("late_ms", String(format: "%.3f", lateMs)),
+                ("missed", String(delivery.missedCount)),
+            ]
+        }
+        if note.isSummary {
+            fields.append(("ids", "[" + note.deliveries.map { quote($0.reminderID) }.joined(separator: ",") + "]"))
+            fields.append(("count", String(note.deliveries.count)))
+            fields.append(("occurrences", "[" + occurrences.map(object).joined(separator: ",") + "]"))
+        } else if let only = occurrences.first {
+            fields.append(contentsOf: only.filter { $0.0 != "id" && $0.0 != "title" })
+        }
+        return object(fields)
+    }
+
+    private static func object(_ fields: [(String, String)]) -> String {
+        "{" + fields.map { "\(quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string literal. Written by hand rather than through JSONEncoder because the
+    /// runner calls it on the firing path, where an encoder per line costs more than the
+    /// ledger write; the escaping follows RFC 8259 §7.
+    static func quote(_ string: String) -> String {
+        var out = "\""
+        out.reserveCapacity(string.utf8.count + 2)
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20 || c.value == 0x2028 || c.value == 0x2029:
+                out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// Text from a reminder never breaks the line format: control characters become spaces.
+    static func oneLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    }
+
+    private func writeAll(_ text: String) throws {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ChimeError(.delivery, "cannot write to the console: \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+        bytes.removeAll()
+    }
+}

@@ -1,0 +1,102 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The long-running process for one store: store + scheduler + notifier, parked on a timerfd,
+/// woken by the CLI over its socket, stopped gracefully by SIGTERM or SIGINT.
+///
+/// Construction takes the store's runner lock (a second runner on the same store fails with
+/// `.runnerRunning`) and binds the wake-up socket; ``run()`` runs it as a swift-service-lifecycle
+/// `Service`.
+public final class Runner: Service {
+    public let store: ReminderStore
+    public let scheduler: Scheduler
+    public let paths: RunnerPaths
+    public let logger: Logger
+    private let lock: RunnerLock
+    private let waker: TimerWaker
+    private let socketFD: Int32
+
+    public init(store: ReminderStore, notifier: any Notifier, logger: Logger,
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws(ChimeError) {
+        let paths = RunnerPaths(storePath: store.path, environment: environment)
+        try paths.prepareDirectory()
+        let lock = try RunnerLock(path: paths.lock, storePath: store.path)
+        let socketFD = try WakeSocket.bind(path: paths.socket)
+        let waker: TimerWaker
+        do {
+            waker = try TimerWaker(socketFD: socketFD)
+        } catch {
+            close(socketFD)
+            unlink(paths.socket)
+            throw error
+        }
+        self.store = store
+        self.paths = paths
+        self.logger = logger
+        self.lock = lock
+        self.socketFD = socketFD
+        self.waker = waker
+        let log = logger
+        self.scheduler = Scheduler(store: store, notifier: notifier, log: { event in
+            switch event {
+            case let .deliveryFailed(ids, attempt, retryAt, error):
+                log.error("Reminder not delivered", metadata: [
+                    "reminder.ids": .string(ids.joined(separator: ",")), "attempt": "\(attempt)",
+                    "retry.at": .string(TimeText.iso(retryAt)), "error": .string(error),
+                ])
+            case let .storeFailed(error):
+                log.error("Store failed", metadata: ["error": .string(error)])
+            }
+        })
+    }
+
+    public func run() async throws {
+        // Floating reminders follow the zone the system has now (08:00 stays 08:00 after travel).
+        try? store.followSystemZone(TimeZone.current, now: Date())
+        let pending = (try? store.pendingCount()) ?? 0
+        logger.info("Runner started", metadata: [
+            "store.path": .string(store.path), "socket.path": .string(paths.socket), "reminders.pending": "\(pending)",
+        ])
+        await withGracefulShutdownHandler {
+            await scheduler.run(waker: waker)
+        } onGracefulShutdown: { [waker] in
+            waker.shutdown()
+        }
+        logger.info("Runner stopped")
+    }
+
+    /// Runs the runner until SIGTERM or SIGINT.
+    public func runUntilSignalled() async throws {
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: self, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    deinit {
+        close(socketFD)
+        unlink(paths.socket)
+    }
+}
+
+/// What the CLI needs of a runner: whether one runs for a store, and to wake it.
+public enum RunnerControl {
+    /// Pokes the store's runner so it sees a change at once. Returns false when none is running.
+    @discardableResult
+    public static func poke(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        WakeSocket.poke(path: RunnerPaths(storePath: storePath, environment: environment).socket)
+    }
+
+    /// Whether a runner holds the store's lock.
+    public static func isRunning(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        RunnerLock.isHeld(at: RunnerPaths(storePath: storePath, environment: environment).lock)
+    }
+}

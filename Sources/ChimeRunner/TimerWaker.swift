@@ -1,0 +1,134 @@
+import CLinux
+import ChimeCore
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The runner's ``Waker``: sleeps until a wall-clock deadline on a timerfd, with no wake-ups
+/// in between.
+///
+/// `Task.sleep` wakes the process about once a second however far its deadline (libdispatch
+/// re-arms its own timer every second); a timerfd on `CLOCK_REALTIME` armed with
+/// `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET` does not wake at all until the deadline, and
+/// wakes at once when the wall clock is set or the machine resumes from suspend. One
+/// dedicated thread blocks in `poll(2)` on the timerfd, the wake-up socket and an eventfd
+/// used for shutdown, and resumes the parked scheduler.
+public final class TimerWaker: Waker {
+    private struct State {
+        var waiter: CheckedContinuation<WakeReason, Never>?
+        var pending: WakeReason?
+        var stopped = false
+    }
+
+    private let timerFD: Int32
+    private let eventFD: Int32
+    private let socketFD: Int32?
+    private let state = Mutex(State())
+
+    /// - Parameter socketFD: the bound wake-up socket, or nil (tests, `chime-bench`).
+    public init(socketFD: Int32?) throws(ChimeError) {
+        let timerFD = timerfd_create(CLOCK_REALTIME, chime_tfd_flags())
+        guard timerFD >= 0 else { throw ChimeError(.failure, "timerfd_create failed: \(String(cString: strerror(errno)))") }
+        let eventFD = eventfd(0, chime_efd_flags())
+        guard eventFD >= 0 else {
+            close(timerFD)
+            throw ChimeError(.failure, "eventfd failed: \(String(cString: strerror(errno)))")
+        }
+        self.timerFD = timerFD
+        self.eventFD = eventFD
+        self.socketFD = socketFD
+        let thread = Thread { [self] in self.pollLoop() }
+        thread.name = "chime-waker"
+        thread.start()
+    }
+
+    public func wait(until deadline: Date?) async -> WakeReason {
+        arm(deadline)
+        return await withCheckedContinuation { continuation in
+            let ready: WakeReason? = state.withLock { state in
+                if state.stopped { return .shutdown }
+                if let pending = state.pending {
+                    state.pending = nil
+                    return pending
+                }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// Stops the poll thread; the parked scheduler (and any later wait) returns `.shutdown`.
+    public func shutdown() {
+        var one: UInt64 = 1
+        _ = write(eventFD, &one, 8)
+    }
+
+    private func arm(_ deadline: Date?) {
+        var spec = itimerspec()
+        if let deadline {
+            let seconds = deadline.timeIntervalSince1970
+            var whole = floor(seconds)
+            var nanos = Int(((seconds - whole) * 1e9).rounded())
+            if nanos >= 1_000_000_000 { whole += 1; nanos -= 1_000_000_000 }
+            spec.it_value = timespec(tv_sec: max(Int(whole), 0), tv_nsec: nanos)
+            if spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0 { spec.it_value.tv_nsec = 1 }
+        }
+        // An all-zero it_value disarms: nothing due, no wake-ups at all.
+        _ = timerfd_settime(timerFD, chime_tfd_abstime_cancel_on_set(), &spec, nil)
+    }
+
+    private func pollLoop() {
+        var fds = [
+            pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: eventFD, events: Int16(POLLIN), revents: 0),
+        ]
+        if let socketFD { fds.append(pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)) }
+        while true {
+            let ready = poll(&fds, nfds_t(fds.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if fds[1].revents != 0 {
+                deliver(.shutdown)
+                break
+            }
+            if fds[0].revents != 0 {
+                var expirations: UInt64 = 0
+                if read(timerFD, &expirations, 8) < 0 {
+                    if errno == ECANCELED { deliver(.clockChanged) }
+                } else {
+                    deliver(.deadline)
+                }
+            }
+            if fds.count > 2, fds[2].revents != 0, let socketFD {
+                if WakeSocket.drain(socketFD) > 0 { deliver(.poked) }
+            }
+        }
+        close(timerFD)
+        close(eventFD)
+    }
+
+    private func deliver(_ reason: WakeReason) {
+        let waiter: CheckedContinuation<WakeReason, Never>? = state.withLock { state in
+            if reason == .shutdown { state.stopped = true }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = Self.stronger(state.pending, reason)
+            return nil
+        }
+        waiter?.resume(returning: reason)
+    }
+
+    private static func stronger(_ a: WakeReason?, _ b: WakeReason) -> WakeReason {
+        let order: [WakeReason] = [.deadline, .poked, .clockChanged, .shutdown]
+        guard let a else { return b }
+        return order.firstIndex(of: a)! > order.firstIndex(of: b)! ? a : b
+    }
+}
