@@ -1,0 +1,70 @@
+import ArgumentParser
+import ChimeCore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Chime: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chime",
+        abstract: "Reminders and notifications for Linux: schedule, list, cancel, and a runner that fires them.",
+        discussion: """
+            Exit status: 0 success, 64 bad input, 3 not found, 4 conflict, 5 store unusable, \
+            6 a runner already runs for the store, 7 not delivered, 1 anything else.
+            """,
+        version: "0.1.0",
+        subcommands: [In.self, At.self, Every.self, List.self, Next.self, Cancel.self, Notify.self, Run.self])
+}
+
+@main
+enum Main {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let wantsJSON = arguments.contains("--json")
+        do {
+            var command = try Chime.parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(report(error, json: wantsJSON))
+        }
+    }
+
+    /// One line on standard error naming the bad value (and, with --json, one JSON document on
+    /// standard output); returns the exit status for the error's kind.
+    static func report(_ error: any Error, json: Bool) -> Int32 {
+        let code: ChimeError.Code
+        let message: String
+        if let error = error as? ChimeError {
+            code = error.code
+            message = error.message
+        } else {
+            let exitCode = Chime.exitCode(for: error)
+            if exitCode == .success {
+                // --help, --version: argument-parser prints them.
+                Chime.exit(withError: error)
+            }
+            code = exitCode == .validationFailure ? .usage : .failure
+            let text = Chime.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            message = code == .usage ? "\(text) (see 'chime --help')" : text
+        }
+        FileHandle.standardError.write(Data("chime: \(message)\n".utf8))
+        if json {
+            struct Failure: Encodable {
+                struct Detail: Encodable {
+                    var code: String
+                    var message: String
+                    var exit: Int32
+                }
+                var error: Detail
+            }
+            Output.json(Failure(error: .init(code: code.rawValue, message: message, exit: code.exitStatus)))
+        }
+        return code.exitStatus
+    }
+}

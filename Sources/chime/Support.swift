@@ -1,0 +1,142 @@
+import ArgumentParser
+import ChimeCore
+import ChimeRunner
+import ChimeStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The store file.", discussion: "Default: $CHIME_STORE, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
+        valueName: "path"))
+    var store: String?
+
+    @Flag(name: .long, help: "Print one JSON document instead of human text.")
+    var json = false
+
+    /// Opens the store. The default location's directory is created; a path a person named is not.
+    func openStore() throws(ChimeError) -> ReminderStore {
+        let environment = ProcessInfo.processInfo.environment
+        if let store {
+            guard !store.isEmpty else { throw ChimeError.invalid("store path", store, expected: "a file path") }
+            return try ReminderStore(path: store)
+        }
+        if let named = environment["CHIME_STORE"], !named.isEmpty {
+            return try ReminderStore(path: named)
+        }
+        return try ReminderStore(path: ReminderStore.defaultPath(environment: environment), createDirectory: true)
+    }
+}
+
+/// Options of the commands that schedule a reminder.
+struct ScheduleOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The reminder's identifier (letters, digits, '.', '_', '-').", valueName: "id"))
+    var id: String?
+
+    @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) instead of replacing a pending reminder with the same --id.")
+    var noReplace = false
+
+    func validate() throws {
+        if let id { try ReminderIdentifier.validate(id) }
+    }
+}
+
+/// One JSON document or human text on standard output; human notes on standard error.
+enum Output {
+    static func json<T: Encodable>(_ value: T) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// How a reminder appears in `--json` output.
+struct ReminderJSON: Encodable {
+    var id: String
+    var title: String
+    var body: String
+    var kind: String
+    var trigger: String
+    var recurring: Bool
+    var zone: String?
+    var nextDue: String?
+    var nextDueLocal: String?
+    var created: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, title, body, kind, trigger, recurring, zone, created
+        case nextDue = "next_due"
+        case nextDueLocal = "next_due_local"
+    }
+
+    init(_ reminder: Reminder, zone systemZone: TimeZone) {
+        id = reminder.id
+        title = reminder.title
+        body = reminder.body
+        kind = reminder.kind
+        trigger = reminder.trigger.summary
+        recurring = reminder.trigger.isRecurring
+        let displayZone = reminder.trigger.displayZone(system: systemZone)
+        if case .weekly(_, _, let rule) = reminder.trigger {
+            zone = if case .fixed(let name) = rule { name } else { "floating" }
+        }
+        nextDue = reminder.nextDue.map(TimeText.iso)
+        nextDueLocal = reminder.nextDue.map { TimeText.local($0, in: displayZone) }
+        created = TimeText.iso(reminder.createdAt)
+    }
+}
+
+extension Trigger {
+    /// The zone to show a reminder's times in: its fixed zone, else the system's.
+    func displayZone(system: TimeZone) -> TimeZone {
+        if case .weekly(_, _, .fixed(let name)) = self, let zone = TimeZone(identifier: name) { return zone }
+        return system
+    }
+}
+
+/// After a change to the store: wake the runner, and say so when none is running.
+func pokeRunner(_ store: ReminderStore, json: Bool) -> Bool {
+    let running = RunnerControl.poke(storePath: store.path)
+    if !running && !json {
+        Output.note("No runner is running for this store: the change is saved and fires once 'chime run' starts.")
+    }
+    return running
+}
+
+/// The result of scheduling, printed by `in`, `at` and `every`.
+func report(_ result: ScheduleResult, store: ReminderStore, json: Bool) {
+    let zone = TimeZone.current
+    let running = pokeRunner(store, json: json)
+    if json {
+        struct Scheduled: Encodable {
+            var reminder: ReminderJSON
+            var replaced: Bool
+            var runner: Bool
+        }
+        Output.json(Scheduled(reminder: ReminderJSON(result.reminder, zone: zone), replaced: result.replaced, runner: running))
+        return
+    }
+    let reminder = result.reminder
+    var text = "\(reminder.id)"
+    if let due = reminder.nextDue {
+        let displayZone = reminder.trigger.displayZone(system: zone)
+        text += "  \(TimeText.local(due, in: displayZone)) (\(TimeText.relative(due, from: Date())))"
+    }
+    if reminder.trigger.isRecurring { text += "  \(reminder.trigger.summary)" }
+    text += "  \(reminder.title)"
+    if result.replaced { text += "  (replaced the pending reminder with this id)" }
+    Output.line(text)
+}
