@@ -1,0 +1,82 @@
+/// A wall-clock time of day, to the minute.
+///
+/// Encodes (Codable) as the string "HH:MM".
+public struct LocalTime: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    public var hour: Int
+    public var minute: Int
+
+    public init?(hour: Int, minute: Int) {
+        guard (0...23).contains(hour), (0...59).contains(minute) else { return nil }
+        self.hour = hour
+        self.minute = minute
+    }
+
+    static let midnight = LocalTime(hour: 0, minute: 0)!
+
+    public var secondsIntoDay: Int { hour * 3_600 + minute * 60 }
+
+    public static func < (a: LocalTime, b: LocalTime) -> Bool { a.secondsIntoDay < b.secondsIntoDay }
+
+    static let expected = "HH:MM from 00:00 to 23:59"
+
+    /// "08:00", "8:00", "23:59". Anything else → `invalid time '25:00': expected HH:MM from 00:00 to 23:59`.
+    public static func parse(_ s: String) throws(ChimeError) -> LocalTime {
+        let parts = s.trimmingWhitespace().split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+              (1...2).contains(parts[0].count), parts[1].count == 2,
+              parts[0].allSatisfy(\.isASCIIDigit), parts[1].allSatisfy(\.isASCIIDigit),
+              let h = Int(parts[0]), let m = Int(parts[1]),
+              let t = LocalTime(hour: h, minute: m)
+        else { throw ChimeError.invalid("time", s, expected: expected) }
+        return t
+    }
+
+    /// "08:00,20:00" (spaces allowed around commas) → sorted, without duplicates.
+    public static func parseList(_ s: String) throws(ChimeError) -> [LocalTime] {
+        let items = s.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace() }
+        guard !items.isEmpty, !items.allSatisfy(\.isEmpty) else {
+            throw ChimeError.invalid("time", s, expected: "HH:MM or a list such as 08:00,20:00")
+        }
+        var out: [LocalTime] = []
+        for item in items {
+            guard !item.isEmpty else {
+                throw ChimeError.invalid("time list", s, expected: "times HH:MM separated by commas, such as 08:00,20:00")
+            }
+            out.append(try parse(item))
+        }
+        return Array(Set(out)).sorted()
+    }
+
+    /// "08:00"
+    public var description: String {
+        (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let s = try c.decode(String.self)
+        do {
+            self = try LocalTime.parse(s)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: error.message)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}

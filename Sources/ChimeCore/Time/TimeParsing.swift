@@ -1,0 +1,142 @@
+import Foundation
+
+/// Parsers for the CLI (kept in Core so they are tested without the argument parser).
+public enum TimeParsing {
+    static let durationExpected = "a positive duration such as 90s, 25m, 1h30m or 2d (units s, m, h, d, w)"
+    static let maxDuration: Int64 = 366 * 86_400
+
+    /// "25m", "1h30m", "90s", "2d", "1h 30m", "1w" (units case-insensitive); positive, at most 366 days.
+    public static func duration(_ s: String) throws(ChimeError) -> Int64 {
+        let bad = ChimeError.invalid("duration", s, expected: durationExpected)
+        var total: Int64 = 0
+        var number: Int64? = nil
+        var sawUnit = false
+        for ch in s.lowercased() {
+            if ch.isWhitespace {
+                guard number == nil else { throw bad }  // "1 h" is not a duration
+                continue
+            }
+            if ch.isASCIIDigit, let digit = ch.wholeNumberValue {
+                let n = (number ?? 0) * 10 + Int64(digit)
+                guard n <= maxDuration else { throw bad }
+                number = n
+                continue
+            }
+            let size: Int64
+            switch ch {
+            case "s": size = 1
+            case "m": size = 60
+            case "h": size = 3_600
+            case "d": size = 86_400
+            case "w": size = 604_800
+            default: throw bad
+            }
+            guard let n = number else { throw bad }
+            total += n * size
+            guard total <= maxDuration else { throw bad }
+            number = nil
+            sawUnit = true
+        }
+        guard sawUnit, number == nil, total > 0 else { throw bad }
+        return total
+    }
+
+    static let instantExpected =
+        "HH:MM, YYYY-MM-DD HH:MM, or an ISO 8601 date-time such as 2026-12-24T18:00, 2026-12-24T18:00:00Z or 2026-12-24T18:00+01:00"
+
+    /// `chime at`:
+    /// - "14:30": today in `zone`, or tomorrow if that instant is not after `now`;
+    /// - "YYYY-MM-DD HH:MM[:SS]" or "YYYY-MM-DDTHH:MM[:SS]": local in `zone`;
+    /// - either of those with a "Z" or "±HH:MM" / "±HHMM" suffix: absolute.
+    /// Local times resolve by the RFC 5545 rule (gap → moved forward, repeat → first).
+    /// A date-time not after `now` is an error.
+    public static func instant(_ s: String, now: Date, zone: TimeZone) throws(ChimeError) -> Date {
+        let text = s.trimmingWhitespace()
+        if !text.isEmpty, text.allSatisfy({ $0.isASCIIDigit || $0 == ":" }), text.contains(":") {
+            let time = try LocalTime.parse(text)
+            let today = ZoneMath.civil(now, in: zone).local.dayNumber
+            for day in today...(today + 2) {
+                let r = ZoneMath.resolve(CivilDateTime(dayNumber: day, time: time), in: zone)
+                if r.instant > now { return r.instant }
+            }
+            throw ChimeError.invalid("time", s, expected: instantExpected)  // unreachable in practice
+        }
+        let bad = ChimeError.invalid("time", s, expected: instantExpected)
+        let chars = Array(text)
+        guard chars.count >= 16 else { throw bad }
+        // YYYY-MM-DD
+        func num(_ r: Range<Int>) -> Int? {
+            guard r.upperBound <= chars.count, chars[r].allSatisfy(\.isASCIIDigit) else { return nil }
+            return Int(String(chars[r]))
+        }
+        guard let year = num(0..<4), chars[4] == "-", let month = num(5..<7), chars[7] == "-", let day = num(8..<10),
+              chars[10] == " " || chars[10] == "T" || chars[10] == "t",
+              let hour = num(11..<13), chars[13] == ":", let minute = num(14..<16)
+        else { throw bad }
+        var i = 16
+        var second = 0
+        if i < chars.count, chars[i] == ":" {
+            guard let sec = num(17..<19) else { throw bad }
+            second = sec
+            i = 19
+        }
+        guard (1...12).contains(month), (1...ZoneMath.daysInMonth(year: year, month: month)).contains(day),
+              (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
+        else { throw bad }
+        let local = CivilDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        let result: Date
+        let rest = String(chars[i...])
+        if rest.isEmpty {
+            result = ZoneMath.resolve(local, in: zone).instant
+        } else if rest == "Z" || rest == "z" {
+            result = Date(timeIntervalSince1970: TimeInterval(local.naiveSeconds))
+        } else {
+            let r = Array(rest)
+            guard r[0] == "+" || r[0] == "-" else { throw bad }
+            let digits = r.dropFirst().filter { $0 != ":" }
+            guard digits.count == 4, digits.allSatisfy(\.isASCIIDigit),
+                  r.count == 5 || (r.count == 6 && r[3] == ":"),
+                  let oh = Int(String(digits.prefix(2))), let om = Int(String(digits.suffix(2))),
+                  oh <= 18, om <= 59
+            else { throw bad }
+            let offset = (oh * 3_600 + om * 60) * (r[0] == "-" ? -1 : 1)
+            result = Date(timeIntervalSince1970: TimeInterval(local.naiveSeconds - offset))
+        }
+        guard result > now else {
+            throw ChimeError(.usage, "'\(s)' is in the past: give a future time")
+        }
+        return result
+    }
+
+    static let recurrenceExpected =
+        "day, weekday, weekend, days such as mon,wed,fri or mon-fri followed by HH:MM, or an interval such as 30m or 2h"
+
+    /// `chime every`: the words after "every".
+    /// - ["day", "08:00"], ["daily", "08:00"], ["weekday", "08:00,20:00"], ["mon,wed,fri", "08:00"],
+    ///   ["mon-fri", "at", "08:00"], ["weekend", "09:00", "18:00"]: a weekly rule in `zone`;
+    /// - ["2h"], ["30m"], ["1h", "30m"]: an interval anchored at `now` (any positive duration, 1s or more).
+    /// Words may also arrive joined ("day 08:00").
+    public static func recurrence(_ words: [String], now: Date, zone: ZoneRule) throws(ChimeError) -> Trigger {
+        let tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        guard let first = tokens.first else {
+            throw ChimeError.invalid("recurrence", words.joined(separator: " "), expected: recurrenceExpected)
+        }
+        if first.first?.isASCIIDigit == true {
+            let seconds = try duration(tokens.joined(separator: " "))
+            return .interval(seconds: seconds, anchor: now)
+        }
+        let days: WeekdaySet
+        do throws(ChimeError) {
+            days = try WeekdaySet.parse(first)
+        } catch {
+            throw ChimeError.invalid("recurrence", first, expected: recurrenceExpected)
+        }
+        var rest = Array(tokens.dropFirst())
+        if rest.first?.lowercased() == "at" { rest.removeFirst() }
+        guard !rest.isEmpty else {
+            throw ChimeError(.usage, "missing time after '\(first)': expected HH:MM such as 08:00, or a list such as 08:00,20:00")
+        }
+        let times = try LocalTime.parseList(rest.joined(separator: ","))
+        return .weekly(times: times, days: days, zone: zone)
+    }
+}

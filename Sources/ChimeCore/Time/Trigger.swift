@@ -1,0 +1,123 @@
+import Foundation
+
+/// One firing of a trigger.
+public struct Occurrence: Sendable, Hashable {
+    public var instant: Date
+    public var resolution: LocalResolution
+
+    public init(instant: Date, resolution: LocalResolution) {
+        self.instant = instant
+        self.resolution = resolution
+    }
+}
+
+/// When a reminder fires.
+public enum Trigger: Sendable, Hashable, Codable {
+    /// Once, at an absolute instant.
+    case once(Date)
+    /// On each day in `days`, at each of `times` (non-empty, sorted), read in `zone`.
+    case weekly(times: [LocalTime], days: WeekdaySet, zone: ZoneRule)
+    /// At `anchor + k * seconds` for k >= 1.
+    case interval(seconds: Int64, anchor: Date)
+
+    public var isRecurring: Bool {
+        if case .once = self { return false }
+        return true
+    }
+
+    /// The first occurrence strictly after `instant`, or nil (a `.once` at or before `instant`,
+    /// a weekly rule with no days or times, or a non-positive interval).
+    public func nextOccurrence(after instant: Date, systemZone: TimeZone) -> Date? {
+        next(after: instant, systemZone: systemZone)?.instant
+    }
+
+    /// Up to `count` occurrences strictly after `instant`, in order, each with how its local time
+    /// was resolved.
+    public func occurrences(after instant: Date, count: Int, systemZone: TimeZone) -> [Occurrence] {
+        var out: [Occurrence] = []
+        var cursor = instant
+        while out.count < count, let o = next(after: cursor, systemZone: systemZone) {
+            out.append(o)
+            cursor = o.instant
+        }
+        return out
+    }
+
+    func next(after instant: Date, systemZone: TimeZone) -> Occurrence? {
+        switch self {
+        case .once(let date):
+            return date > instant ? Occurrence(instant: date, resolution: .exact) : nil
+        case .interval(let seconds, let anchor):
+            return Self.nextInterval(seconds: seconds, anchor: anchor, after: instant).map {
+                Occurrence(instant: $0, resolution: .exact)
+            }
+        case .weekly(let times, let days, let zoneRule):
+            guard !times.isEmpty, !days.isEmpty else { return nil }
+            let zone = zoneRule.resolve(system: systemZone)
+            let sorted = times.sorted()
+            let today = ZoneMath.civil(instant, in: zone).local.dayNumber
+            var best: Occurrence?
+            var foundDay: Int?
+            for day in (today - 1)...(today + 15) {
+                // Resolution is monotone in local time; one more day past the first hit covers
+                // a gap that pushes a time onto the next day (Pacific/Apia 2011-12-30).
+                if let f = foundDay, day > f + 1 { break }
+                guard days.contains(isoWeekday: ZoneMath.isoWeekday(dayNumber: day)) else { continue }
+                for time in sorted {
+                    let r = ZoneMath.resolve(CivilDateTime(dayNumber: day, time: time), in: zone)
+                    guard r.instant > instant else { continue }
+                    if foundDay == nil { foundDay = day }
+                    if let b = best {
+                        // On a tie prefer the time that was asked for exactly.
+                        if r.instant < b.instant || (r.instant == b.instant && b.resolution != .exact && r.resolution == .exact) {
+                            best = Occurrence(instant: r.instant, resolution: r.resolution)
+                        }
+                    } else {
+                        best = Occurrence(instant: r.instant, resolution: r.resolution)
+                    }
+                }
+            }
+            return best
+        }
+    }
+
+    static func nextInterval(seconds: Int64, anchor: Date, after instant: Date) -> Date? {
+        guard seconds > 0 else { return nil }
+        let s = Double(seconds)
+        let a = anchor.timeIntervalSince1970
+        let t = instant.timeIntervalSince1970
+        guard a.isFinite, t.isFinite else { return nil }
+        var k = max(1, ((t - a) / s).rounded(.down) + 1)
+        var candidate = Date(timeIntervalSince1970: a + k * s)
+        // Guard against floating-point rounding: the result must be strictly after `instant`.
+        for _ in 0..<4 where candidate <= instant {
+            k += 1
+            candidate = Date(timeIntervalSince1970: a + k * s)
+        }
+        return candidate > instant ? candidate : nil
+    }
+
+    /// "once", "every weekday 08:00", "every mon,wed,fri 08:00,20:00 (Europe/Berlin)",
+    /// "every 2h", "every 90m", "every 45s", "every 1d", "every 2w".
+    public var summary: String {
+        switch self {
+        case .once:
+            return "once"
+        case .weekly(let times, let days, let zone):
+            var s = "every \(days) " + times.sorted().map(\.description).joined(separator: ",")
+            if case .fixed(let id) = zone { s += " (\(id))" }
+            return s
+        case .interval(let seconds, _):
+            return "every " + Self.formatInterval(seconds)
+        }
+    }
+
+    /// The largest single unit that divides `seconds` evenly: "2w", "1d", "2h", "90m", "45s".
+    public static func formatInterval(_ seconds: Int64) -> String {
+        for (unit, size) in [("w", Int64(604_800)), ("d", 86_400), ("h", 3_600), ("m", 60)]
+        where seconds != 0 && seconds % size == 0 {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+}
