@@ -76,7 +76,7 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting"],
             swiftSettings: strict
         ),
-        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore"], swiftSettings: strict),
+        .testTarget(name: "ChimeCLITests", swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -127,7 +127,7 @@ struct Next: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard (1...1000).contains(count) else { throw ChimeError.invalid("count", String(count), expected: "a number from 1 to 1000") }
+        guard (1...1000).contains(count) else { throw ValidationError(ChimeError.invalid("count", String(count), expected: "a number from 1 to 1000").message) }
     }
 
     func run() async throws {
@@ -219,8 +219,8 @@ struct Cancel: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard !ids.isEmpty else { throw ChimeError(.usage, "missing identifier: expected one or more ids, see 'chime list'") }
-        for id in ids { try ReminderIdentifier.validate(id) }
+        guard !ids.isEmpty else { throw ValidationError("missing identifier: expected one or more ids, see 'chime list'") }
+        for id in ids { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
     }
 
     func run() async throws {

@@ -23,7 +23,7 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ChimeError.invalid("log level", logLevel, expected: Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+            throw ValidationError(ChimeError.invalid("log level", logLevel, expected: Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).message)
         }
     }
 

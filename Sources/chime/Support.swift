@@ -41,7 +41,7 @@ struct ScheduleOptions: ParsableArguments {
     var noReplace = false
 
     func validate() throws {
-        if let id { try ReminderIdentifier.validate(id) }
+        if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
     }
 }
 
@@ -139,4 +139,14 @@ func report(_ result: ScheduleResult, store: ReminderStore, json: Bool) {
     text += "  \(reminder.title)"
     if result.replaced { text += "  (replaced the pending reminder with this id)" }
     Output.line(text)
+}
+
+/// argument-parser reports errors thrown from `validate()` as usage errors (exit 64) only when
+/// they are `ValidationError`s: keep the message, change the type.
+func asValidation(_ body: () throws(ChimeError) -> Void) throws {
+    do {
+        try body()
+    } catch {
+        throw ValidationError(error.message)
+    }
 }

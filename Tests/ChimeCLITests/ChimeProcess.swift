@@ -1,0 +1,144 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `chime` executable, built beside this test bundle by `swift test`.
+enum ChimeExecutable {
+    static var url: URL {
+        if let path = ProcessInfo.processInfo.environment["CHIME_EXECUTABLE"] { return URL(fileURLWithPath: path) }
+        let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent()
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chime"),
+            bundleDirectory.appendingPathComponent("chime"),
+            Bundle.main.bundleURL.appendingPathComponent("chime"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+}
+
+/// A temporary home for one test: its own store and runtime directory, removed afterwards.
+struct Sandbox: ~Copyable {
+    let directory: URL
+    var store: String { directory.appendingPathComponent("chime.sqlite").path }
+    var runtime: String { directory.appendingPathComponent("run").path }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["CHIME_STORE"] = store
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment["TZ"] = "UTC"
+        return environment
+    }
+
+    /// Starts `chime run` with `arguments`; stop it with ``RunningChime/terminate()``.
+    func startRunner(_ arguments: String...) throws -> RunningChime {
+        try RunningChime(arguments: ["run"] + arguments, environment: environment)
+    }
+}
+
+/// A `chime run` process whose standard output is read line by line.
+final class RunningChime: Sendable {
+    let process: Process
+    private let lines: AsyncStream<String>
+    private final class Text: Sendable { let value = Mutex("") }
+    private let errors = Text()
+
+    init(arguments: [String], environment: [String: String]) throws {
+        let process = Process()
+        process.executableURL = ChimeExecutable.url
+        process.arguments = arguments
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        lines = stream
+        let buffer = Mutex(Data())
+        out.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                continuation.finish()
+                return
+            }
+            let complete: [String] = buffer.withLock { buffer in
+                buffer.append(data)
+                var found: [String] = []
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    found.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+                return found
+            }
+            for line in complete { continuation.yield(line) }
+        }
+        let errors = self.errors
+        err.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            errors.value.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        self.process = process
+        try process.run()
+    }
+
+    var stderr: String { errors.value.withLock { $0 } }
+
+    /// The next line on standard output, or nil after `timeout` seconds or at end of stream.
+    func nextLine(timeout: Double) async -> String? {
+        await withTaskGroup(of: String?.self) { group in
+            group.addTask { [lines] in
+                for await line in lines { return line }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(timeout))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Waits until the runner logged that it started (its socket is bound), up to `timeout`.
+    func waitUntilStarted(timeout: Double = 10) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if stderr.contains("Runner started") { return true }
+            if !process.isRunning { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// Sends SIGTERM to the runner's pid and waits for it to exit; returns its status.
+    func terminate(timeout: Double = 10) async -> Int32? {
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+}
+
+/// Decodes one JSON object line.
+func jsonObject(_ line: String) throws -> [String: Any] {
+    try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+}
