@@ -31,7 +31,10 @@ let package = Package(
         // SQLite through GRDB: reminders, the delivery ledger, migrations.
         .target(
             name: "ChimeStore",
-            dependencies: ["ChimeCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ChimeCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         // timerfd and eventfd, which Swift's Glibc module does not import.

@@ -18,6 +18,9 @@ public actor Scheduler {
         public var retryBase: Duration = .seconds(1)
         /// The longest wait between retries.
         public var retryMax: Duration = .seconds(300)
+        /// How long before an occurrence's instant its ledger row is written, so that at the
+        /// instant the scheduler only posts. Zero writes it at the instant.
+        public var lookahead: Duration = .milliseconds(25)
 
         public init() {}
     }
@@ -46,38 +49,66 @@ public actor Scheduler {
         self.log = log
     }
 
-    /// Fires everything due now, and returns the next instant the scheduler must wake at.
+    /// Occurrences already recorded as due whose instant had not come at the last pass,
+    /// ready-time order: at that instant they are posted without touching the store first.
+    private var staged: [PendingOccurrence] = []
+
+    /// Fires everything due now, records what falls due within the look-ahead, and returns the
+    /// next instant the scheduler must wake at.
     @discardableResult
     public func runPass() async -> Date? {
+        staged = []
         var claimedAll = false
+        let lookahead = Self.seconds(configuration.lookahead)
         while !claimedAll {
             let now = clock.now()
-            let ready: [PendingOccurrence]
+            let claimed: [PendingOccurrence]
             do {
-                ready = try store.claimDue(now: now, systemZone: systemZone())
+                claimed = try store.claimDue(now: now, horizon: now.addingTimeInterval(lookahead), systemZone: systemZone())
             } catch {
                 log(.storeFailed(String(describing: error)))
                 // The store is unwell (disk full, locked): try again shortly rather than spin.
                 return now.addingTimeInterval(Self.seconds(configuration.retryBase))
             }
-            claimedAll = ready.count < Self.claimBatch
+            claimedAll = claimed.count < Self.claimBatch
+            let ready = claimed.filter { $0.readyAt <= now }
+            staged = claimed.filter { $0.readyAt > now }
             if ready.isEmpty { break }
             await deliver(ready, now: now)
         }
         do {
-            return try store.nextWake()
+            let (due, ready) = try store.nextDeadlines()
+            // Wake a little before the next due time to record it, and at the ready time of
+            // what is recorded (staged occurrences and retries).
+            let candidates = [due.map { $0.addingTimeInterval(-lookahead) }, ready, staged.first?.readyAt].compactMap { $0 }
+            let next = candidates.min()
+            if next.map({ $0.timeIntervalSince(clock.now()) > 1 }) ?? true { store.idle() }
+            return next
         } catch {
             log(.storeFailed(String(describing: error)))
             return clock.now().addingTimeInterval(Self.seconds(configuration.retryBase))
         }
     }
 
+    /// Posts the staged occurrences whose instant has come: the firing path, with no store
+    /// access before the notifier is called (the ledger already says *due*).
+    private func postStaged() async {
+        let now = clock.now()
+        let ready = staged.prefix { $0.readyAt <= now }
+        guard !ready.isEmpty else { return }
+        staged.removeFirst(ready.count)
+        await deliver(Array(ready), now: now)
+    }
+
     /// The runner's loop: a pass, then park on `waker` until the next deadline, until shutdown
-    /// or cancellation.
+    /// or cancellation. A poke or a clock change drops what was staged and reads the store
+    /// again (a cancelled reminder is not posted).
     public func run(waker: any Waker) async {
+        var reason = WakeReason.poked
         while !Task.isCancelled {
+            if reason == .deadline { await postStaged() }
             let next = await runPass()
-            let reason = await waker.wait(until: next)
+            reason = await waker.wait(until: next)
             if reason == .shutdown { return }
         }
     }

@@ -22,8 +22,13 @@ public struct PendingOccurrence: Sendable, Hashable {
     public var missedCount: Int
     /// Failed posts so far.
     public var attempts: Int
+    /// When it may be posted: its due time, or the retry time after a failed post.
+    public var readyAt: Date
 
-    public init(key: OccurrenceKey, reminderID: String, kind: String = "plain", title: String, body: String, missedCount: Int = 0, attempts: Int = 0) {
+    public init(
+        key: OccurrenceKey, reminderID: String, kind: String = "plain", title: String, body: String, missedCount: Int = 0,
+        attempts: Int = 0, readyAt: Date? = nil
+    ) {
         self.key = key
         self.reminderID = reminderID
         self.kind = kind
@@ -31,6 +36,7 @@ public struct PendingOccurrence: Sendable, Hashable {
         self.body = body
         self.missedCount = missedCount
         self.attempts = attempts
+        self.readyAt = readyAt ?? Date(micros: key.dueMicros)
     }
 
     public var due: Date { Date(micros: key.dueMicros) }
@@ -39,17 +45,43 @@ public struct PendingOccurrence: Sendable, Hashable {
 /// The persistence the scheduler needs. ChimeStore implements it on SQLite; its guarantees
 /// are what make delivery exactly-once.
 public protocol SchedulerStore: Sendable {
-    /// In one transaction: records every occurrence due at or before `now` in the ledger as
-    /// *due* (at most once per occurrence), advances recurring reminders past `now` (missed
-    /// occurrences fold into the latest one) and finishes one-shots; then returns the
-    /// occurrences ready to post (due, and their retry time reached), oldest first.
-    func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence]
+    /// In one transaction: records every occurrence due at or before `horizon` in the ledger
+    /// as *due* (at most once per occurrence, ready at its due time), advances recurring
+    /// reminders past it (occurrences missed before `now` fold into the latest one) and
+    /// finishes one-shots; then returns the due occurrences ready at or before `horizon`,
+    /// by ready time.
+    ///
+    /// A `horizon` a little after `now` lets the scheduler write the ledger *before* an
+    /// occurrence's instant, so that at the instant itself it only has to post.
+    func claimDue(now: Date, horizon: Date, systemZone: TimeZone) throws -> [PendingOccurrence]
     /// Records that these occurrences were posted.
     func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws
     /// Records a failed post; the occurrences stay due and become ready again at `retryAt`.
     func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws
-    /// The earliest instant at which something will be due or ready to retry.
-    func nextWake() throws -> Date?
+    /// The earliest next due time of a pending reminder, and the earliest ready time of an
+    /// occurrence recorded as due but not posted.
+    func nextDeadlines() throws -> (due: Date?, ready: Date?)
+    /// Housekeeping the store defers to a quiet moment (the scheduler calls it when nothing is
+    /// due for a while): e.g. folding SQLite's write-ahead log back into the database.
+    func idle()
+}
+
+extension SchedulerStore {
+    public func idle() {}
+
+    /// Claims what is due at `now` (no look-ahead).
+    public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {
+        try claimDue(now: now, horizon: now, systemZone: systemZone)
+    }
+
+    /// The earliest instant at which something will be due or ready to post.
+    public func nextWake() throws -> Date? {
+        let (due, ready) = try nextDeadlines()
+        switch (due, ready) {
+        case let (due?, ready?): return min(due, ready)
+        case let (due, ready): return due ?? ready
+        }
+    }
 }
 
 extension Date {

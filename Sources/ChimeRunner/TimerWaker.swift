@@ -62,9 +62,16 @@ public final class TimerWaker: Waker {
     }
 
     /// Stops the poll thread; the parked scheduler (and any later wait) returns `.shutdown`.
+    /// The descriptors stay open until the waker is released, so a late call never touches a
+    /// descriptor number reused by another file.
     public func shutdown() {
         var one: UInt64 = 1
         _ = write(eventFD, &one, 8)
+    }
+
+    deinit {
+        close(timerFD)
+        close(eventFD)
     }
 
     private func arm(_ deadline: Date?) {
@@ -95,7 +102,7 @@ public final class TimerWaker: Waker {
             }
             if fds[1].revents != 0 {
                 deliver(.shutdown)
-                break
+                return
             }
             if fds[0].revents != 0 {
                 var expirations: UInt64 = 0
@@ -109,8 +116,7 @@ public final class TimerWaker: Waker {
                 if WakeSocket.drain(socketFD) > 0 { deliver(.poked) }
             }
         }
-        close(timerFD)
-        close(eventFD)
+        deliver(.shutdown)
     }
 
     private func deliver(_ reason: WakeReason) {

@@ -30,37 +30,29 @@ extension ReminderStore {
 
     /// Schedules many reminders in one transaction: all of them, or none.
     public func scheduleBatch(_ batch: [NewReminder], replace: Bool = true, now: Date, systemZone: TimeZone) throws(ChimeError) -> [ScheduleResult] {
-        var validated: [NewReminder] = []
+        var validated: [(reminder: NewReminder, nextDue: Int64)] = []
         validated.reserveCapacity(batch.count)
         for new in batch {
             let checked = try new.validated()
-            if checked.trigger.nextOccurrence(after: now, systemZone: systemZone) == nil {
+            guard let nextDue = checked.trigger.nextOccurrence(after: now, systemZone: systemZone) else {
                 throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
             }
-            validated.append(checked)
+            validated.append((checked, nextDue.micros))
         }
         return try write { db in
             var rng = SystemRandomNumberGenerator()
             var results: [ScheduleResult] = []
             results.reserveCapacity(validated.count)
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO reminder (id, title, body, kind, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
-                                      state, created_us, next_due_us)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
-                """)
+            let insert = try BatchInsert(db)
             let nowMicros = now.micros
-            for new in validated {
-                let nextDue = new.trigger.nextOccurrence(after: now, systemZone: systemZone)!
+            for (new, nextDue) in validated {
                 let columns = TriggerColumns(new.trigger)
                 var id = new.id ?? ReminderIdentifier.generate(using: &rng)
                 var generatedTries = 0
                 var replaced = false
                 while true {
                     do {
-                        try insert.execute(arguments: [
-                            id, new.title, new.body, new.kind, columns.kind, columns.atMicros, columns.times, columns.days,
-                            columns.zone, columns.intervalSeconds, columns.anchorMicros, nowMicros, nextDue.micros,
-                        ])
+                        try insert.insert(id: id, new: new, columns: columns, createdMicros: nowMicros, nextDueMicros: nextDue)
                         break
                     } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                         if new.id == nil {
@@ -77,7 +69,7 @@ extension ReminderStore {
                 }
                 let reminder = Reminder(
                     id: id, title: new.title, body: new.body, trigger: new.trigger, kind: new.kind,
-                    createdAt: Date(micros: nowMicros), nextDue: Date(micros: nextDue.micros))
+                    createdAt: Date(micros: nowMicros), nextDue: Date(micros: nextDue))
                 results.append(ScheduleResult(reminder: reminder, replaced: replaced))
             }
             return results
@@ -88,25 +80,35 @@ extension ReminderStore {
     /// - Throws: `.notFound` when no pending reminder has that id (saying whether it fired or was cancelled).
     @discardableResult
     public func cancel(id: String, now: Date) throws(ChimeError) -> Reminder {
-        try write { db in
-            guard let reminder = try Self.fetchPending(id: id, in: db) else {
-                throw try Self.notFound(id: id, in: db)
-            }
-            try Self.end(id: id, as: "cancelled", at: now.micros, in: db)
-            return reminder
-        }
+        try cancel(ids: [id], now: now)[0]
     }
 
-    /// Cancels every reminder in `ids` in one transaction: all of them, or (when one is not
-    /// pending) none, with `.notFound` naming it.
+    /// Cancels every reminder in `ids` in one transaction: all of them, or (when one is neither
+    /// pending nor waiting to be posted) none, with `.notFound` naming it.
+    ///
+    /// A one-shot whose occurrence is recorded but not yet posted (the notifier failing, or
+    /// within the scheduler's look-ahead) is still cancellable: it has not been shown.
     @discardableResult
     public func cancel(ids: [String], now: Date) throws(ChimeError) -> [Reminder] {
         try write { db in
             var cancelled: [Reminder] = []
             for id in ids {
-                guard let reminder = try Self.fetchPending(id: id, in: db) else { throw try Self.notFound(id: id, in: db) }
-                try Self.end(id: id, as: "cancelled", at: now.micros, in: db)
-                cancelled.append(reminder)
+                if let reminder = try Self.fetchPending(id: id, in: db) {
+                    try Self.end(id: id, as: "cancelled", at: now.micros, in: db)
+                    cancelled.append(reminder)
+                } else if let row = try Row.fetchOne(db, sql: """
+                    SELECT r.* FROM reminder r
+                    WHERE r.id = ? AND r.state = 'done'
+                      AND EXISTS (SELECT 1 FROM occurrence o WHERE o.reminder_key = r.key AND o.state = 'due')
+                    ORDER BY r.key DESC LIMIT 1
+                    """, arguments: [id]) {
+                    let key: Int64 = row["key"]
+                    try db.execute(sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE key = ?", arguments: [now.micros, key])
+                    try db.execute(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'", arguments: [key])
+                    cancelled.append(try Self.reminder(from: row))
+                } else {
+                    throw try Self.notFound(id: id, in: db)
+                }
             }
             return cancelled
         }

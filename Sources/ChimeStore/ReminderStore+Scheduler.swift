@@ -7,12 +7,13 @@ extension ReminderStore: SchedulerStore {
     /// count stops (a `every 1m` reminder after a month of downtime says "10000 missed").
     static let missedCountCap = 10_000
 
-    public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {
+    public func claimDue(now: Date, horizon: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {
         let nowMicros = now.micros
+        let horizonMicros = max(horizon.micros, nowMicros)
         return try write { db in
             let due = try Row.fetchAll(db, sql: """
                 SELECT * FROM reminder WHERE state = 'pending' AND next_due_us <= ? ORDER BY next_due_us LIMIT ?
-                """, arguments: [nowMicros, Scheduler.claimBatch])
+                """, arguments: [horizonMicros, Scheduler.claimBatch])
             if !due.isEmpty {
                 let record = try db.cachedStatement(sql: """
                     INSERT INTO occurrence (reminder_key, due_us, state, missed_count, recorded_us, next_attempt_us)
@@ -27,23 +28,28 @@ extension ReminderStore: SchedulerStore {
                     let dueMicros: Int64 = row["next_due_us"]
                     let trigger = try TriggerColumns.trigger(from: row)
                     guard trigger.isRecurring else {
-                        try record.execute(arguments: [key, dueMicros, 0, nowMicros, nowMicros])
+                        try record.execute(arguments: [key, dueMicros, 0, nowMicros, max(dueMicros, nowMicros)])
                         try finish.execute(arguments: [nowMicros, key])
                         continue
                     }
                     // Fold the occurrences missed while down into the latest one: it fires once, late.
                     var latest = Date(micros: dueMicros)
                     var missed = 0
+                    var jumped = false
                     while let next = trigger.nextOccurrence(after: latest, systemZone: systemZone), next.micros <= nowMicros {
                         latest = next
-                        missed += 1
-                        if missed == Self.missedCountCap,
-                           let jump = trigger.nextOccurrence(after: now.addingTimeInterval(-20 * 86_400), systemZone: systemZone),
-                           jump > latest {
-                            latest = jump
+                        if missed < Self.missedCountCap {
+                            missed += 1
+                        } else if !jumped {
+                            // Past the cap, skip to the last weeks before now rather than walk every occurrence.
+                            jumped = true
+                            if let jump = trigger.nextOccurrence(after: now.addingTimeInterval(-20 * 86_400), systemZone: systemZone),
+                               jump > latest, jump.micros <= nowMicros {
+                                latest = jump
+                            }
                         }
                     }
-                    try record.execute(arguments: [key, latest.micros, missed, nowMicros, nowMicros])
+                    try record.execute(arguments: [key, latest.micros, missed, nowMicros, max(latest.micros, nowMicros)])
                     if let next = trigger.nextOccurrence(after: latest, systemZone: systemZone) {
                         try advance.execute(arguments: [latest.micros, next.micros, key])
                     } else {
@@ -52,14 +58,14 @@ extension ReminderStore: SchedulerStore {
                 }
             }
             let ready = try Row.fetchAll(db, sql: """
-                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body
+                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.due_us LIMIT ?
-                """, arguments: [nowMicros, Scheduler.claimBatch])
+                WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
+                """, arguments: [horizonMicros, Scheduler.claimBatch])
             return ready.map { row in
                 PendingOccurrence(
                     key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]), reminderID: row[4], kind: row[5],
-                    title: row[6], body: row[7], missedCount: row[2], attempts: row[3])
+                    title: row[6], body: row[7], missedCount: row[2], attempts: row[3], readyAt: Date(micros: row[8]))
             }
         }
     }
@@ -88,15 +94,11 @@ extension ReminderStore: SchedulerStore {
         }
     }
 
-    public func nextWake() throws -> Date? {
+    public func nextDeadlines() throws -> (due: Date?, ready: Date?) {
         try read { db in
-            let micros = try Int64.fetchOne(db, sql: """
-                SELECT min(t) FROM (
-                    SELECT min(next_due_us) AS t FROM reminder WHERE state = 'pending'
-                    UNION ALL
-                    SELECT min(next_attempt_us) AS t FROM occurrence WHERE state = 'due')
-                """)
-            return micros.map(Date.init(micros:))
+            let due = try Int64.fetchOne(db, sql: "SELECT min(next_due_us) FROM reminder WHERE state = 'pending'")
+            let ready = try Int64.fetchOne(db, sql: "SELECT min(next_attempt_us) FROM occurrence WHERE state = 'due'")
+            return (due.map(Date.init(micros:)), ready.map(Date.init(micros:)))
         }
     }
 }

@@ -35,7 +35,7 @@ struct Run: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "chime.runner")
-        let store = try global.openStore()
+        let store = try global.openStore(runner: true)
         let sink = notifier.make(json: global.json)
         let runner = try Runner(store: store, notifier: sink, logger: logger)
         try await runner.runUntilSignalled()

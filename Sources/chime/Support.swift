@@ -19,16 +19,17 @@ struct GlobalOptions: ParsableArguments {
     var json = false
 
     /// Opens the store. The default location's directory is created; a path a person named is not.
-    func openStore() throws(ChimeError) -> ReminderStore {
+    /// - Parameter runner: the runner's connection, which defers WAL checkpoints to idle moments.
+    func openStore(runner: Bool = false) throws(ChimeError) -> ReminderStore {
         let environment = ProcessInfo.processInfo.environment
         if let store {
             guard !store.isEmpty else { throw ChimeError.invalid("store path", store, expected: "a file path") }
-            return try ReminderStore(path: store)
+            return try ReminderStore(path: store, deferCheckpoints: runner)
         }
         if let named = environment["CHIME_STORE"], !named.isEmpty {
-            return try ReminderStore(path: named)
+            return try ReminderStore(path: named, deferCheckpoints: runner)
         }
-        return try ReminderStore(path: ReminderStore.defaultPath(environment: environment), createDirectory: true)
+        return try ReminderStore(path: ReminderStore.defaultPath(environment: environment), createDirectory: true, deferCheckpoints: runner)
     }
 }
 
