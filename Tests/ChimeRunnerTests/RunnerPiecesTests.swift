@@ -1,0 +1,185 @@
+import ChimeCore
+import Foundation
+import Testing
+
+@testable import ChimeRunner
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The runner's pieces on the real OS: its lock, where it puts its socket, and the wake-up socket.
+struct RunnerPiecesTests {
+    @Test func secondLockOnTheSameStoreFailsNamingTheFirstPid() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let lockPath = directory.file("chime.sqlite.lock")
+        let storePath = directory.file("chime.sqlite")
+
+        // Given a runner holding the lock
+        var first: RunnerLock? = try RunnerLock(path: lockPath, storePath: storePath)
+        #expect(RunnerLock.isHeld(at: lockPath))
+        #expect(FileManager.default.contents(atPath: lockPath) == Data("\(getpid())\n".utf8))
+        #expect(permissions(of: lockPath) == 0o600)
+
+        // When a second one tries
+        let error = #expect(throws: ChimeError.self) { try RunnerLock(path: lockPath, storePath: storePath) }
+
+        // Then it is refused, naming the store and the pid of the first
+        #expect(error?.code == .runnerRunning)
+        #expect(error?.message.contains("(pid \(getpid()))") == true)
+        #expect(error?.message.contains("'\(storePath)'") == true)
+        #expect(RunnerLock.isHeld(at: lockPath))
+
+        // When the first is released, the lock can be taken again
+        withExtendedLifetime(first) {}
+        first = nil
+        #expect(!RunnerLock.isHeld(at: lockPath))
+        let again = try RunnerLock(path: lockPath, storePath: storePath)
+        #expect(again.path == lockPath)
+        #expect(RunnerLock.isHeld(at: lockPath))
+    }
+
+    @Test func lockThatWasNeverTakenIsNotHeld() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(!RunnerLock.isHeld(at: directory.file("missing.lock")))
+    }
+
+    @Test func pathsUseTheRuntimeDirectoryWhenSet() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.file("chime.sqlite")
+        let environment = ["XDG_RUNTIME_DIR": "/run/user/4242"]
+
+        let paths = RunnerPaths(storePath: store, environment: environment)
+
+        #expect(paths.usesRuntimeDirectory)
+        #expect(paths.directory == "/run/user/4242/chime")
+        let name = try #require(paths.socket.wholeMatch(of: /\/run\/user\/4242\/chime\/store-([0-9a-f]{1,16})\.sock/)?.1)
+        #expect(paths.lock == "/run/user/4242/chime/store-\(name).lock")
+        // Two spellings of one store share a runner; another store has its own
+        let respelled = RunnerPaths(storePath: directory.path + "/./chime.sqlite", environment: environment)
+        #expect(respelled == paths)
+        let other = RunnerPaths(storePath: directory.file("other.sqlite"), environment: environment)
+        #expect(other.socket != paths.socket)
+        #expect(other.lock != paths.lock)
+    }
+
+    @Test(arguments: [[:], ["XDG_RUNTIME_DIR": ""], ["XDG_RUNTIME_DIR": "relative/run"]])
+    func pathsSitBesideTheStoreWithoutAnAbsoluteRuntimeDirectory(environment: [String: String]) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.file("chime.sqlite")
+        let resolved = try #require(realpath(directory.path, nil))
+        defer { free(resolved) }
+        let canonicalDirectory = String(cString: resolved)
+
+        let paths = RunnerPaths(storePath: store, environment: environment)
+
+        #expect(!paths.usesRuntimeDirectory)
+        #expect(paths.directory == canonicalDirectory)
+        #expect(paths.socket == canonicalDirectory + "/chime.sqlite.sock")
+        #expect(paths.lock == canonicalDirectory + "/chime.sqlite.lock")
+    }
+
+    @Test func pokeReturnsFalseWhenNothingListens() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+
+        // No socket file at all
+        #expect(!WakeSocket.poke(path: directory.file("none.sock")))
+        // A socket file left behind by a runner that is gone
+        let stale = directory.file("stale.sock")
+        let fd = try WakeSocket.bind(path: stale)
+        close(fd)
+        #expect(FileManager.default.fileExists(atPath: stale))
+        #expect(!WakeSocket.poke(path: stale))
+        // A path too long for a Unix socket
+        #expect(!WakeSocket.poke(path: directory.path + "/" + String(repeating: "x", count: 200)))
+        // RunnerControl finds no runner for a store that has none
+        #expect(!RunnerControl.poke(storePath: directory.file("chime.sqlite"), environment: [:]))
+        #expect(!RunnerControl.isRunning(storePath: directory.file("chime.sqlite"), environment: [:]))
+    }
+
+    @Test func pokeReachesABoundSocketAndIsDrained() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("runner.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+        #expect(permissions(of: path) == 0o600)
+
+        #expect(WakeSocket.poke(path: path))
+        #expect(WakeSocket.poke(path: path))
+        #expect(WakeSocket.poke(path: path))
+
+        #expect(WakeSocket.drain(fd) == 3)
+        #expect(WakeSocket.drain(fd) == 0)
+    }
+
+    @Test func bindRefusesToReplaceAFileThatIsNotASocket() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("runner.sock")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("keep".utf8)))
+
+        let error = #expect(throws: ChimeError.self) { try WakeSocket.bind(path: path) }
+
+        #expect(error?.code == .failure)
+        #expect(FileManager.default.contents(atPath: path) == Data("keep".utf8))
+    }
+}
+
+/// The timerfd waker, on the real clock. Serialized: a waker closes its descriptors when it shuts
+/// down, and these tests must not race each other's timerfds.
+@Suite(.serialized)
+struct TimerWakerTests {
+    @Test(.timeLimit(.minutes(1)))
+    func timerWakerReturnsDeadlineWhenItsTimePasses() async throws {
+        let waker = try TimerWaker(socketFD: nil)
+        defer { waker.shutdown() }
+
+        // The real-clock backend: this waits about 50 ms of real time.
+        let start = Date()
+        let reason = await waker.wait(until: start.addingTimeInterval(0.05))
+
+        #expect(reason == .deadline)
+        #expect(Date().timeIntervalSince(start) >= 0.045)
+        // A deadline already past returns at once
+        #expect(await waker.wait(until: Date(timeIntervalSinceNow: -10)) == .deadline)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func timerWakerReturnsPokedWhenTheSocketIsPoked() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("runner.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+        let waker = try TimerWaker(socketFD: fd)
+        defer { waker.shutdown() }
+
+        #expect(WakeSocket.poke(path: path))
+
+        // No deadline: only the poke can wake it
+        #expect(await waker.wait(until: nil) == .poked)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func timerWakerReturnsShutdownAndKeepsReturningIt() async throws {
+        let waker = try TimerWaker(socketFD: nil)
+
+        waker.shutdown()
+
+        #expect(await waker.wait(until: nil) == .shutdown)
+        #expect(await waker.wait(until: Date(timeIntervalSinceNow: 3_600)) == .shutdown)
+    }
+}
+
+/// The mode bits (permissions) of the file at `path`, or nil when it does not exist.
+private func permissions(of path: String) -> mode_t? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return info.st_mode & 0o777
+}
