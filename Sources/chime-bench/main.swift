@@ -1,1 +1,346 @@
-print("bench")
+// chime-bench: the spine's figures, printed as tables of medians over several runs, each with a
+// baseline measured in the same run. Build in release: `swift run -c release chime-bench [all|schedule|lateness|idle|cli]`.
+import ChimeCore
+import ChimeRunner
+import ChimeStore
+import Foundation
+import GRDB
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - Helpers
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
+    return sorted[min(max(rank, 0), sorted.count - 1)]
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func temporaryDirectory(_ name: String) -> String {
+    let path = NSTemporaryDirectory() + "chime-bench-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Reads `key:` (in kB) from /proc/PID/status.
+func procStatus(_ pid: pid_t, _ key: String) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first?.trimmingCharacters(in: .whitespaces) ?? "")
+    }
+    return nil
+}
+
+/// Voluntary + involuntary context switches of every thread of `pid`.
+func contextSwitches(_ pid: pid_t) -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    var total = 0
+    for task in tasks {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+        for line in text.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
+            total += Int(line.split(separator: "\t").last ?? "0") ?? 0
+        }
+    }
+    return total
+}
+
+/// CPU time (user + system) of `pid` in seconds, from /proc/PID/stat.
+func cpuSeconds(_ pid: pid_t) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = text.lastIndex(of: ")") else { return .nan }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks
+}
+
+func row(_ cells: [String], widths: [Int]) -> String {
+    zip(cells, widths).map { cell, width in cell.padding(toLength: max(width, cell.count), withPad: " ", startingAt: 0) }.joined(separator: "  ")
+}
+
+func fmt(_ value: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)f", value) }
+
+let chimeExecutable: String = {
+    if let path = ProcessInfo.processInfo.environment["CHIME_EXECUTABLE"] { return path }
+    return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chime").path
+}()
+
+/// `count` one-shot reminders with unique ids, due at random instants in `range` seconds from `now`.
+func oneShots(_ count: Int, prefix: String, from now: Date, within range: ClosedRange<Double>) -> [NewReminder] {
+    var rng = SystemRandomNumberGenerator()
+    return (0..<count).map { index in
+        NewReminder(id: "\(prefix)\(index)", title: "Reminder \(index)", trigger: .once(now.addingTimeInterval(Double.random(in: range, using: &rng))))
+    }
+}
+
+/// Fills a store with `count` pending reminders due after an hour, in batches.
+func populate(_ store: ReminderStore, count: Int, prefix: String = "p") throws {
+    let now = Date()
+    var done = 0
+    while done < count {
+        let size = min(100_000, count - done)
+        let batch = (0..<size).map { index in
+            NewReminder(id: "\(prefix)\(done + index)", title: "Pending \(done + index)",
+                        trigger: .once(now.addingTimeInterval(3_600 + Double(done + index) * 0.01)))
+        }
+        _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
+        done += size
+    }
+}
+
+// MARK: - W1: schedule 100,000 in one batch
+
+func benchSchedule(runs: Int, count: Int) throws {
+    print("\n## Schedule \(count) one-shot reminders in one batch (median of \(runs) runs)")
+    var chimeTimes: [Double] = [], rawTimes: [Double] = []
+    for run in 0..<runs {
+        let now = Date()
+        let batch = oneShots(count, prefix: "b\(run)-", from: now, within: 60...(30 * 86_400))
+        // Chime: validation, trigger expansion, id checks, one transaction.
+        let directory = temporaryDirectory("schedule")
+        let store = try ReminderStore(path: directory + "/chime.sqlite")
+        let start = monotonicSeconds()
+        _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
+        chimeTimes.append(monotonicSeconds() - start)
+        // Baseline: the same rows into the same schema (a fresh store file, migrated, same
+        // pragmas), by one prepared INSERT in one transaction: no validation, no id checks.
+        let rawDirectory = temporaryDirectory("raw")
+        let rawStore = try ReminderStore(path: rawDirectory + "/raw.sqlite")
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384") }
+        let raw = try DatabaseQueue(path: rawStore.path, configuration: configuration)
+        let rows = batch.map { new -> (String, String, Int64) in
+            guard case .once(let at) = new.trigger else { fatalError() }
+            return (new.id!, new.title, at.micros)
+        }
+        let rawStart = monotonicSeconds()
+        try raw.write { db in
+            let insert = try db.makeStatement(sql: """
+                INSERT INTO reminder (id, title, body, kind, trigger_kind, at_us, state, created_us, next_due_us)
+                VALUES (?, ?, '', 'plain', 'once', ?, 'pending', ?, ?)
+                """)
+            let created = now.micros
+            for (id, title, at) in rows { try insert.execute(arguments: [id, title, at, created, at]) }
+        }
+        rawTimes.append(monotonicSeconds() - rawStart)
+        try? FileManager.default.removeItem(atPath: directory)
+        try? FileManager.default.removeItem(atPath: rawDirectory)
+    }
+    let widths = [34, 10, 14]
+    print(row(["what", "wall s", "per second"], widths: widths))
+    print(row(["chime ReminderStore.scheduleBatch", fmt(median(chimeTimes)), fmt(Double(count) / median(chimeTimes), 0)], widths: widths))
+    print(row(["baseline: raw prepared INSERTs", fmt(median(rawTimes)), fmt(Double(count) / median(rawTimes), 0)], widths: widths))
+    print("ratio chime / baseline: \(fmt(median(chimeTimes) / median(rawTimes), 2))x; peak RSS of this process: \(procStatus(getpid(), "VmHWM") ?? -1) kB")
+}
+
+// MARK: - Firing lateness
+
+/// A notifier that notes how late each call is: time of the call − the occurrence's due time.
+struct LatenessNotifier: Notifier {
+    final class Box: Sendable { let values = Mutex<[Double]>([]) }
+    let box = Box()
+    let expected: Int
+    let done: AsyncStream<Void>.Continuation
+    let stream: AsyncStream<NoteResponse> = AsyncStream { $0.finish() }
+
+    func post(_ note: Note) async throws -> PostedNote {
+        let called = Date()
+        let count = box.values.withLock { values in
+            for delivery in note.deliveries { values.append(called.timeIntervalSince(delivery.due) * 1000) }
+            return values.count
+        }
+        if count >= expected { done.yield() }
+        return PostedNote(id: note.id)
+    }
+
+    func withdraw(_ id: String) async throws {}
+    var responses: AsyncStream<NoteResponse> { stream }
+}
+
+func measureLateness(count: Int, spread: Double, others: Int) async throws -> [Double] {
+    let directory = temporaryDirectory("lateness")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let store = try ReminderStore(path: directory + "/chime.sqlite", deferCheckpoints: true)
+    if others > 0 { try populate(store, count: others) }
+    let now = Date()
+    let firstDue = now.addingTimeInterval(1.0)
+    let batch = (0..<count).map { index in
+        NewReminder(id: "l\(index)", title: "Lateness \(index)",
+                    trigger: .once(firstDue.addingTimeInterval(spread * Double(index) / Double(count))))
+    }
+    _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
+    let (doneStream, done) = AsyncStream.makeStream(of: Void.self)
+    let notifier = LatenessNotifier(expected: count, done: done)
+    let waker = try TimerWaker(socketFD: nil)
+    let scheduler = Scheduler(store: store, notifier: notifier)
+    let task = Task { await scheduler.run(waker: waker) }
+    for await _ in doneStream { break }
+    waker.shutdown()
+    await task.value
+    return notifier.box.values.withLock { $0 }
+}
+
+/// The same deadlines, slept to by one thread with clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME).
+func baselineLateness(count: Int, spread: Double) -> [Double] {
+    let firstDue = Date().addingTimeInterval(1.0)
+    let deadlines = (0..<count).map { firstDue.addingTimeInterval(spread * Double($0) / Double(count)) }
+    let result = Mutex<[Double]>([])
+    let finished = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        var values: [Double] = []
+        for deadline in deadlines {
+            let seconds = deadline.timeIntervalSince1970
+            var ts = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - floor(seconds)) * 1e9))
+            while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nil) == EINTR {}
+            values.append(Date().timeIntervalSince(deadline) * 1000)
+        }
+        result.withLock { $0 = values }
+        finished.signal()
+    }
+    thread.start()
+    finished.wait()
+    return result.withLock { $0 }
+}
+
+func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async throws {
+    print("\n## Firing lateness: \(count) reminders due over \(Int(spread)) s; notifier call − due, ms (median over \(runs) runs of each run's percentile)")
+    var rows: [(String, [Double], [Double], [Double])] = []
+    for (label, pending) in [("chime, queue otherwise empty", 0), ("chime, \(others) others pending", others)] {
+        var p50: [Double] = [], p99: [Double] = [], maxima: [Double] = []
+        for _ in 0..<runs {
+            let values = try await measureLateness(count: count, spread: spread, others: pending)
+            p50.append(percentile(values, 50)); p99.append(percentile(values, 99)); maxima.append(values.max() ?? .nan)
+        }
+        rows.append((label, p50, p99, maxima))
+    }
+    var p50: [Double] = [], p99: [Double] = [], maxima: [Double] = []
+    for _ in 0..<runs {
+        let values = baselineLateness(count: count, spread: spread)
+        p50.append(percentile(values, 50)); p99.append(percentile(values, 99)); maxima.append(values.max() ?? .nan)
+    }
+    rows.append(("baseline: clock_nanosleep thread", p50, p99, maxima))
+    let widths = [36, 8, 8, 8]
+    print(row(["what", "p50", "p99", "max"], widths: widths))
+    for (label, p50, p99, maxima) in rows {
+        print(row([label, fmt(median(p50)), fmt(median(p99)), fmt(median(maxima))], widths: widths))
+    }
+}
+
+// MARK: - Idle runner: wake-ups and RSS
+
+/// Starts `chime run` on `store`, waits until it is up, and returns it.
+func startRunner(store: String, runtime: String) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: chimeExecutable)
+    process.arguments = ["run", "--store", store, "--notifier", "json", "--log-level", "warning"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_RUNTIME_DIR"] = runtime
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let paths = RunnerPaths(storePath: store, environment: environment)
+    let deadline = Date().addingTimeInterval(60)
+    while !FileManager.default.fileExists(atPath: paths.socket) && Date() < deadline { usleep(10_000) }
+    usleep(500_000)  // let it finish its first pass and park
+    return process
+}
+
+func stop(_ process: Process) {
+    kill(process.processIdentifier, SIGTERM)
+    process.waitUntilExit()
+}
+
+func benchIdle(seconds: Double, sizes: [Int]) throws {
+    print("\n## Idle runner: context switches (all threads, voluntary + involuntary) and CPU over \(Int(seconds)) s; RSS")
+    let widths = [12, 18, 10, 10, 10]
+    print(row(["pending", "ctx switches", "CPU s", "RSS kB", "HWM kB"], widths: widths))
+    for (index, size) in sizes.enumerated() {
+        let directory = temporaryDirectory("idle")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storePath = directory + "/chime.sqlite"
+        try populate(try ReminderStore(path: storePath), count: size)
+        let runner = try startRunner(store: storePath, runtime: directory)
+        let pid = runner.processIdentifier
+        // Only the first size is watched for the whole span; the others are measured for RSS.
+        let span = index == 0 ? seconds : 2
+        let switchesBefore = contextSwitches(pid), cpuBefore = cpuSeconds(pid)
+        usleep(useconds_t(span * 1_000_000))
+        let switches = contextSwitches(pid) - switchesBefore, cpu = cpuSeconds(pid) - cpuBefore
+        let rss = procStatus(pid, "VmRSS") ?? -1, hwm = procStatus(pid, "VmHWM") ?? -1
+        stop(runner)
+        print(row(["\(size)", index == 0 ? "\(switches)" : "\(switches) (in \(Int(span)) s)", fmt(cpu, 2), "\(rss)", "\(hwm)"], widths: widths))
+    }
+}
+
+// MARK: - CLI end to end
+
+func benchCLI(runs: Int) throws {
+    print("\n## `chime in 5m x` end to end with the runner up (wall ms, median of \(runs))")
+    let directory = temporaryDirectory("cli")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let storePath = directory + "/chime.sqlite"
+    _ = try ReminderStore(path: storePath)
+    let runner = try startRunner(store: storePath, runtime: directory)
+    defer { stop(runner) }
+    func time(_ executable: String, _ arguments: [String]) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = directory
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let start = monotonicSeconds()
+        try process.run()
+        process.waitUntilExit()
+        return (monotonicSeconds() - start) * 1000
+    }
+    let chime = try (0..<runs).map { _ in try time(chimeExecutable, ["in", "5m", "x", "--store", storePath]) }
+    let baseline = try (0..<runs).map { _ in try time("/bin/true", []) }
+    let widths = [40, 10]
+    print(row(["what", "ms"], widths: widths))
+    print(row(["chime in 5m x (store write + poke)", fmt(median(chime), 2)], widths: widths))
+    print(row(["baseline: spawn /bin/true", fmt(median(baseline), 2)], widths: widths))
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/at") {
+        let at = try (0..<runs).map { _ in try time("/bin/sh", ["-c", "echo true | at now + 5 minutes"]) }
+        print(row(["at now + 5 minutes", fmt(median(at), 2)], widths: widths))
+    } else {
+        print("(at is not installed: no `at now + 5 minutes` row)")
+    }
+}
+
+// MARK: - Main
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let what = arguments.first ?? "all"
+let quick = arguments.contains("--quick")
+let runs = quick ? 1 : 3
+print("chime-bench (\(what)); runs per figure: \(runs); chime: \(chimeExecutable)")
+do {
+    if what == "all" || what == "schedule" { try benchSchedule(runs: runs, count: 100_000) }
+    if what == "all" || what == "lateness" {
+        try await benchLateness(runs: runs, count: 1_000, spread: 10, others: 100_000)
+    }
+    if what == "all" || what == "idle" { try benchIdle(seconds: quick ? 5 : 30, sizes: [100_000, 1_000_000]) }
+    if what == "all" || what == "cli" { try benchCLI(runs: quick ? 5 : 21) }
+} catch {
+    FileHandle.standardError.write(Data("chime-bench: \(error)\n".utf8))
+    exit(1)
+}
