@@ -5,6 +5,11 @@
 #include <sys/timerfd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 
 // The flags are macros or enum members depending on the libc headers: give them one type.
 static inline int chime_tfd_flags(void) { return TFD_CLOEXEC | TFD_NONBLOCK; }
@@ -12,5 +17,26 @@ static inline int chime_tfd_abstime_cancel_on_set(void) { return TFD_TIMER_ABSTI
 static inline int chime_efd_flags(void) { return EFD_CLOEXEC | EFD_NONBLOCK; }
 // Timer slack: let the kernel fire our deadlines within 1 µs rather than the default 50 µs.
 static inline int chime_set_timer_slack_ns(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0); }
+
+// Signal relay: a handler that writes to an eventfd the runner's poll thread watches. A
+// second signal of the same kind gets the default action (a second Ctrl-C stops at once).
+static int chime_signal_relay_fd = -1;
+static void chime_signal_relay_handler(int sig) {
+    int saved = errno;
+    uint64_t one = 1;
+    ssize_t written = write(chime_signal_relay_fd, &one, sizeof one);
+    (void)written;
+    signal(sig, SIG_DFL);
+    errno = saved;
+}
+static inline int chime_relay_signal(int sig, int fd) {
+    chime_signal_relay_fd = fd;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = chime_signal_relay_handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(sig, &action, NULL);
+}
 
 #endif

@@ -3,7 +3,6 @@ import ChimeStore
 import Foundation
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
@@ -61,9 +60,11 @@ public final class Runner: Service {
     public func run() async throws {
         // Floating reminders follow the zone the system has now (08:00 stays 08:00 after travel).
         try? store.followSystemZone(TimeZone.current, now: Date())
-        let pending = (try? store.pendingCount()) ?? 0
+        // (No count of pending reminders here: counting reads the whole queue index, and the
+        // runner's memory must not grow with the number of reminders.)
+        let next = (try? store.nextWake()).flatMap { $0 }.map(TimeText.iso) ?? "none"
         logger.info("Runner started", metadata: [
-            "store.path": .string(store.path), "socket.path": .string(paths.socket), "reminders.pending": "\(pending)",
+            "store.path": .string(store.path), "socket.path": .string(paths.socket), "next.due": .string(next),
         ])
         await withGracefulShutdownHandler {
             await scheduler.run(waker: waker)
@@ -73,11 +74,15 @@ public final class Runner: Service {
         logger.info("Runner stopped")
     }
 
-    /// Runs the runner until SIGTERM or SIGINT.
+    /// Runs the runner until SIGTERM or SIGINT, which shut the service group down gracefully.
     public func runUntilSignalled() async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: self, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: [.init(service: self, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger))
+        let logger = self.logger
+        waker.relaySignals([SIGTERM, SIGINT]) {
+            logger.info("Signal received: shutting down")
+            Task { await group.triggerGracefulShutdown() }
+        }
         try await group.run()
     }
 

@@ -21,11 +21,13 @@ public final class TimerWaker: Waker {
         var waiter: CheckedContinuation<WakeReason, Never>?
         var pending: WakeReason?
         var stopped = false
+        var onSignal: (@Sendable () -> Void)?
     }
 
     private let timerFD: Int32
     private let eventFD: Int32
     private let socketFD: Int32?
+    private let signalFD: Int32
     private let state = Mutex(State())
 
     /// - Parameter socketFD: the bound wake-up socket, or nil (tests, `chime-bench`).
@@ -37,8 +39,15 @@ public final class TimerWaker: Waker {
             close(timerFD)
             throw ChimeError(.failure, "eventfd failed: \(String(cString: strerror(errno)))")
         }
+        let signalFD = eventfd(0, chime_efd_flags())
+        guard signalFD >= 0 else {
+            close(timerFD)
+            close(eventFD)
+            throw ChimeError(.failure, "eventfd failed: \(String(cString: strerror(errno)))")
+        }
         self.timerFD = timerFD
         self.eventFD = eventFD
+        self.signalFD = signalFD
         self.socketFD = socketFD
         let thread = Thread { [self] in self.pollLoop() }
         thread.name = "chime-waker"
@@ -69,9 +78,22 @@ public final class TimerWaker: Waker {
         _ = write(eventFD, &one, 8)
     }
 
+    /// Relays `signals` (SIGTERM, SIGINT) to `handler`, called on the waker's thread.
+    ///
+    /// Written by hand rather than through swift-service-lifecycle's `UnixSignals`: its
+    /// dispatch sources run on a serial queue, and a serial queue's worker thread keeps
+    /// libdispatch's thread-pool monitor ticking once a second for the life of the process,
+    /// the very wake-ups an idle runner must not have (measured: `chime-bench idle`). Here a
+    /// signal handler writes to an eventfd that the poll thread already watches.
+    public func relaySignals(_ signals: [Int32], to handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onSignal = handler }
+        for signal in signals { _ = chime_relay_signal(signal, signalFD) }
+    }
+
     deinit {
         close(timerFD)
         close(eventFD)
+        close(signalFD)
     }
 
     private func arm(_ deadline: Date?) {
@@ -92,6 +114,7 @@ public final class TimerWaker: Waker {
         var fds = [
             pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: eventFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
         ]
         if let socketFD { fds.append(pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)) }
         while true {
@@ -112,7 +135,12 @@ public final class TimerWaker: Waker {
                     deliver(.deadline)
                 }
             }
-            if fds.count > 2, fds[2].revents != 0, let socketFD {
+            if fds[2].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(signalFD, &count, 8)
+                state.withLock { $0.onSignal }?()
+            }
+            if fds.count > 3, fds[3].revents != 0, let socketFD {
                 if WakeSocket.drain(socketFD) > 0 { deliver(.poked) }
             }
         }

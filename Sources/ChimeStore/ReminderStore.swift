@@ -61,10 +61,14 @@ public final class ReminderStore: Sendable {
             // WAL + NORMAL: a commit is durable once the WAL is synced at checkpoint; a power
             // cut can lose the last transactions but never corrupts the store.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // Up to 16 MiB of page cache, filled only as pages are used: a 100,000-reminder batch
-            // keeps its indexes in memory; an idle runner touches a few pages.
-            try db.execute(sql: "PRAGMA cache_size = -16384")
-            if deferCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384") }
+            if deferCheckpoints {
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
+            } else {
+                // The CLI: up to 16 MiB of page cache, so a 100,000-reminder batch keeps its
+                // indexes in memory. The runner keeps SQLite's 2 MiB: it reads the head of the
+                // queue, and its memory must not grow with the number of reminders.
+                try db.execute(sql: "PRAGMA cache_size = -16384")
+            }
         }
         do {
             dbQueue = try DatabaseQueue(path: path, configuration: configuration)
@@ -102,6 +106,8 @@ public final class ReminderStore: Sendable {
                 CREATE UNIQUE INDEX reminder_pending_id ON reminder(id) WHERE state = 'pending';
                 -- The scheduler's queue: the earliest pending due time is one index step away.
                 CREATE INDEX reminder_pending_due ON reminder(next_due_us) WHERE state = 'pending';
+                -- Floating rules, recomputed when the system zone changes: few, found without a scan.
+                CREATE INDEX reminder_floating ON reminder(key) WHERE state = 'pending' AND trigger_kind = 'weekly' AND zone IS NULL;
 
                 -- The delivery ledger: one row per occurrence, due -> posted (or cancelled).
                 CREATE TABLE occurrence (

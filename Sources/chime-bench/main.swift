@@ -47,17 +47,22 @@ func procStatus(_ pid: pid_t, _ key: String) -> Int? {
     return nil
 }
 
-/// Voluntary + involuntary context switches of every thread of `pid`.
-func contextSwitches(_ pid: pid_t) -> Int {
+/// Voluntary + involuntary context switches of each thread of `pid`, by thread id.
+func contextSwitches(_ pid: pid_t) -> [String: Int] {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-    var total = 0
+    var counts: [String: Int] = [:]
     for task in tasks {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
         for line in text.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
-            total += Int(line.split(separator: "\t").last ?? "0") ?? 0
+            counts[task, default: 0] += Int(line.split(separator: "\t").last ?? "0") ?? 0
         }
     }
-    return total
+    return counts
+}
+
+/// Context switches between two samples: threads alive at the end, less what they had at the start.
+func switchesBetween(_ before: [String: Int], _ after: [String: Int]) -> Int {
+    after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
 }
 
 /// CPU time (user + system) of `pid` in seconds, from /proc/PID/stat.
@@ -189,7 +194,8 @@ func measureLateness(count: Int, spread: Double, others: Int) async throws -> [D
     let notifier = LatenessNotifier(expected: count, done: done)
     let waker = try TimerWaker(socketFD: nil)
     let scheduler = Scheduler(store: store, notifier: notifier)
-    let task = Task { await scheduler.run(waker: waker) }
+    // As in `chime run`: the scheduler on Chime's own thread.
+    let task = Task(executorPreference: RunnerThread.shared) { await scheduler.run(waker: waker) }
     for await _ in doneStream { break }
     waker.shutdown()
     await task.value
@@ -281,7 +287,7 @@ func benchIdle(seconds: Double, sizes: [Int]) throws {
         let span = index == 0 ? seconds : 2
         let switchesBefore = contextSwitches(pid), cpuBefore = cpuSeconds(pid)
         usleep(useconds_t(span * 1_000_000))
-        let switches = contextSwitches(pid) - switchesBefore, cpu = cpuSeconds(pid) - cpuBefore
+        let switches = switchesBetween(switchesBefore, contextSwitches(pid)), cpu = cpuSeconds(pid) - cpuBefore
         let rss = procStatus(pid, "VmRSS") ?? -1, hwm = procStatus(pid, "VmHWM") ?? -1
         stop(runner)
         print(row(["\(size)", index == 0 ? "\(switches)" : "\(switches) (in \(Int(span)) s)", fmt(cpu, 2), "\(rss)", "\(hwm)"], widths: widths))

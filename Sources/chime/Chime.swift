@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChimeCore
+import ChimeRunner
 import Foundation
 
 #if canImport(Glibc)
@@ -24,11 +25,14 @@ enum Main {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let wantsJSON = arguments.contains("--json")
         do {
-            var command = try Chime.parseAsRoot(arguments)
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
+            // Every command runs on Chime's own thread rather than Swift's global pool (see RunnerThread).
+            try await withTaskExecutorPreference(RunnerThread.shared) {
+                var command = try Chime.parseAsRoot(arguments)
+                if var asyncCommand = command as? any AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try command.run()
+                }
             }
         } catch {
             exit(report(error, json: wantsJSON))
