@@ -101,14 +101,27 @@ struct Every: AsyncParsableCommand {
         guard let first = words.first else {
             throw ChimeError(.usage, "missing rule: expected DAYS TIMES (weekday 08:00) or an interval (2h), then a title")
         }
-        let ruleLength = (try? TimeParsing.duration(first)) != nil ? 1 : 2
-        guard words.count > ruleLength else {
+        // The rule is the longest run of leading words that parses ("weekday 08:00",
+        // "mon-fri at 08:00", "1h 30m"), leaving at least the title.
+        var parsed: (length: Int, trigger: Trigger)?
+        for length in stride(from: min(words.count - 1, 4), through: 1, by: -1) {
+            if let trigger = try? TimeParsing.recurrence(Array(words[0..<length]), now: now, zone: zoneRule) {
+                parsed = (length, trigger)
+                break
+            }
+        }
+        guard let (ruleLength, trigger) = parsed else {
+            // Nothing parses with a title left: either the title is missing, or report the most
+            // likely reading of the rule (an interval, else DAYS TIMES).
+            if (try? TimeParsing.recurrence(words, now: now, zone: zoneRule)) == nil {
+                let guess = (try? TimeParsing.duration(first)) != nil ? 1 : 2
+                _ = try TimeParsing.recurrence(Array(words[0..<min(guess, words.count)]), now: now, zone: zoneRule)
+            }
             throw ChimeError(.usage, "missing title after 'every \(words.joined(separator: " "))': expected a title such as \"Stretch\"")
         }
         guard words.count <= ruleLength + 2 else {
             throw ChimeError(.usage, "too many words after 'every': '\(words.joined(separator: " "))': expected RULE TITLE [BODY]; quote a title with spaces")
         }
-        let trigger = try TimeParsing.recurrence(Array(words[0..<ruleLength]), now: now, zone: zoneRule)
         let title = words[ruleLength]
         let body = words.count > ruleLength + 1 ? words[ruleLength + 1] : ""
         let new = try NewReminder(id: schedule.id, title: title, body: body, trigger: trigger).validated()
