@@ -41,40 +41,64 @@ extension ReminderStore {
         }
         return try write { db in
             var rng = SystemRandomNumberGenerator()
-            var results: [ScheduleResult] = []
-            results.reserveCapacity(validated.count)
-            let insert = try BatchInsert(db)
             let nowMicros = now.micros
-            for (new, nextDue) in validated {
-                let columns = TriggerColumns(new.trigger)
-                var id = new.id ?? ReminderIdentifier.generate(using: &rng)
+            let rows = validated.map { new, nextDue in
+                BatchInsert.Row(
+                    id: new.id ?? ReminderIdentifier.generate(using: &rng), new: new, columns: TriggerColumns(new.trigger),
+                    nextDueMicros: nextDue)
+            }
+            var results: [ScheduleResult] = []
+            results.reserveCapacity(rows.count)
+            func result(_ row: BatchInsert.Row, replaced: Bool) -> ScheduleResult {
+                let reminder = Reminder(
+                    id: row.id, title: row.new.title, body: row.new.body, trigger: row.new.trigger, kind: row.new.kind,
+                    createdAt: Date(micros: nowMicros), nextDue: Date(micros: row.nextDueMicros))
+                return ScheduleResult(reminder: reminder, replaced: replaced)
+            }
+            let single = try BatchInsert(db, rowsPerStatement: 1)
+            let chunk = rows.count >= Self.insertChunk ? try BatchInsert(db, rowsPerStatement: Self.insertChunk) : nil
+            var index = 0
+            while index < rows.count {
+                // Fast path: a whole chunk in one statement. A taken id anywhere in it fails the
+                // statement (nothing inserted), and the rows go one by one below.
+                if let chunk, rows.count - index >= Self.insertChunk {
+                    let slice = rows[index..<(index + Self.insertChunk)]
+                    do {
+                        try chunk.insert(slice, createdMicros: nowMicros)
+                        for row in slice { results.append(result(row, replaced: false)) }
+                        index += Self.insertChunk
+                        continue
+                    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {}
+                }
+                var row = rows[index]
                 var generatedTries = 0
                 var replaced = false
                 while true {
                     do {
-                        try insert.insert(id: id, new: new, columns: columns, createdMicros: nowMicros, nextDueMicros: nextDue)
+                        try single.insert([row][...], createdMicros: nowMicros)
                         break
                     } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                        if new.id == nil {
+                        if row.new.id == nil {
                             // Taken by a pending reminder: draw again, longer once the short ones get crowded.
                             generatedTries += 1
-                            id = ReminderIdentifier.generate(length: 4 + generatedTries / 3, using: &rng)
+                            row.id = ReminderIdentifier.generate(length: 4 + generatedTries / 3, using: &rng)
                         } else if replace && !replaced {
-                            try Self.end(id: id, as: "replaced", at: nowMicros, in: db)
+                            try Self.end(id: row.id, as: "replaced", at: nowMicros, in: db)
                             replaced = true
                         } else {
-                            throw ChimeError(.conflict, "a pending reminder already has the id '\(id)': cancel it, choose another --id, or leave out --no-replace")
+                            throw ChimeError(.conflict, "a pending reminder already has the id '\(row.id)': cancel it, choose another --id, or leave out --no-replace")
                         }
                     }
                 }
-                let reminder = Reminder(
-                    id: id, title: new.title, body: new.body, trigger: new.trigger, kind: new.kind,
-                    createdAt: Date(micros: nowMicros), nextDue: Date(micros: nextDue))
-                results.append(ScheduleResult(reminder: reminder, replaced: replaced))
+                results.append(result(row, replaced: replaced))
+                index += 1
             }
             return results
         }
     }
+
+    /// Rows per INSERT statement in a batch (13 values each, well under SQLite's 32,766).
+    static let insertChunk = 64
 
     /// Cancels the pending reminder `id`, and any of its occurrences not yet posted.
     /// - Throws: `.notFound` when no pending reminder has that id (saying whether it fired or was cancelled).

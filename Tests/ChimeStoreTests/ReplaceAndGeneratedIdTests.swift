@@ -65,6 +65,25 @@ struct ReplaceAndGeneratedIdTests {
         #expect(error?.message.hasSuffix("it has already fired") == true)
     }
 
+    @Test func aTakenIdInsideAMultiRowChunkIsReplacedAndTheRestInserted() throws {
+        defer { cleanUp() }
+        // Given "r-100" pending, and a batch of 200 (several 64-row statements) that includes it
+        try store.schedule(Fixture.once("r-100", at: 30, title: "Old"), now: Fixture.t0, systemZone: Fixture.utc)
+        let batch = (0..<200).map { Fixture.once("r-\($0)", at: TimeInterval(60 + $0), title: "New \($0)") }
+
+        // When it is scheduled with replace, then the one taken id is replaced and all 200 are pending
+        let results = try store.scheduleBatch(batch, now: Fixture.at(1), systemZone: Fixture.utc)
+        #expect(results.map(\.reminder.id) == batch.map(\.id!))
+        #expect(results.filter(\.replaced).map(\.reminder.id) == ["r-100"])
+        #expect(try store.pendingCount() == 200)
+        #expect(try store.reminder(id: "r-100").title == "New 100")
+
+        // And without replace the same batch is a conflict that writes nothing
+        let again = (0..<200).map { Fixture.once("s-\($0)", at: TimeInterval(60 + $0), title: "S \($0)") } + [Fixture.once("r-5", at: 90)]
+        #expect(throws: ChimeError.self) { try store.scheduleBatch(again, replace: false, now: Fixture.at(2), systemZone: Fixture.utc) }
+        #expect(try store.pendingCount() == 200)
+    }
+
     @Test func replacingTwiceInOneBatchKeepsTheLast() throws {
         defer { cleanUp() }
         let results = try store.scheduleBatch(
