@@ -63,8 +63,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "chime-bench",
-            dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTesting"], swiftSettings: strict),

@@ -47,8 +47,14 @@ public struct Note: Sendable, Hashable {
     public var postedAt: Date
 
     public init(
-        id: String, title: String, body: String = "", urgency: Urgency = .normal, actions: [Action] = [],
-        timeout: Duration? = nil, deliveries: [Delivery] = [], postedAt: Date
+        id: String,
+        title: String,
+        body: String = "",
+        urgency: Urgency = .normal,
+        actions: [Action] = [],
+        timeout: Duration? = nil,
+        deliveries: [Delivery] = [],
+        postedAt: Date
     ) {
         self.id = id
         self.title = title
@@ -88,7 +94,9 @@ public struct NoteResponse: Sendable, Hashable {
         case closed(CloseReason)
     }
     public enum CloseReason: String, Sendable, Hashable {
-        case expired, dismissed, closedByCall = "closed", undefined
+        case expired, dismissed
+        case closedByCall = "closed"
+        case undefined
     }
     public var noteID: String
     public var kind: Kind
@@ -115,7 +123,10 @@ public func formatDuration(_ duration: Duration) -> String {
         let ms = Double(duration.components.attoseconds) / 1e15
         return String(format: "%.1fms", ms)
     }
-    let days = total / 86_400, hours = total % 86_400 / 3_600, minutes = total % 3_600 / 60, seconds = total % 60
+    let days = total / 86_400
+    let hours = total % 86_400 / 3_600
+    let minutes = total % 3_600 / 60
+    let seconds = total % 60
     if days > 0 { return hours > 0 ? "\(days)d \(hours)h" : "\(days)d" }
     if hours > 0 { return minutes > 0 ? "\(hours)h \(minutes)m" : "\(hours)h" }
     if minutes > 0 { return seconds > 0 ? "\(minutes)m \(seconds)s" : "\(minutes)m" }

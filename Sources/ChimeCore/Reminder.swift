@@ -16,8 +16,14 @@ public struct Reminder: Sendable, Hashable, Identifiable {
     public var lastDue: Date?
 
     public init(
-        id: String, title: String, body: String = "", trigger: Trigger, kind: String = "plain",
-        createdAt: Date, nextDue: Date?, lastDue: Date? = nil
+        id: String,
+        title: String,
+        body: String = "",
+        trigger: Trigger,
+        kind: String = "plain",
+        createdAt: Date,
+        nextDue: Date?,
+        lastDue: Date? = nil
     ) {
         self.id = id
         self.title = title
@@ -51,7 +57,8 @@ public struct NewReminder: Sendable, Hashable {
         var copy = self
         // Trim only when needed: Foundation's trimming costs more than the insert in a large batch.
         if let first = title.unicodeScalars.first, let last = title.unicodeScalars.last,
-           !first.properties.isWhitespace, !last.properties.isWhitespace {
+            !first.properties.isWhitespace, !last.properties.isWhitespace
+        {
         } else {
             copy.title = title.trimmingCharacters(in: .whitespacesAndNewlines)
         }

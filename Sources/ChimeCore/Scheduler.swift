@@ -36,7 +36,9 @@ public actor Scheduler {
     ///   - systemZone: the zone floating reminders follow, read at each pass (travel changes it).
     ///   - log: told about failures and catch-up; the runner forwards it to swift-log.
     public init(
-        store: any SchedulerStore, notifier: any Notifier, clock: any WallClock = SystemWallClock(),
+        store: any SchedulerStore,
+        notifier: any Notifier,
+        clock: any WallClock = SystemWallClock(),
         configuration: Configuration = Configuration(),
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in }
@@ -166,8 +168,11 @@ public actor Scheduler {
     private func note(for occurrence: PendingOccurrence) -> (Date) -> Note {
         { postedAt in
             Note(
-                id: occurrence.reminderID, title: occurrence.title, body: occurrence.body,
-                deliveries: [Self.delivery(occurrence)], postedAt: postedAt
+                id: occurrence.reminderID,
+                title: occurrence.title,
+                body: occurrence.body,
+                deliveries: [Self.delivery(occurrence)],
+                postedAt: postedAt
             )
         }
     }
@@ -177,17 +182,22 @@ public actor Scheduler {
             let lines = late.prefix(10).map { "• \($0.title)" }
             let more = late.count > 10 ? ["… and \(late.count - 10) more"] : []
             return Note(
-                id: "summary", title: "\(late.count) missed reminders",
+                id: "summary",
+                title: "\(late.count) missed reminders",
                 body: (lines + more).joined(separator: "\n"),
-                deliveries: late.map(Self.delivery), postedAt: postedAt
+                deliveries: late.map(Self.delivery),
+                postedAt: postedAt
             )
         }
     }
 
     private static func delivery(_ occurrence: PendingOccurrence) -> Note.Delivery {
         Note.Delivery(
-            reminderID: occurrence.reminderID, title: occurrence.title, body: occurrence.body,
-            due: occurrence.due, missedCount: occurrence.missedCount
+            reminderID: occurrence.reminderID,
+            title: occurrence.title,
+            body: occurrence.body,
+            due: occurrence.due,
+            missedCount: occurrence.missedCount
         )
     }
 

@@ -26,8 +26,14 @@ public struct PendingOccurrence: Sendable, Hashable {
     public var readyAt: Date
 
     public init(
-        key: OccurrenceKey, reminderID: String, kind: String = "plain", title: String, body: String, missedCount: Int = 0,
-        attempts: Int = 0, readyAt: Date? = nil
+        key: OccurrenceKey,
+        reminderID: String,
+        kind: String = "plain",
+        title: String,
+        body: String,
+        missedCount: Int = 0,
+        attempts: Int = 0,
+        readyAt: Date? = nil
     ) {
         self.key = key
         self.reminderID = reminderID

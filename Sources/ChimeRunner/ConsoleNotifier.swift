@@ -86,7 +86,8 @@ public struct ConsoleNotifier: Notifier {
             ("posted", quote(TimeText.iso(note.postedAt))),
         ]
         let occurrences = note.deliveries.map { delivery in
-            let lateMs = Double(note.lateness(of: delivery).components.attoseconds) / 1e15
+            let lateMs =
+                Double(note.lateness(of: delivery).components.attoseconds) / 1e15
                 + Double(note.lateness(of: delivery).components.seconds) * 1000
             return [
                 ("id", quote(delivery.reminderID)),

@@ -23,8 +23,12 @@ public final class Runner: Service {
     private let waker: TimerWaker
     private let socketFD: Int32
 
-    public init(store: ReminderStore, notifier: any Notifier, logger: Logger,
-                environment: [String: String] = ProcessInfo.processInfo.environment) throws(ChimeError) {
+    public init(
+        store: ReminderStore,
+        notifier: any Notifier,
+        logger: Logger,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ChimeError) {
         let paths = RunnerPaths(storePath: store.path, environment: environment)
         try paths.prepareDirectory()
         let lock = try RunnerLock(path: paths.lock, storePath: store.path)
@@ -44,17 +48,24 @@ public final class Runner: Service {
         self.socketFD = socketFD
         self.waker = waker
         let log = logger
-        self.scheduler = Scheduler(store: store, notifier: notifier, log: { event in
-            switch event {
-            case let .deliveryFailed(ids, attempt, retryAt, error):
-                log.error("Reminder not delivered", metadata: [
-                    "reminder.ids": .string(ids.joined(separator: ",")), "attempt": "\(attempt)",
-                    "retry.at": .string(TimeText.iso(retryAt)), "error": .string(error),
-                ])
-            case let .storeFailed(error):
-                log.error("Store failed", metadata: ["error": .string(error)])
+        self.scheduler = Scheduler(
+            store: store,
+            notifier: notifier,
+            log: { event in
+                switch event {
+                case let .deliveryFailed(ids, attempt, retryAt, error):
+                    log.error(
+                        "Reminder not delivered",
+                        metadata: [
+                            "reminder.ids": .string(ids.joined(separator: ",")), "attempt": "\(attempt)",
+                            "retry.at": .string(TimeText.iso(retryAt)), "error": .string(error),
+                        ]
+                    )
+                case let .storeFailed(error):
+                    log.error("Store failed", metadata: ["error": .string(error)])
+                }
             }
-        })
+        )
     }
 
     public func run() async throws {
@@ -63,9 +74,12 @@ public final class Runner: Service {
         // (No count of pending reminders here: counting reads the whole queue index, and the
         // runner's memory must not grow with the number of reminders.)
         let next = (try? store.nextWake()).flatMap { $0 }.map(TimeText.iso) ?? "none"
-        logger.info("Runner started", metadata: [
-            "store.path": .string(store.path), "socket.path": .string(paths.socket), "next.due": .string(next),
-        ])
+        logger.info(
+            "Runner started",
+            metadata: [
+                "store.path": .string(store.path), "socket.path": .string(paths.socket), "next.due": .string(next),
+            ]
+        )
         await withGracefulShutdownHandler {
             await scheduler.run(waker: waker)
         } onGracefulShutdown: { [waker] in
@@ -76,8 +90,12 @@ public final class Runner: Service {
 
     /// Runs the runner until SIGTERM or SIGINT, which shut the service group down gracefully.
     public func runUntilSignalled() async throws {
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: self, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: self, successTerminationBehavior: .gracefullyShutdownGroup)],
+                logger: logger
+            )
+        )
         let logger = self.logger
         waker.relaySignals([SIGTERM, SIGINT]) {
             logger.info("Signal received: shutting down")

@@ -86,7 +86,10 @@ public final class RunnerLock: Sendable {
             let count = pread(fd, &buffer, 31, 0)
             close(fd)
             let pid = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "?"
-            throw ChimeError(.runnerRunning, "a runner is already running for store '\(storePath)' (pid \(pid)): stop it first, or name another --store")
+            throw ChimeError(
+                .runnerRunning,
+                "a runner is already running for store '\(storePath)' (pid \(pid)): stop it first, or name another --store"
+            )
         }
         let pid = "\(getpid())\n"
         _ = ftruncate(fd, 0)

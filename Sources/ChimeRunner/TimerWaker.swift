@@ -102,7 +102,10 @@ public final class TimerWaker: Waker {
             let seconds = deadline.timeIntervalSince1970
             var whole = floor(seconds)
             var nanos = Int(((seconds - whole) * 1e9).rounded())
-            if nanos >= 1_000_000_000 { whole += 1; nanos -= 1_000_000_000 }
+            if nanos >= 1_000_000_000 {
+                whole += 1
+                nanos -= 1_000_000_000
+            }
             spec.it_value = timespec(tv_sec: max(Int(whole), 0), tv_nsec: nanos)
             if spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0 { spec.it_value.tv_nsec = 1 }
         }

@@ -29,7 +29,12 @@ extension ReminderStore {
     }
 
     /// Schedules many reminders in one transaction: all of them, or none.
-    public func scheduleBatch(_ batch: [NewReminder], replace: Bool = true, now: Date, systemZone: TimeZone) throws(ChimeError) -> [ScheduleResult] {
+    public func scheduleBatch(
+        _ batch: [NewReminder],
+        replace: Bool = true,
+        now: Date,
+        systemZone: TimeZone
+    ) throws(ChimeError) -> [ScheduleResult] {
         var validated: [(reminder: NewReminder, nextDue: Int64)] = []
         validated.reserveCapacity(batch.count)
         for new in batch {
@@ -44,15 +49,24 @@ extension ReminderStore {
             let nowMicros = now.micros
             let rows = validated.map { new, nextDue in
                 BatchInsert.Row(
-                    id: new.id ?? ReminderIdentifier.generate(using: &rng), new: new, columns: TriggerColumns(new.trigger),
-                    nextDueMicros: nextDue)
+                    id: new.id ?? ReminderIdentifier.generate(using: &rng),
+                    new: new,
+                    columns: TriggerColumns(new.trigger),
+                    nextDueMicros: nextDue
+                )
             }
             var results: [ScheduleResult] = []
             results.reserveCapacity(rows.count)
             func result(_ row: BatchInsert.Row, replaced: Bool) -> ScheduleResult {
                 let reminder = Reminder(
-                    id: row.id, title: row.new.title, body: row.new.body, trigger: row.new.trigger, kind: row.new.kind,
-                    createdAt: Date(micros: nowMicros), nextDue: Date(micros: row.nextDueMicros))
+                    id: row.id,
+                    title: row.new.title,
+                    body: row.new.body,
+                    trigger: row.new.trigger,
+                    kind: row.new.kind,
+                    createdAt: Date(micros: nowMicros),
+                    nextDue: Date(micros: row.nextDueMicros)
+                )
                 return ScheduleResult(reminder: reminder, replaced: replaced)
             }
             let single = try BatchInsert(db, rowsPerStatement: 1)
@@ -86,7 +100,10 @@ extension ReminderStore {
                             try Self.end(id: row.id, as: "replaced", at: nowMicros, in: db)
                             replaced = true
                         } else {
-                            throw ChimeError(.conflict, "a pending reminder already has the id '\(row.id)': cancel it, choose another --id, or leave out --no-replace")
+                            throw ChimeError(
+                                .conflict,
+                                "a pending reminder already has the id '\(row.id)': cancel it, choose another --id, or leave out --no-replace"
+                            )
                         }
                     }
                 }
@@ -120,15 +137,25 @@ extension ReminderStore {
                 if let reminder = try Self.fetchPending(id: id, in: db) {
                     try Self.end(id: id, as: "cancelled", at: now.micros, in: db)
                     cancelled.append(reminder)
-                } else if let row = try Row.fetchOne(db, sql: """
-                    SELECT r.* FROM reminder r
-                    WHERE r.id = ? AND r.state = 'done'
-                      AND EXISTS (SELECT 1 FROM occurrence o WHERE o.reminder_key = r.key AND o.state = 'due')
-                    ORDER BY r.key DESC LIMIT 1
-                    """, arguments: [id]) {
+                } else if let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT r.* FROM reminder r
+                        WHERE r.id = ? AND r.state = 'done'
+                          AND EXISTS (SELECT 1 FROM occurrence o WHERE o.reminder_key = r.key AND o.state = 'due')
+                        ORDER BY r.key DESC LIMIT 1
+                        """,
+                    arguments: [id]
+                ) {
                     let key: Int64 = row["key"]
-                    try db.execute(sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE key = ?", arguments: [now.micros, key])
-                    try db.execute(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'", arguments: [key])
+                    try db.execute(
+                        sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE key = ?",
+                        arguments: [now.micros, key]
+                    )
+                    try db.execute(
+                        sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'",
+                        arguments: [key]
+                    )
                     cancelled.append(try Self.reminder(from: row))
                 } else {
                     throw try Self.notFound(id: id, in: db)
@@ -141,9 +168,13 @@ extension ReminderStore {
     /// Pending reminders, earliest next due time first.
     public func pending(limit: Int? = nil) throws(ChimeError) -> [Reminder] {
         try read { db in
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT * FROM reminder WHERE state = 'pending' ORDER BY next_due_us, id LIMIT ?
-                """, arguments: [limit ?? -1])
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT * FROM reminder WHERE state = 'pending' ORDER BY next_due_us, id LIMIT ?
+                    """,
+                arguments: [limit ?? -1]
+            )
             var result: [Reminder] = []
             while let row = try rows.next() { result.append(try Self.reminder(from: row)) }
             return result
@@ -166,14 +197,24 @@ extension ReminderStore {
     /// The ledger rows of reminder `id` (every reminder that had that id), oldest first.
     public func ledger(id: String? = nil) throws(ChimeError) -> [LedgerEntry] {
         try read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT r.id, o.due_us, o.state, o.missed_count, o.posted_us, o.attempts, o.last_error
-                FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                WHERE ?1 IS NULL OR r.id = ?1 ORDER BY o.due_us, r.id
-                """, arguments: [id]).map { row in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id, o.due_us, o.state, o.missed_count, o.posted_us, o.attempts, o.last_error
+                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                    WHERE ?1 IS NULL OR r.id = ?1 ORDER BY o.due_us, r.id
+                    """,
+                arguments: [id]
+            ).map { row in
                 LedgerEntry(
-                    reminderID: row[0], due: Date(micros: row[1]), state: row[2], missedCount: row[3],
-                    postedAt: (row[4] as Int64?).map(Date.init(micros:)), attempts: row[5], lastError: row[6])
+                    reminderID: row[0],
+                    due: Date(micros: row[1]),
+                    state: row[2],
+                    missedCount: row[3],
+                    postedAt: (row[4] as Int64?).map(Date.init(micros:)),
+                    attempts: row[5],
+                    lastError: row[6]
+                )
             }
         }
     }
@@ -182,9 +223,12 @@ extension ReminderStore {
     /// system zone changed (travel): 08:00 stays 08:00 local.
     public func followSystemZone(_ systemZone: TimeZone, now: Date) throws(ChimeError) {
         try write { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT * FROM reminder WHERE state = 'pending' AND trigger_kind = 'weekly' AND zone IS NULL
-                """)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM reminder WHERE state = 'pending' AND trigger_kind = 'weekly' AND zone IS NULL
+                    """
+            )
             for row in rows {
                 let reminder = try Self.reminder(from: row)
                 let cursor = reminder.lastDue ?? reminder.createdAt
@@ -215,21 +259,27 @@ extension ReminderStore {
     /// A not-found error that says what became of the id, when it existed.
     static func notFound(id: String, in db: Database) throws -> ChimeError {
         let last = try String.fetchOne(db, sql: "SELECT state FROM reminder WHERE id = ? ORDER BY key DESC LIMIT 1", arguments: [id])
-        let what = switch last {
-        case "done": "it has already fired"
-        case "cancelled": "it was cancelled"
-        case "replaced": "it was replaced"
-        default: "see 'chime list' for pending reminders"
-        }
+        let what =
+            switch last {
+            case "done": "it has already fired"
+            case "cancelled": "it was cancelled"
+            case "replaced": "it was replaced"
+            default: "see 'chime list' for pending reminders"
+            }
         return ChimeError(.notFound, "no pending reminder has the id '\(id)': \(what)")
     }
 
     static func reminder(from row: Row) throws -> Reminder {
         Reminder(
-            id: row["id"], title: row["title"], body: row["body"], trigger: try TriggerColumns.trigger(from: row),
-            kind: row["kind"], createdAt: Date(micros: row["created_us"]),
+            id: row["id"],
+            title: row["title"],
+            body: row["body"],
+            trigger: try TriggerColumns.trigger(from: row),
+            kind: row["kind"],
+            createdAt: Date(micros: row["created_us"]),
             nextDue: (row["next_due_us"] as Int64?).map(Date.init(micros:)),
-            lastDue: (row["last_due_us"] as Int64?).map(Date.init(micros:)))
+            lastDue: (row["last_due_us"] as Int64?).map(Date.init(micros:))
+        )
     }
 }
 

@@ -11,17 +11,25 @@ extension ReminderStore: SchedulerStore {
         let nowMicros = now.micros
         let horizonMicros = max(horizon.micros, nowMicros)
         return try write { db in
-            let due = try Row.fetchAll(db, sql: """
-                SELECT * FROM reminder WHERE state = 'pending' AND next_due_us <= ? ORDER BY next_due_us LIMIT ?
-                """, arguments: [horizonMicros, Scheduler.claimBatch])
+            let due = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM reminder WHERE state = 'pending' AND next_due_us <= ? ORDER BY next_due_us LIMIT ?
+                    """,
+                arguments: [horizonMicros, Scheduler.claimBatch]
+            )
             if !due.isEmpty {
-                let record = try db.cachedStatement(sql: """
-                    INSERT INTO occurrence (reminder_key, due_us, state, missed_count, recorded_us, next_attempt_us)
-                    VALUES (?, ?, 'due', ?, ?, ?) ON CONFLICT DO NOTHING
-                    """)
-                let finish = try db.cachedStatement(sql: """
-                    UPDATE reminder SET state = 'done', last_due_us = next_due_us, next_due_us = NULL, ended_us = ? WHERE key = ?
-                    """)
+                let record = try db.cachedStatement(
+                    sql: """
+                        INSERT INTO occurrence (reminder_key, due_us, state, missed_count, recorded_us, next_attempt_us)
+                        VALUES (?, ?, 'due', ?, ?, ?) ON CONFLICT DO NOTHING
+                        """
+                )
+                let finish = try db.cachedStatement(
+                    sql: """
+                        UPDATE reminder SET state = 'done', last_due_us = next_due_us, next_due_us = NULL, ended_us = ? WHERE key = ?
+                        """
+                )
                 let advance = try db.cachedStatement(sql: "UPDATE reminder SET last_due_us = ?, next_due_us = ? WHERE key = ?")
                 for row in due {
                     let key: Int64 = row["key"]
@@ -44,7 +52,8 @@ extension ReminderStore: SchedulerStore {
                             // Past the cap, skip to the last weeks before now rather than walk every occurrence.
                             jumped = true
                             if let jump = trigger.nextOccurrence(after: now.addingTimeInterval(-20 * 86_400), systemZone: systemZone),
-                               jump > latest, jump.micros <= nowMicros {
+                                jump > latest, jump.micros <= nowMicros
+                            {
                                 latest = jump
                             }
                         }
@@ -57,25 +66,38 @@ extension ReminderStore: SchedulerStore {
                     }
                 }
             }
-            let ready = try Row.fetchAll(db, sql: """
-                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
-                FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
-                """, arguments: [horizonMicros, Scheduler.claimBatch])
+            let ready = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
+                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                    WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
+                    """,
+                arguments: [horizonMicros, Scheduler.claimBatch]
+            )
             return ready.map { row in
                 PendingOccurrence(
-                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]), reminderID: row[4], kind: row[5],
-                    title: row[6], body: row[7], missedCount: row[2], attempts: row[3], readyAt: Date(micros: row[8]))
+                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
+                    reminderID: row[4],
+                    kind: row[5],
+                    title: row[6],
+                    body: row[7],
+                    missedCount: row[2],
+                    attempts: row[3],
+                    readyAt: Date(micros: row[8])
+                )
             }
         }
     }
 
     public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String) throws {
         try write { db in
-            let statement = try db.cachedStatement(sql: """
-                UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, next_attempt_us = NULL
-                WHERE reminder_key = ? AND due_us = ? AND state = 'due'
-                """)
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, next_attempt_us = NULL
+                    WHERE reminder_key = ? AND due_us = ? AND state = 'due'
+                    """
+            )
             for key in keys {
                 try statement.execute(arguments: [postedAt.micros, noteID, key.reminderKey, key.dueMicros])
             }
@@ -84,10 +106,12 @@ extension ReminderStore: SchedulerStore {
 
     public func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws {
         try write { db in
-            let statement = try db.cachedStatement(sql: """
-                UPDATE occurrence SET attempts = attempts + 1, next_attempt_us = ?, last_error = ?
-                WHERE reminder_key = ? AND due_us = ? AND state = 'due'
-                """)
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE occurrence SET attempts = attempts + 1, next_attempt_us = ?, last_error = ?
+                    WHERE reminder_key = ? AND due_us = ? AND state = 'due'
+                    """
+            )
             for key in keys {
                 try statement.execute(arguments: [retryAt.micros, error, key.reminderKey, key.dueMicros])
             }

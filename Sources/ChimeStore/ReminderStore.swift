@@ -44,7 +44,11 @@ public final class ReminderStore: Sendable {
                 throw ChimeError(.store, "store directory '\(directory)' does not exist: create it, or name another --store")
             }
             do {
-                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try fileManager.createDirectory(
+                    atPath: directory,
+                    withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700]
+                )
             } catch {
                 throw ChimeError(.store, "cannot create store directory '\(directory)': \(Self.reason(error))")
             }
@@ -82,49 +86,51 @@ public final class ReminderStore: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: reminders and delivery ledger") { db in
-            try db.execute(sql: """
-                CREATE TABLE reminder (
-                    key INTEGER PRIMARY KEY,
-                    id TEXT NOT NULL,
-                    title TEXT NOT NULL,
-                    body TEXT NOT NULL DEFAULT '',
-                    kind TEXT NOT NULL DEFAULT 'plain',
-                    trigger_kind TEXT NOT NULL CHECK (trigger_kind IN ('once', 'weekly', 'interval')),
-                    at_us INTEGER,
-                    times TEXT,
-                    days INTEGER,
-                    zone TEXT,
-                    interval_s INTEGER,
-                    anchor_us INTEGER,
-                    state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'cancelled', 'replaced')),
-                    created_us INTEGER NOT NULL,
-                    next_due_us INTEGER,
-                    last_due_us INTEGER,
-                    ended_us INTEGER
-                );
-                -- An id names at most one pending reminder; history keeps the rest.
-                CREATE UNIQUE INDEX reminder_pending_id ON reminder(id) WHERE state = 'pending';
-                -- The scheduler's queue: the earliest pending due time is one index step away.
-                CREATE INDEX reminder_pending_due ON reminder(next_due_us) WHERE state = 'pending';
-                -- Floating rules, recomputed when the system zone changes: few, found without a scan.
-                CREATE INDEX reminder_floating ON reminder(key) WHERE state = 'pending' AND trigger_kind = 'weekly' AND zone IS NULL;
+            try db.execute(
+                sql: """
+                    CREATE TABLE reminder (
+                        key INTEGER PRIMARY KEY,
+                        id TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        body TEXT NOT NULL DEFAULT '',
+                        kind TEXT NOT NULL DEFAULT 'plain',
+                        trigger_kind TEXT NOT NULL CHECK (trigger_kind IN ('once', 'weekly', 'interval')),
+                        at_us INTEGER,
+                        times TEXT,
+                        days INTEGER,
+                        zone TEXT,
+                        interval_s INTEGER,
+                        anchor_us INTEGER,
+                        state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'cancelled', 'replaced')),
+                        created_us INTEGER NOT NULL,
+                        next_due_us INTEGER,
+                        last_due_us INTEGER,
+                        ended_us INTEGER
+                    );
+                    -- An id names at most one pending reminder; history keeps the rest.
+                    CREATE UNIQUE INDEX reminder_pending_id ON reminder(id) WHERE state = 'pending';
+                    -- The scheduler's queue: the earliest pending due time is one index step away.
+                    CREATE INDEX reminder_pending_due ON reminder(next_due_us) WHERE state = 'pending';
+                    -- Floating rules, recomputed when the system zone changes: few, found without a scan.
+                    CREATE INDEX reminder_floating ON reminder(key) WHERE state = 'pending' AND trigger_kind = 'weekly' AND zone IS NULL;
 
-                -- The delivery ledger: one row per occurrence, due -> posted (or cancelled).
-                CREATE TABLE occurrence (
-                    reminder_key INTEGER NOT NULL REFERENCES reminder(key) ON DELETE CASCADE,
-                    due_us INTEGER NOT NULL,
-                    state TEXT NOT NULL CHECK (state IN ('due', 'posted', 'cancelled')),
-                    missed_count INTEGER NOT NULL DEFAULT 0,
-                    recorded_us INTEGER NOT NULL,
-                    posted_us INTEGER,
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    next_attempt_us INTEGER,
-                    last_error TEXT,
-                    note_id TEXT,
-                    PRIMARY KEY (reminder_key, due_us)
-                ) WITHOUT ROWID;
-                CREATE INDEX occurrence_undelivered ON occurrence(next_attempt_us) WHERE state = 'due';
-                """)
+                    -- The delivery ledger: one row per occurrence, due -> posted (or cancelled).
+                    CREATE TABLE occurrence (
+                        reminder_key INTEGER NOT NULL REFERENCES reminder(key) ON DELETE CASCADE,
+                        due_us INTEGER NOT NULL,
+                        state TEXT NOT NULL CHECK (state IN ('due', 'posted', 'cancelled')),
+                        missed_count INTEGER NOT NULL DEFAULT 0,
+                        recorded_us INTEGER NOT NULL,
+                        posted_us INTEGER,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_us INTEGER,
+                        last_error TEXT,
+                        note_id TEXT,
+                        PRIMARY KEY (reminder_key, due_us)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX occurrence_undelivered ON occurrence(next_attempt_us) WHERE state = 'due';
+                    """
+            )
         }
         return migrator
     }
@@ -139,7 +145,10 @@ public final class ReminderStore: Sendable {
             let count = Glibc.read(fd, &header, 16)
             if count == 0 { return }  // an empty file is a new database
             if count < 16 || header != Array("SQLite format 3\0".utf8) {
-                throw ChimeError(.store, "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away")
+                throw ChimeError(
+                    .store,
+                    "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away"
+                )
             }
             return
         }
@@ -158,9 +167,15 @@ public final class ReminderStore: Sendable {
         if let error = error as? DatabaseError {
             switch error.resultCode {
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-                return ChimeError(.store, "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away")
+                return ChimeError(
+                    .store,
+                    "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away"
+                )
             case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
-                return ChimeError(.store, "cannot write store '\(path)': \(error.message ?? "read-only"): check its permissions, or name another --store")
+                return ChimeError(
+                    .store,
+                    "cannot write store '\(path)': \(error.message ?? "read-only"): check its permissions, or name another --store"
+                )
             case .SQLITE_FULL:
                 return ChimeError(.store, "store '\(path)' is full: the disk has no room left; free some space")
             case .SQLITE_BUSY, .SQLITE_LOCKED:

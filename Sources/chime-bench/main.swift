@@ -42,7 +42,9 @@ func temporaryDirectory(_ name: String) -> String {
 func procStatus(_ pid: pid_t, _ key: String) -> Int? {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
     for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first?.trimmingCharacters(in: .whitespaces) ?? "")
+        return Int(
+            line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first?.trimmingCharacters(in: .whitespaces) ?? ""
+        )
     }
     return nil
 }
@@ -53,7 +55,8 @@ func contextSwitches(_ pid: pid_t) -> [String: Int] {
     var counts: [String: Int] = [:]
     for task in tasks {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-        for line in text.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
+        for line in text.split(separator: "\n")
+        where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
             counts[task, default: 0] += Int(line.split(separator: "\t").last ?? "0") ?? 0
         }
     }
@@ -68,14 +71,17 @@ func switchesBetween(_ before: [String: Int], _ after: [String: Int]) -> Int {
 /// CPU time (user + system) of `pid` in seconds, from /proc/PID/stat.
 func cpuSeconds(_ pid: pid_t) -> Double {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = text.lastIndex(of: ")") else { return .nan }
+        let close = text.lastIndex(of: ")")
+    else { return .nan }
     let fields = text[text.index(after: close)...].split(separator: " ")
     let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
     return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks
 }
 
 func row(_ cells: [String], widths: [Int]) -> String {
-    zip(cells, widths).map { cell, width in cell.padding(toLength: max(width, cell.count), withPad: " ", startingAt: 0) }.joined(separator: "  ")
+    zip(cells, widths).map { cell, width in cell.padding(toLength: max(width, cell.count), withPad: " ", startingAt: 0) }.joined(
+        separator: "  "
+    )
 }
 
 func fmt(_ value: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)f", value) }
@@ -89,7 +95,11 @@ let chimeExecutable: String = {
 func oneShots(_ count: Int, prefix: String, from now: Date, within range: ClosedRange<Double>) -> [NewReminder] {
     var rng = SystemRandomNumberGenerator()
     return (0..<count).map { index in
-        NewReminder(id: "\(prefix)\(index)", title: "Reminder \(index)", trigger: .once(now.addingTimeInterval(Double.random(in: range, using: &rng))))
+        NewReminder(
+            id: "\(prefix)\(index)",
+            title: "Reminder \(index)",
+            trigger: .once(now.addingTimeInterval(Double.random(in: range, using: &rng)))
+        )
     }
 }
 
@@ -100,8 +110,11 @@ func populate(_ store: ReminderStore, count: Int, prefix: String = "p") throws {
     while done < count {
         let size = min(100_000, count - done)
         let batch = (0..<size).map { index in
-            NewReminder(id: "\(prefix)\(done + index)", title: "Pending \(done + index)",
-                        trigger: .once(now.addingTimeInterval(3_600 + Double(done + index) * 0.01)))
+            NewReminder(
+                id: "\(prefix)\(done + index)",
+                title: "Pending \(done + index)",
+                trigger: .once(now.addingTimeInterval(3_600 + Double(done + index) * 0.01))
+            )
         }
         _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
         done += size
@@ -112,7 +125,8 @@ func populate(_ store: ReminderStore, count: Int, prefix: String = "p") throws {
 
 func benchSchedule(runs: Int, count: Int) throws {
     print("\n## Schedule \(count) one-shot reminders in one batch (median of \(runs) runs)")
-    var chimeTimes: [Double] = [], rawTimes: [Double] = []
+    var chimeTimes: [Double] = []
+    var rawTimes: [Double] = []
     for run in 0..<runs {
         let now = Date()
         let batch = oneShots(count, prefix: "b\(run)-", from: now, within: 60...(30 * 86_400))
@@ -136,10 +150,12 @@ func benchSchedule(runs: Int, count: Int) throws {
         }
         let rawStart = monotonicSeconds()
         try raw.write { db in
-            let insert = try db.makeStatement(sql: """
-                INSERT INTO reminder (id, title, body, kind, trigger_kind, at_us, state, created_us, next_due_us)
-                VALUES (?, ?, '', 'plain', 'once', ?, 'pending', ?, ?)
-                """)
+            let insert = try db.makeStatement(
+                sql: """
+                    INSERT INTO reminder (id, title, body, kind, trigger_kind, at_us, state, created_us, next_due_us)
+                    VALUES (?, ?, '', 'plain', 'once', ?, 'pending', ?, ?)
+                    """
+            )
             let created = now.micros
             for (id, title, at) in rows { try insert.execute(arguments: [id, title, at, created, at]) }
         }
@@ -151,7 +167,9 @@ func benchSchedule(runs: Int, count: Int) throws {
     print(row(["what", "wall s", "per second"], widths: widths))
     print(row(["chime ReminderStore.scheduleBatch", fmt(median(chimeTimes)), fmt(Double(count) / median(chimeTimes), 0)], widths: widths))
     print(row(["baseline: raw prepared INSERTs", fmt(median(rawTimes)), fmt(Double(count) / median(rawTimes), 0)], widths: widths))
-    print("ratio chime / baseline: \(fmt(median(chimeTimes) / median(rawTimes), 2))x; peak RSS of this process: \(procStatus(getpid(), "VmHWM") ?? -1) kB")
+    print(
+        "ratio chime / baseline: \(fmt(median(chimeTimes) / median(rawTimes), 2))x; peak RSS of this process: \(procStatus(getpid(), "VmHWM") ?? -1) kB"
+    )
 }
 
 // MARK: - Firing lateness
@@ -186,8 +204,11 @@ func measureLateness(count: Int, spread: Double, others: Int) async throws -> [D
     let now = Date()
     let firstDue = now.addingTimeInterval(1.0)
     let batch = (0..<count).map { index in
-        NewReminder(id: "l\(index)", title: "Lateness \(index)",
-                    trigger: .once(firstDue.addingTimeInterval(spread * Double(index) / Double(count))))
+        NewReminder(
+            id: "l\(index)",
+            title: "Lateness \(index)",
+            trigger: .once(firstDue.addingTimeInterval(spread * Double(index) / Double(count)))
+        )
     }
     _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
     let (doneStream, done) = AsyncStream.makeStream(of: Void.self)
@@ -225,20 +246,30 @@ func baselineLateness(count: Int, spread: Double) -> [Double] {
 }
 
 func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async throws {
-    print("\n## Firing lateness: \(count) reminders due over \(Int(spread)) s; notifier call − due, ms (median over \(runs) runs of each run's percentile)")
+    print(
+        "\n## Firing lateness: \(count) reminders due over \(Int(spread)) s; notifier call − due, ms (median over \(runs) runs of each run's percentile)"
+    )
     var rows: [(String, [Double], [Double], [Double])] = []
     for (label, pending) in [("chime, queue otherwise empty", 0), ("chime, \(others) others pending", others)] {
-        var p50: [Double] = [], p99: [Double] = [], maxima: [Double] = []
+        var p50: [Double] = []
+        var p99: [Double] = []
+        var maxima: [Double] = []
         for _ in 0..<runs {
             let values = try await measureLateness(count: count, spread: spread, others: pending)
-            p50.append(percentile(values, 50)); p99.append(percentile(values, 99)); maxima.append(values.max() ?? .nan)
+            p50.append(percentile(values, 50))
+            p99.append(percentile(values, 99))
+            maxima.append(values.max() ?? .nan)
         }
         rows.append((label, p50, p99, maxima))
     }
-    var p50: [Double] = [], p99: [Double] = [], maxima: [Double] = []
+    var p50: [Double] = []
+    var p99: [Double] = []
+    var maxima: [Double] = []
     for _ in 0..<runs {
         let values = baselineLateness(count: count, spread: spread)
-        p50.append(percentile(values, 50)); p99.append(percentile(values, 99)); maxima.append(values.max() ?? .nan)
+        p50.append(percentile(values, 50))
+        p99.append(percentile(values, 99))
+        maxima.append(values.max() ?? .nan)
     }
     rows.append(("baseline: clock_nanosleep thread", p50, p99, maxima))
     let widths = [36, 8, 8, 8]
@@ -285,12 +316,20 @@ func benchIdle(seconds: Double, sizes: [Int]) throws {
         let pid = runner.processIdentifier
         // Only the first size is watched for the whole span; the others are measured for RSS.
         let span = index == 0 ? seconds : 2
-        let switchesBefore = contextSwitches(pid), cpuBefore = cpuSeconds(pid)
+        let switchesBefore = contextSwitches(pid)
+        let cpuBefore = cpuSeconds(pid)
         usleep(useconds_t(span * 1_000_000))
-        let switches = switchesBetween(switchesBefore, contextSwitches(pid)), cpu = cpuSeconds(pid) - cpuBefore
-        let rss = procStatus(pid, "VmRSS") ?? -1, hwm = procStatus(pid, "VmHWM") ?? -1
+        let switches = switchesBetween(switchesBefore, contextSwitches(pid))
+        let cpu = cpuSeconds(pid) - cpuBefore
+        let rss = procStatus(pid, "VmRSS") ?? -1
+        let hwm = procStatus(pid, "VmHWM") ?? -1
         stop(runner)
-        print(row(["\(size)", index == 0 ? "\(switches)" : "\(switches) (in \(Int(span)) s)", fmt(cpu, 2), "\(rss)", "\(hwm)"], widths: widths))
+        print(
+            row(
+                ["\(size)", index == 0 ? "\(switches)" : "\(switches) (in \(Int(span)) s)", fmt(cpu, 2), "\(rss)", "\(hwm)"],
+                widths: widths
+            )
+        )
     }
 }
 
@@ -311,7 +350,7 @@ func benchCLI(runs: Int) throws {
         environment["XDG_RUNTIME_DIR"] = directory
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -319,7 +358,9 @@ func benchCLI(runs: Int) throws {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var pid = pid_t()
         let start = monotonicSeconds()
-        guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else { throw ChimeError(.failure, "cannot spawn \(executable)") }
+        guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else {
+            throw ChimeError(.failure, "cannot spawn \(executable)")
+        }
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         return (monotonicSeconds() - start) * 1000

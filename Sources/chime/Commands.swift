@@ -6,8 +6,10 @@ import Foundation
 
 struct In: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "in", abstract: "Remind once, after a duration.",
-        discussion: "Examples:\n  chime in 25m \"Tea is ready\"\n  chime in 1h30m \"Stretch\" \"Stand up and walk\" --id stretch")
+        commandName: "in",
+        abstract: "Remind once, after a duration.",
+        discussion: "Examples:\n  chime in 25m \"Tea is ready\"\n  chime in 1h30m \"Stretch\" \"Stand up and walk\" --id stretch"
+    )
 
     // One array rather than three arguments so that a mistyped "-5m" reaches the duration
     // parser (and its message) instead of being taken for an unknown option.
@@ -15,7 +17,9 @@ struct In: AsyncParsableCommand {
         parsing: .allUnrecognized,
         help: ArgumentHelp(
             "How long from now (90s, 25m, 1h30m, 2d; units s, m, h, d, w), the title, and an optional body.",
-            valueName: "duration title [body]"))
+            valueName: "duration title [body]"
+        )
+    )
     var words: [String] = []
     @OptionGroup var schedule: ScheduleOptions
     @OptionGroup var global: GlobalOptions
@@ -29,12 +33,20 @@ struct In: AsyncParsableCommand {
             throw ChimeError(.usage, "missing title after 'in \(duration)': expected a title such as \"Tea is ready\"")
         }
         guard words.count <= 3 else {
-            throw ChimeError(.usage, "too many words: '\(words.joined(separator: " "))': expected DURATION TITLE [BODY]; quote a title with spaces")
+            throw ChimeError(
+                .usage,
+                "too many words: '\(words.joined(separator: " "))': expected DURATION TITLE [BODY]; quote a title with spaces"
+            )
         }
         let title = words[1]
         let body: String? = words.count > 2 ? words[2] : nil
         let now = Date()
-        let new = try NewReminder(id: schedule.id, title: title, body: body ?? "", trigger: .once(now.addingTimeInterval(TimeInterval(seconds)))).validated()
+        let new = try NewReminder(
+            id: schedule.id,
+            title: title,
+            body: body ?? "",
+            trigger: .once(now.addingTimeInterval(TimeInterval(seconds)))
+        ).validated()
         let store = try global.openStore()
         let result = try store.schedule(new, replace: !schedule.noReplace, now: now, systemZone: .current)
         report(result, store: store, json: global.json)
@@ -43,7 +55,8 @@ struct In: AsyncParsableCommand {
 
 struct At: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "at", abstract: "Remind once, at a time of day or a date and time.",
+        commandName: "at",
+        abstract: "Remind once, at a time of day or a date and time.",
         discussion: """
             HH:MM is today, or tomorrow when it has passed. A local time that does not exist (a DST gap) \
             fires once, shifted by the gap; one that occurs twice fires at its first occurrence.
@@ -51,7 +64,8 @@ struct At: AsyncParsableCommand {
               chime at 14:30 "Stand-up" --id standup
               chime at "2026-12-24 18:00" "Presents"
               chime at 2026-12-24T17:00Z "Presents (UTC)"
-            """)
+            """
+    )
 
     @Argument(help: ArgumentHelp("HH:MM, 'YYYY-MM-DD HH:MM', or ISO 8601 with Z or an offset.", valueName: "time"))
     var time: String
@@ -75,7 +89,8 @@ struct At: AsyncParsableCommand {
 
 struct Every: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "every", abstract: "Remind again and again: on chosen days at times of day, or every interval.",
+        commandName: "every",
+        abstract: "Remind again and again: on chosen days at times of day, or every interval.",
         discussion: """
             RULE is DAYS TIMES or an INTERVAL:
               DAYS   day | weekday | weekend | mon,wed,fri | mon-fri
@@ -86,7 +101,8 @@ struct Every: AsyncParsableCommand {
               chime every weekday 08:00 "Stretch" --id stretch
               chime every mon,wed,fri 18:30 "Gym"
               chime every 2h "Drink water"
-            """)
+            """
+    )
 
     @Argument(help: ArgumentHelp("The rule, then the title and an optional body.", valueName: "rule-and-title"))
     var words: [String]
@@ -120,7 +136,10 @@ struct Every: AsyncParsableCommand {
             throw ChimeError(.usage, "missing title after 'every \(words.joined(separator: " "))': expected a title such as \"Stretch\"")
         }
         guard words.count <= ruleLength + 2 else {
-            throw ChimeError(.usage, "too many words after 'every': '\(words.joined(separator: " "))': expected RULE TITLE [BODY]; quote a title with spaces")
+            throw ChimeError(
+                .usage,
+                "too many words after 'every': '\(words.joined(separator: " "))': expected RULE TITLE [BODY]; quote a title with spaces"
+            )
         }
         let title = words[ruleLength]
         let body = words.count > ruleLength + 1 ? words[ruleLength + 1] : ""
@@ -133,14 +152,17 @@ struct Every: AsyncParsableCommand {
 
 struct Next: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Preview a reminder's next occurrences, in local time with the zone offset.")
+        abstract: "Preview a reminder's next occurrences, in local time with the zone offset."
+    )
 
     @Argument(help: "The reminder's identifier.") var id: String
     @Option(help: "How many occurrences (1 to 1000).") var count = 5
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard (1...1000).contains(count) else { throw ValidationError(ChimeError.invalid("count", String(count), expected: "a number from 1 to 1000").message) }
+        guard (1...1000).contains(count) else {
+            throw ValidationError(ChimeError.invalid("count", String(count), expected: "a number from 1 to 1000").message)
+        }
     }
 
     func run() async throws {
@@ -163,9 +185,15 @@ struct Next: AsyncParsableCommand {
                 var trigger: String
                 var occurrences: [Item]
             }
-            Output.json(Preview(id: reminder.id, trigger: reminder.trigger.summary, occurrences: occurrences.map {
-                Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: Self.note($0.resolution))
-            }))
+            Output.json(
+                Preview(
+                    id: reminder.id,
+                    trigger: reminder.trigger.summary,
+                    occurrences: occurrences.map {
+                        Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: Self.note($0.resolution))
+                    }
+                )
+            )
             return
         }
         Output.line("\(reminder.id): \(reminder.trigger.summary)  \(reminder.title)")
@@ -226,7 +254,8 @@ struct List: AsyncParsableCommand {
 struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Cancel pending reminders by identifier.",
-        discussion: "All of them or none: when one id is not pending, nothing is cancelled (exit 3).")
+        discussion: "All of them or none: when one id is not pending, nothing is cancelled (exit 3)."
+    )
 
     @Argument(help: "The identifiers.") var ids: [String]
     @OptionGroup var global: GlobalOptions
@@ -254,7 +283,8 @@ struct Cancel: AsyncParsableCommand {
 
 struct Notify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show an alert now, like notify-send, through Chime's notifier.")
+        abstract: "Show an alert now, like notify-send, through Chime's notifier."
+    )
 
     @Argument(help: "The alert's title.") var title: String
     @Argument(help: "The alert's body.") var body: String?

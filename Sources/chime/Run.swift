@@ -13,7 +13,8 @@ struct Run: AsyncParsableCommand {
             'chime' changes the store or the wall clock is set, catches up on what it missed while down \
             (once per occurrence, saying how late; many at once become one summary), and stops \
             gracefully on SIGTERM or SIGINT. Alerts go to standard output; logs to standard error.
-            """)
+            """
+    )
 
     @Option(help: ArgumentHelp("Where alerts go: auto, console (one line each) or json (one JSON object per line).", valueName: "notifier"))
     var notifier: NotifierChoice = .auto
@@ -23,7 +24,9 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError(ChimeError.invalid("log level", logLevel, expected: Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).message)
+            throw ValidationError(
+                ChimeError.invalid("log level", logLevel, expected: Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).message
+            )
         }
     }
 

@@ -10,9 +10,14 @@ import Glibc
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The store file.", discussion: "Default: $CHIME_STORE, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
-        valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store file.",
+            discussion: "Default: $CHIME_STORE, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
+            valueName: "path"
+        )
+    )
     var store: String?
 
     @Flag(name: .long, help: "Print one JSON document instead of human text.")

@@ -59,7 +59,8 @@ final class RunningChime: Sendable {
         process.executableURL = ChimeExecutable.url
         process.arguments = arguments
         process.environment = environment
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
@@ -86,7 +87,10 @@ final class RunningChime: Sendable {
         let errors = self.errors
         err.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                return
+            }
             errors.value.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         self.process = process

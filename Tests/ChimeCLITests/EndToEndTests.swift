@@ -91,17 +91,20 @@ struct EndToEndTests {
         #expect(await runner.terminate() == 0)
     }
 
-    @Test("Bad input: one line naming the value, a distinct exit status, the store unchanged", arguments: [
-        (["at", "25:00", "x"], Int32(64), "25:00"),
-        (["in", "-5m", "x"], 64, "-5m"),
-        (["every", "fortnight", "08:00", "x"], 64, "fortnight"),
-        (["at", "10:00", "x", "--zone", "Mars/Base"], 64, "Mars/Base"),
-        (["in", "5m", ""], 64, "title"),
-        (["in", "5m", "x", "--id", "a b"], 64, "a b"),
-        (["cancel", "nosuch"], 3, "nosuch"),
-        (["next", "nosuch"], 3, "nosuch"),
-        (["in", "5m", "x", "--id", "taken", "--no-replace"], 4, "taken"),
-    ])
+    @Test(
+        "Bad input: one line naming the value, a distinct exit status, the store unchanged",
+        arguments: [
+            (["at", "25:00", "x"], Int32(64), "25:00"),
+            (["in", "-5m", "x"], 64, "-5m"),
+            (["every", "fortnight", "08:00", "x"], 64, "fortnight"),
+            (["at", "10:00", "x", "--zone", "Mars/Base"], 64, "Mars/Base"),
+            (["in", "5m", ""], 64, "title"),
+            (["in", "5m", "x", "--id", "a b"], 64, "a b"),
+            (["cancel", "nosuch"], 3, "nosuch"),
+            (["next", "nosuch"], 3, "nosuch"),
+            (["in", "5m", "x", "--id", "taken", "--no-replace"], 4, "taken"),
+        ]
+    )
     func badInput(arguments: [String], status: Int32, named: String) throws {
         let sandbox = try Sandbox()
         #expect(try sandbox.chime(["in", "10m", "Keep me", "--id", "taken"]).status == 0)
@@ -153,7 +156,8 @@ extension Sandbox {
         process.executableURL = ChimeExecutable.url
         process.arguments = arguments
         process.environment = environment
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()

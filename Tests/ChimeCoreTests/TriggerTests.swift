@@ -26,26 +26,62 @@ struct WeeklyDSTTests {
     struct DailyCase: Sendable, CustomTestStringConvertible {
         var zone: String
         var time: String
-        var first: CivilDateTime      // first of five local days
-        var transitionDay: Int        // day of month of the transition
+        var first: CivilDateTime  // first of five local days
+        var transitionDay: Int  // day of month of the transition
         var expectedOnTransition: Date
-        var expectedLocal: String     // wall clock on the transition day
+        var expectedLocal: String  // wall clock on the transition day
         var testDescription: String { "\(zone) daily \(time) around \(first.year)-\(first.month)-\(transitionDay)" }
     }
 
     static let dailyCases: [DailyCase] = [
-        DailyCase(zone: "America/New_York", time: "02:30", first: .init(year: 2026, month: 3, day: 6), transitionDay: 8,
-                  expectedOnTransition: utcInstant(2026, 3, 8, 7, 30), expectedLocal: "03:30"),
-        DailyCase(zone: "America/New_York", time: "01:30", first: .init(year: 2026, month: 10, day: 30), transitionDay: 1,
-                  expectedOnTransition: utcInstant(2026, 11, 1, 5, 30), expectedLocal: "01:30"),
-        DailyCase(zone: "Europe/Berlin", time: "02:30", first: .init(year: 2026, month: 3, day: 27), transitionDay: 29,
-                  expectedOnTransition: utcInstant(2026, 3, 29, 1, 30), expectedLocal: "03:30"),
-        DailyCase(zone: "Europe/Berlin", time: "02:30", first: .init(year: 2026, month: 10, day: 23), transitionDay: 25,
-                  expectedOnTransition: utcInstant(2026, 10, 25, 0, 30), expectedLocal: "02:30"),
-        DailyCase(zone: "Australia/Lord_Howe", time: "02:15", first: .init(year: 2026, month: 10, day: 2), transitionDay: 4,
-                  expectedOnTransition: utcInstant(2026, 10, 3, 15, 45), expectedLocal: "02:45"),
-        DailyCase(zone: "Australia/Lord_Howe", time: "01:45", first: .init(year: 2026, month: 4, day: 3), transitionDay: 5,
-                  expectedOnTransition: utcInstant(2026, 4, 4, 14, 45), expectedLocal: "01:45"),
+        DailyCase(
+            zone: "America/New_York",
+            time: "02:30",
+            first: .init(year: 2026, month: 3, day: 6),
+            transitionDay: 8,
+            expectedOnTransition: utcInstant(2026, 3, 8, 7, 30),
+            expectedLocal: "03:30"
+        ),
+        DailyCase(
+            zone: "America/New_York",
+            time: "01:30",
+            first: .init(year: 2026, month: 10, day: 30),
+            transitionDay: 1,
+            expectedOnTransition: utcInstant(2026, 11, 1, 5, 30),
+            expectedLocal: "01:30"
+        ),
+        DailyCase(
+            zone: "Europe/Berlin",
+            time: "02:30",
+            first: .init(year: 2026, month: 3, day: 27),
+            transitionDay: 29,
+            expectedOnTransition: utcInstant(2026, 3, 29, 1, 30),
+            expectedLocal: "03:30"
+        ),
+        DailyCase(
+            zone: "Europe/Berlin",
+            time: "02:30",
+            first: .init(year: 2026, month: 10, day: 23),
+            transitionDay: 25,
+            expectedOnTransition: utcInstant(2026, 10, 25, 0, 30),
+            expectedLocal: "02:30"
+        ),
+        DailyCase(
+            zone: "Australia/Lord_Howe",
+            time: "02:15",
+            first: .init(year: 2026, month: 10, day: 2),
+            transitionDay: 4,
+            expectedOnTransition: utcInstant(2026, 10, 3, 15, 45),
+            expectedLocal: "02:45"
+        ),
+        DailyCase(
+            zone: "Australia/Lord_Howe",
+            time: "01:45",
+            first: .init(year: 2026, month: 4, day: 3),
+            transitionDay: 5,
+            expectedOnTransition: utcInstant(2026, 4, 4, 14, 45),
+            expectedLocal: "01:45"
+        ),
     ]
 
     @Test("A daily time fires exactly once per local day across a transition", arguments: dailyCases)
@@ -72,9 +108,13 @@ struct WeeklyDSTTests {
         let trigger = Trigger.weekly(times: [hm("08:00")], days: .everyDay, zone: .fixed("Pacific/Apia"))
         let start = localInstant(TestZones.apia, 2011, 12, 28)
         let occ = trigger.occurrences(after: start, count: 5, systemZone: TestZones.utc)
-        #expect(occ.map { isoZ($0.instant) } == [
-            utcInstant(2011, 12, 28, 18), utcInstant(2011, 12, 29, 18), utcInstant(2011, 12, 30, 18), utcInstant(2011, 12, 31, 18), utcInstant(2012, 1, 1, 18),
-        ].map(isoZ))
+        #expect(
+            occ.map { isoZ($0.instant) }
+                == [
+                    utcInstant(2011, 12, 28, 18), utcInstant(2011, 12, 29, 18), utcInstant(2011, 12, 30, 18), utcInstant(2011, 12, 31, 18),
+                    utcInstant(2012, 1, 1, 18),
+                ].map(isoZ)
+        )
         #expect(occ.map { ZoneMath.civil($0.instant, in: TestZones.apia).local.day } == [28, 29, 31, 1, 2])
         #expect(occ.allSatisfy { $0.resolution == .exact })  // Dec 31 08:00 was asked for exactly
     }
@@ -90,15 +130,22 @@ struct WeeklyDSTTests {
     @Test("Pacific/Apia: a month of daily 08:00 around the skip has one per local day and none on Dec 30")
     func apiaMonth() {
         let trigger = Trigger.weekly(times: [hm("08:00")], days: .everyDay, zone: .fixed("Pacific/Apia"))
-        let all = walkOccurrences(trigger, from: localInstant(TestZones.apia, 2011, 12, 1), until: localInstant(TestZones.apia, 2012, 1, 31), zone: TestZones.utc)
+        let all = walkOccurrences(
+            trigger,
+            from: localInstant(TestZones.apia, 2011, 12, 1),
+            until: localInstant(TestZones.apia, 2012, 1, 31),
+            zone: TestZones.utc
+        )
         let counts = countsPerLocalDay(all, in: TestZones.apia)
         #expect(all.count == 60)  // Dec 1...Jan 30 is 61 calendar days, less the skipped one
         #expect(counts.values.allSatisfy { $0 == 1 })
         #expect(counts[ZoneMath.daysFromCivil(year: 2011, month: 12, day: 30)] == nil)
     }
 
-    @Test("A year of two times a day: strictly increasing, exactly two per local day",
-          arguments: ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe"])
+    @Test(
+        "A year of two times a day: strictly increasing, exactly two per local day",
+        arguments: ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe"]
+    )
     func yearOfTransitions(_ id: String) {
         let zone = TestZones.zone(id)
         let times = [hm("01:45"), hm("02:30")]
@@ -138,19 +185,28 @@ struct WeeklyRuleTests {
     func weekend() {
         let trigger = Trigger.weekly(times: [hm("10:00")], days: .weekend, zone: .fixed("Europe/Berlin"))
         let occ = trigger.occurrences(after: localInstant(TestZones.berlin, 2026, 6, 1), count: 3, systemZone: TestZones.utc)
-        #expect(occ.map { isoZ($0.instant) } == [utcInstant(2026, 6, 6, 8), utcInstant(2026, 6, 7, 8), utcInstant(2026, 6, 13, 8)].map(isoZ))
+        #expect(
+            occ.map { isoZ($0.instant) } == [utcInstant(2026, 6, 6, 8), utcInstant(2026, 6, 7, 8), utcInstant(2026, 6, 13, 8)].map(isoZ)
+        )
     }
 
     @Test("mon,wed,fri at 08:00 and 20:00, in order")
     func severalTimes() throws {
-        let trigger = Trigger.weekly(times: [hm("08:00"), hm("20:00")], days: [.monday, .wednesday, .friday],
-                                     zone: .fixed("Europe/Berlin"))
+        let trigger = Trigger.weekly(
+            times: [hm("08:00"), hm("20:00")],
+            days: [.monday, .wednesday, .friday],
+            zone: .fixed("Europe/Berlin")
+        )
         // Monday 2026-06-01 09:00 Berlin (+02:00).
         let occ = trigger.occurrences(after: localInstant(TestZones.berlin, 2026, 6, 1, 9), count: 6, systemZone: TestZones.newYork)
-        #expect(occ.map { isoZ($0.instant) } == [
-            utcInstant(2026, 6, 1, 18), utcInstant(2026, 6, 3, 6), utcInstant(2026, 6, 3, 18), utcInstant(2026, 6, 5, 6), utcInstant(2026, 6, 5, 18),
-            utcInstant(2026, 6, 8, 6),
-        ].map(isoZ))
+        #expect(
+            occ.map { isoZ($0.instant) }
+                == [
+                    utcInstant(2026, 6, 1, 18), utcInstant(2026, 6, 3, 6), utcInstant(2026, 6, 3, 18), utcInstant(2026, 6, 5, 6),
+                    utcInstant(2026, 6, 5, 18),
+                    utcInstant(2026, 6, 8, 6),
+                ].map(isoZ)
+        )
     }
 
     @Test("An occurrence at exactly the input instant is not returned")
@@ -188,8 +244,18 @@ struct WeeklyRuleTests {
 
     @Test("Empty days or times never fire")
     func emptyRule() {
-        #expect(Trigger.weekly(times: [], days: .everyDay, zone: .floating).nextOccurrence(after: utcInstant(2026, 1, 1), systemZone: TestZones.utc) == nil)
-        #expect(Trigger.weekly(times: [hm("08:00")], days: [], zone: .floating).nextOccurrence(after: utcInstant(2026, 1, 1), systemZone: TestZones.utc) == nil)
+        #expect(
+            Trigger.weekly(times: [], days: .everyDay, zone: .floating).nextOccurrence(
+                after: utcInstant(2026, 1, 1),
+                systemZone: TestZones.utc
+            ) == nil
+        )
+        #expect(
+            Trigger.weekly(times: [hm("08:00")], days: [], zone: .floating).nextOccurrence(
+                after: utcInstant(2026, 1, 1),
+                systemZone: TestZones.utc
+            ) == nil
+        )
     }
 }
 
@@ -197,9 +263,12 @@ struct WeeklyRuleTests {
 struct IntervalAndOnceTests {
     static let anchor = utcInstant(2026, 6, 1, 12)
 
-    @Test("Interval occurrences are anchor + k·s with k ≥ 1", arguments: [
-        (-100.0, 7_200.0), (0.0, 7_200.0), (7_199.5, 7_200.0), (7_200.0, 14_400.0), (1_000_000.0, 1_000_800.0),
-    ])
+    @Test(
+        "Interval occurrences are anchor + k·s with k ≥ 1",
+        arguments: [
+            (-100.0, 7_200.0), (0.0, 7_200.0), (7_199.5, 7_200.0), (7_200.0, 14_400.0), (1_000_000.0, 1_000_800.0),
+        ]
+    )
     func interval(_ afterOffset: Double, _ expectedOffset: Double) {
         let trigger = Trigger.interval(seconds: 7_200, anchor: Self.anchor)
         let next = trigger.nextOccurrence(after: Self.anchor.addingTimeInterval(afterOffset), systemZone: TestZones.utc)
@@ -228,24 +297,33 @@ struct IntervalAndOnceTests {
         #expect(trigger.nextOccurrence(after: at.addingTimeInterval(-1), systemZone: TestZones.utc) == at)
         #expect(trigger.nextOccurrence(after: at, systemZone: TestZones.utc) == nil)
         #expect(trigger.nextOccurrence(after: at.addingTimeInterval(1), systemZone: TestZones.utc) == nil)
-        #expect(trigger.occurrences(after: utcInstant(2026, 1, 1), count: 5, systemZone: TestZones.utc) == [Occurrence(instant: at, resolution: .exact)])
+        #expect(
+            trigger.occurrences(after: utcInstant(2026, 1, 1), count: 5, systemZone: TestZones.utc) == [
+                Occurrence(instant: at, resolution: .exact)
+            ]
+        )
         #expect(!trigger.isRecurring)
         #expect(Trigger.interval(seconds: 60, anchor: at).isRecurring)
         #expect(Trigger.weekly(times: [hm("08:00")], days: .everyDay, zone: .floating).isRecurring)
     }
 
-    @Test("Summaries", arguments: [
-        (Trigger.once(utcInstant(2026, 1, 1)), "once"),
-        (.weekly(times: [hm("08:00")], days: .weekdays, zone: .floating), "every weekday 08:00"),
-        (.weekly(times: [hm("08:00")], days: .everyDay, zone: .floating), "every day 08:00"),
-        (.weekly(times: [hm("08:00"), hm("20:00")], days: [.monday, .wednesday, .friday], zone: .fixed("Europe/Berlin")),
-         "every mon,wed,fri 08:00,20:00 (Europe/Berlin)"),
-        (.interval(seconds: 7_200, anchor: utcInstant(2026, 1, 1)), "every 2h"),
-        (.interval(seconds: 5_400, anchor: utcInstant(2026, 1, 1)), "every 90m"),
-        (.interval(seconds: 45, anchor: utcInstant(2026, 1, 1)), "every 45s"),
-        (.interval(seconds: 172_800, anchor: utcInstant(2026, 1, 1)), "every 2d"),
-        (.interval(seconds: 604_800, anchor: utcInstant(2026, 1, 1)), "every 1w"),
-    ])
+    @Test(
+        "Summaries",
+        arguments: [
+            (Trigger.once(utcInstant(2026, 1, 1)), "once"),
+            (.weekly(times: [hm("08:00")], days: .weekdays, zone: .floating), "every weekday 08:00"),
+            (.weekly(times: [hm("08:00")], days: .everyDay, zone: .floating), "every day 08:00"),
+            (
+                .weekly(times: [hm("08:00"), hm("20:00")], days: [.monday, .wednesday, .friday], zone: .fixed("Europe/Berlin")),
+                "every mon,wed,fri 08:00,20:00 (Europe/Berlin)"
+            ),
+            (.interval(seconds: 7_200, anchor: utcInstant(2026, 1, 1)), "every 2h"),
+            (.interval(seconds: 5_400, anchor: utcInstant(2026, 1, 1)), "every 90m"),
+            (.interval(seconds: 45, anchor: utcInstant(2026, 1, 1)), "every 45s"),
+            (.interval(seconds: 172_800, anchor: utcInstant(2026, 1, 1)), "every 2d"),
+            (.interval(seconds: 604_800, anchor: utcInstant(2026, 1, 1)), "every 1w"),
+        ]
+    )
     func summary(_ trigger: Trigger, _ expected: String) {
         #expect(trigger.summary == expected)
     }

@@ -48,8 +48,13 @@ struct Harness {
         store = try ReminderStore(path: directory.file("chime.sqlite"))
         let events = events
         scheduler = Scheduler(
-            store: store, notifier: notifier, clock: clock, configuration: configuration,
-            systemZone: { Harness.utc }, log: { events.record($0) })
+            store: store,
+            notifier: notifier,
+            clock: clock,
+            configuration: configuration,
+            systemZone: { Harness.utc },
+            log: { events.record($0) }
+        )
     }
 
     func cleanUp() { directory.remove() }
@@ -69,7 +74,9 @@ struct Harness {
     func once(_ id: String, at seconds: TimeInterval) throws -> Reminder {
         try store.schedule(
             NewReminder(id: id, title: "Title \(id)", trigger: .once(at(seconds))),
-            replace: false, now: clock.now(), systemZone: Harness.utc
+            replace: false,
+            now: clock.now(),
+            systemZone: Harness.utc
         ).reminder
     }
 

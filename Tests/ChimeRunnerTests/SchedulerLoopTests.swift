@@ -59,7 +59,9 @@ struct SchedulerLoopTests {
         defer { h.cleanUp() }
         try h.store.schedule(
             NewReminder(id: "stretch", title: "Stretch", trigger: .interval(seconds: 900, anchor: Harness.t0)),
-            now: h.clock.now(), systemZone: Harness.utc)
+            now: h.clock.now(),
+            systemZone: Harness.utc
+        )
         let loop = Task { await h.scheduler.run(waker: h.clock) }
 
         for k in 1...4 {
@@ -145,7 +147,9 @@ struct SchedulerLoopTests {
         defer { h.cleanUp() }
         try h.store.schedule(
             NewReminder(id: "water", title: "Water", trigger: .interval(seconds: 600, anchor: Harness.t0)),
-            now: h.clock.now(), systemZone: Harness.utc)
+            now: h.clock.now(),
+            systemZone: Harness.utc
+        )
         let loop = Task { await h.scheduler.run(waker: h.clock) }
 
         // Given the 600 s occurrence recorded ahead and waiting for its instant

@@ -154,10 +154,12 @@ struct SchedulerPassTests {
         h.clock.advance(to: h.at(100))
         await h.scheduler.runPass()
         #expect(h.notifier.attempts == 3)
-        #expect(h.events.all == [
-            .deliveryFailed(ids: ["tea"], attempt: 1, retryAt: h.at(11), error: "no notification server"),
-            .deliveryFailed(ids: ["tea"], attempt: 2, retryAt: h.at(13), error: "no notification server"),
-        ])
+        #expect(
+            h.events.all == [
+                .deliveryFailed(ids: ["tea"], attempt: 1, retryAt: h.at(11), error: "no notification server"),
+                .deliveryFailed(ids: ["tea"], attempt: 2, retryAt: h.at(13), error: "no notification server"),
+            ]
+        )
     }
 
     @Test(arguments: [(0, 1), (1, 1), (2, 2), (3, 4), (4, 8), (9, 256), (10, 300), (64, 300)])
@@ -232,7 +234,9 @@ struct SchedulerPassTests {
         // Given a recurring reminder whose first post failed
         try h.store.schedule(
             NewReminder(id: "water", title: "Water", trigger: .interval(seconds: 3_600, anchor: Harness.t0)),
-            now: h.clock.now(), systemZone: Harness.utc)
+            now: h.clock.now(),
+            systemZone: Harness.utc
+        )
         h.notifier.failNext()
         h.clock.advance(to: h.at(3_600))
         #expect(await h.scheduler.runPass() == h.at(3_601))
@@ -254,7 +258,9 @@ struct SchedulerPassTests {
         defer { h.cleanUp() }
         try h.store.schedule(
             NewReminder(id: "stretch", title: "Stretch", trigger: .interval(seconds: 600, anchor: Harness.t0)),
-            now: h.clock.now(), systemZone: Harness.utc)
+            now: h.clock.now(),
+            systemZone: Harness.utc
+        )
 
         // On time: one note per occurrence
         h.clock.advance(to: h.at(600))

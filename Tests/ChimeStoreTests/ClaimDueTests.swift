@@ -75,7 +75,9 @@ struct ClaimDueTests {
         // Given an hourly reminder anchored at t0 (due +1h, +2h, +3h, …)
         try store.schedule(
             NewReminder(id: "stretch", title: "Stretch", trigger: .interval(seconds: 3_600, anchor: Fixture.t0)),
-            now: Fixture.t0, systemZone: Fixture.utc)
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
 
         // When the store is first asked 3 h 5 min later (three occurrences missed)
         let ready = try claim(at: 3 * 3_600 + 300)
@@ -99,7 +101,9 @@ struct ClaimDueTests {
         defer { cleanUp() }
         try store.schedule(
             NewReminder(id: "stretch", title: "Stretch", trigger: .interval(seconds: 3_600, anchor: Fixture.t0)),
-            now: Fixture.t0, systemZone: Fixture.utc)
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
 
         let ready = try claim(at: 2 * 3_600)
 
@@ -113,7 +117,9 @@ struct ClaimDueTests {
         // Given an every-minute reminder and a runner down for 30 days (43,200 occurrences)
         try store.schedule(
             NewReminder(id: "blink", title: "Blink", trigger: .interval(seconds: 60, anchor: Fixture.t0)),
-            now: Fixture.t0, systemZone: Fixture.utc)
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
         let now = 30 * 86_400.0 + 30
 
         // When it catches up
@@ -156,7 +162,11 @@ struct ClaimDueTests {
         defer { cleanUp() }
         // Every day 08:00 in Berlin, over the spring-forward night of 2026-03-29 (UTC+1 -> UTC+2)
         let trigger = Trigger.weekly(times: [LocalTime(hour: 8, minute: 0)!], days: .everyDay, zone: .fixed("Europe/Berlin"))
-        try store.schedule(NewReminder(id: "pill", title: "Pill", trigger: trigger), now: utcInstant(2026, 3, 27, 0), systemZone: Fixture.utc)
+        try store.schedule(
+            NewReminder(id: "pill", title: "Pill", trigger: trigger),
+            now: utcInstant(2026, 3, 27, 0),
+            systemZone: Fixture.utc
+        )
         let expected = [utcInstant(2026, 3, 27, 7), utcInstant(2026, 3, 28, 7), utcInstant(2026, 3, 29, 6), utcInstant(2026, 3, 30, 6)]
 
         for due in expected {
@@ -202,8 +212,13 @@ struct ClaimDueTests {
         #expect(try store.nextWake() == nil)
 
         _ = try store.scheduleBatch(
-            [Fixture.once("a", at: 100), Fixture.once("b", at: 50), NewReminder(id: "c", title: "C", trigger: .interval(seconds: 1_000, anchor: Fixture.t0))],
-            now: Fixture.t0, systemZone: Fixture.utc)
+            [
+                Fixture.once("a", at: 100), Fixture.once("b", at: 50),
+                NewReminder(id: "c", title: "C", trigger: .interval(seconds: 1_000, anchor: Fixture.t0)),
+            ],
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
         #expect(try store.nextWake() == Fixture.at(50))
 
         // b comes due and fails, retry far away: the next due time wins

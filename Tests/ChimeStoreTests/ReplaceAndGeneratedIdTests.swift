@@ -29,7 +29,9 @@ struct ReplaceAndGeneratedIdTests {
         // When "tea" is scheduled again
         let result = try store.schedule(
             NewReminder(id: "tea", title: "New tea", trigger: .once(Fixture.at(9_000))),
-            now: Fixture.at(7_300), systemZone: Fixture.utc)
+            now: Fixture.at(7_300),
+            systemZone: Fixture.utc
+        )
 
         // Then it replaced the old one: one pending "tea", the new one
         #expect(result.replaced)
@@ -87,8 +89,13 @@ struct ReplaceAndGeneratedIdTests {
     @Test func replacingTwiceInOneBatchKeepsTheLast() throws {
         defer { cleanUp() }
         let results = try store.scheduleBatch(
-            [Fixture.once("tea", at: 60, title: "One"), Fixture.once("tea", at: 70, title: "Two"), Fixture.once("tea", at: 80, title: "Three")],
-            now: Fixture.t0, systemZone: Fixture.utc)
+            [
+                Fixture.once("tea", at: 60, title: "One"), Fixture.once("tea", at: 70, title: "Two"),
+                Fixture.once("tea", at: 80, title: "Three"),
+            ],
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
 
         #expect(results.map(\.replaced) == [false, true, true])
         #expect(try store.pending().map(\.title) == ["Three"])

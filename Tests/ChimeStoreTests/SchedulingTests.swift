@@ -35,7 +35,9 @@ struct SchedulingTests {
         defer { cleanUp() }
         let result = try store.schedule(
             NewReminder(id: "standup", title: "  Stand-up  ", body: "room 4", trigger: .once(Fixture.at(600))),
-            now: Fixture.t0, systemZone: Fixture.utc)
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
 
         #expect(result.reminder.id == "standup")
         #expect(result.replaced == false)
@@ -69,7 +71,10 @@ struct SchedulingTests {
         let error = #expect(throws: ChimeError.self) {
             try store.scheduleBatch(
                 [Fixture.once("a", at: 10), Fixture.once("tea", at: 20), Fixture.once("b", at: 30)],
-                replace: false, now: Fixture.t0, systemZone: Fixture.utc)
+                replace: false,
+                now: Fixture.t0,
+                systemZone: Fixture.utc
+            )
         }
 
         #expect(error?.code == .conflict)
@@ -134,7 +139,9 @@ struct SchedulingTests {
         defer { cleanUp() }
         try store.schedule(
             NewReminder(id: "water", title: "Water", trigger: .interval(seconds: 600, anchor: Fixture.t0)),
-            now: Fixture.t0, systemZone: Fixture.utc)
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
         #expect(try store.claimDue(now: Fixture.at(600), systemZone: Fixture.utc).count == 1)
 
         try store.cancel(id: "water", now: Fixture.at(601))
@@ -148,7 +155,9 @@ struct SchedulingTests {
         defer { cleanUp() }
         _ = try store.scheduleBatch(
             [Fixture.once("a", at: 10), Fixture.once("b", at: 20), Fixture.once("c", at: 30)],
-            now: Fixture.t0, systemZone: Fixture.utc)
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
 
         // When one of the ids is not pending, none is cancelled
         let error = #expect(throws: ChimeError.self) { try store.cancel(ids: ["a", "missing", "b"], now: Fixture.t0) }
@@ -167,12 +176,15 @@ struct SchedulingTests {
         _ = try store.scheduleBatch(
             [
                 Fixture.once("late", at: 9_000),
-                NewReminder(id: "hourly", title: "Hourly", trigger: .interval(seconds: 3_600, anchor: Fixture.at(-1_800))),  // next at +1800
+                // next at +1800
+                NewReminder(id: "hourly", title: "Hourly", trigger: .interval(seconds: 3_600, anchor: Fixture.at(-1_800))),
                 Fixture.once("soon", at: 60),
                 Fixture.once("b-tie", at: 600),
                 Fixture.once("a-tie", at: 600),
             ],
-            now: Fixture.t0, systemZone: Fixture.utc)
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
 
         let pending = try store.pending()
 
@@ -187,7 +199,9 @@ struct SchedulingTests {
         let error = #expect(throws: ChimeError.self) {
             try store.scheduleBatch(
                 [Fixture.once("fine", at: 60), Fixture.once("past", at: offset, title: "Past")],
-                now: Fixture.t0, systemZone: Fixture.utc)
+                now: Fixture.t0,
+                systemZone: Fixture.utc
+            )
         }
 
         #expect(error?.code == .usage)

@@ -23,10 +23,10 @@ public struct LocalTime: Sendable, Hashable, Codable, Comparable, CustomStringCo
     public static func parse(_ s: String) throws(ChimeError) -> LocalTime {
         let parts = s.trimmingWhitespace().split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2,
-              (1...2).contains(parts[0].count), parts[1].count == 2,
-              parts[0].allSatisfy(\.isASCIIDigit), parts[1].allSatisfy(\.isASCIIDigit),
-              let h = Int(parts[0]), let m = Int(parts[1]),
-              let t = LocalTime(hour: h, minute: m)
+            (1...2).contains(parts[0].count), parts[1].count == 2,
+            parts[0].allSatisfy(\.isASCIIDigit), parts[1].allSatisfy(\.isASCIIDigit),
+            let h = Int(parts[0]), let m = Int(parts[1]),
+            let t = LocalTime(hour: h, minute: m)
         else { throw ChimeError.invalid("time", s, expected: expected) }
         return t
     }

@@ -70,8 +70,8 @@ public enum TimeParsing {
             return Int(String(chars[r]))
         }
         guard let year = num(0..<4), chars[4] == "-", let month = num(5..<7), chars[7] == "-", let day = num(8..<10),
-              chars[10] == " " || chars[10] == "T" || chars[10] == "t",
-              let hour = num(11..<13), chars[13] == ":", let minute = num(14..<16)
+            chars[10] == " " || chars[10] == "T" || chars[10] == "t",
+            let hour = num(11..<13), chars[13] == ":", let minute = num(14..<16)
         else { throw bad }
         var i = 16
         var second = 0
@@ -81,7 +81,7 @@ public enum TimeParsing {
             i = 19
         }
         guard (1...12).contains(month), (1...ZoneMath.daysInMonth(year: year, month: month)).contains(day),
-              (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
+            (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
         else { throw bad }
         let local = CivilDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         let result: Date
@@ -95,9 +95,9 @@ public enum TimeParsing {
             guard r[0] == "+" || r[0] == "-" else { throw bad }
             let digits = r.dropFirst().filter { $0 != ":" }
             guard digits.count == 4, digits.allSatisfy(\.isASCIIDigit),
-                  r.count == 5 || (r.count == 6 && r[3] == ":"),
-                  let oh = Int(String(digits.prefix(2))), let om = Int(String(digits.suffix(2))),
-                  oh <= 18, om <= 59
+                r.count == 5 || (r.count == 6 && r[3] == ":"),
+                let oh = Int(String(digits.prefix(2))), let om = Int(String(digits.suffix(2))),
+                oh <= 18, om <= 59
             else { throw bad }
             let offset = (oh * 3_600 + om * 60) * (r[0] == "-" ? -1 : 1)
             result = Date(timeIntervalSince1970: TimeInterval(local.naiveSeconds - offset))

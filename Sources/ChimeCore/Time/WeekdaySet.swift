@@ -44,7 +44,8 @@ public struct WeekdaySet: OptionSet, Sendable, Hashable, Codable, CustomStringCo
         "weekend": .weekend, "weekends": .weekend,
     ]
 
-    static let expected = "day, daily, weekday, weekend, a day such as mon or monday, a list such as mon,wed,fri, or a range such as mon-fri"
+    static let expected =
+        "day, daily, weekday, weekend, a day such as mon or monday, a list such as mon,wed,fri, or a range such as mon-fri"
 
     /// "day", "daily", "everyday", "weekday(s)", "weekend(s)", "mon", "monday", "mon,wed,fri",
     /// "mon-fri", "sat-sun" (a range may wrap: "fri-mon"). Case-insensitive.
@@ -63,7 +64,7 @@ public struct WeekdaySet: OptionSet, Sendable, Hashable, Codable, CustomStringCo
             }
             let ends = item.split(separator: "-", omittingEmptySubsequences: false)
             guard ends.count == 2,
-                  let a = names[ends[0].trimmingWhitespace()], let b = names[ends[1].trimmingWhitespace()]
+                let a = names[ends[0].trimmingWhitespace()], let b = names[ends[1].trimmingWhitespace()]
             else { throw ChimeError.invalid("days", s, expected: expected) }
             var d = a
             while true {

@@ -145,15 +145,24 @@ public enum ZoneMath {
         let days = floorDiv(local, 86_400)
         let secs = local - days * 86_400
         let d = civilFromDays(days)
-        return (CivilDateTime(year: d.year, month: d.month, day: d.day,
-                              hour: secs / 3_600, minute: (secs % 3_600) / 60, second: secs % 60), off)
+        return (
+            CivilDateTime(
+                year: d.year,
+                month: d.month,
+                day: d.day,
+                hour: secs / 3_600,
+                minute: (secs % 3_600) / 60,
+                second: secs % 60
+            ), off
+        )
     }
 
     /// "+01:00", "-04:00", "+10:30", "+14:00" (seconds, if any, are dropped).
     public static func formatOffset(_ seconds: Int) -> String {
         let sign = seconds < 0 ? "-" : "+"
         let a = abs(seconds)
-        let h = a / 3_600, m = (a % 3_600) / 60
+        let h = a / 3_600
+        let m = (a % 3_600) / 60
         return sign + (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
     }
 }
