@@ -80,7 +80,7 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting"],
             swiftSettings: strict
         ),
-        .testTarget(name: "ChimeCLITests", swiftSettings: strict),
+        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore", "ChimeStore"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

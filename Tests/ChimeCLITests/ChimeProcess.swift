@@ -116,6 +116,22 @@ final class RunningChime: Sendable {
         }
     }
 
+    /// The lines printed in the next `seconds`, or until standard output ends.
+    func lines(for seconds: Double) async -> [String] {
+        let end = Date().addingTimeInterval(seconds)
+        var collected: [String] = []
+        while end.timeIntervalSinceNow > 0, let line = await nextLine(timeout: end.timeIntervalSinceNow) {
+            collected.append(line)
+        }
+        return collected
+    }
+
+    /// Kills the runner with SIGKILL, as a crash would, and waits for it to be gone.
+    func crash() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// Waits until the runner logged that it started (its socket is bound), up to `timeout`.
     func waitUntilStarted(timeout: Double = 10) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
