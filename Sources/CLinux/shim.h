@@ -5,6 +5,7 @@
 #include <sys/timerfd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/inotify.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -15,6 +16,9 @@
 static inline int chime_tfd_flags(void) { return TFD_CLOEXEC | TFD_NONBLOCK; }
 static inline int chime_tfd_abstime_cancel_on_set(void) { return TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET; }
 static inline int chime_efd_flags(void) { return EFD_CLOEXEC | EFD_NONBLOCK; }
+static inline int chime_inotify_init(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
+// What replacing /etc/localtime or /etc/timezone looks like (timedatectl set-timezone, a package upgrade).
+static inline uint32_t chime_inotify_zone_mask(void) { return IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE; }
 // Timer slack: let the kernel fire our deadlines within 1 µs rather than the default 50 µs.
 static inline int chime_set_timer_slack_ns(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0); }
 

@@ -20,6 +20,8 @@ public enum WakeReason: String, Sendable, Hashable {
     case poked
     /// The wall clock was set (or the machine resumed from suspend): deadlines must be recomputed.
     case clockChanged
+    /// The system time zone changed (travel): floating reminders move with it.
+    case zoneChanged
     /// The runner is shutting down.
     case shutdown
 }

@@ -33,7 +33,8 @@ public actor Scheduler {
     private let log: @Sendable (SchedulerEvent) -> Void
 
     /// - Parameters:
-    ///   - systemZone: the zone floating reminders follow, read at each pass (travel changes it).
+    ///   - systemZone: the zone floating reminders follow, read at each pass and after a
+    ///     ``WakeReason/zoneChanged`` (travel changes it).
     ///   - log: told about failures and catch-up; the runner forwards it to swift-log.
     public init(
         store: any SchedulerStore,
@@ -109,6 +110,13 @@ public actor Scheduler {
         var reason = WakeReason.poked
         while !Task.isCancelled {
             if reason == .deadline { await postStaged() }
+            if reason == .zoneChanged {
+                do {
+                    try store.followSystemZone(systemZone(), now: clock.now())
+                } catch {
+                    log(.storeFailed(String(describing: error)))
+                }
+            }
             let next = await runPass()
             reason = await waker.wait(until: next)
             if reason == .shutdown { return }

@@ -70,10 +70,15 @@ public protocol SchedulerStore: Sendable {
     /// Housekeeping the store defers to a quiet moment (the scheduler calls it when nothing is
     /// due for a while): e.g. folding SQLite's write-ahead log back into the database.
     func idle()
+    /// Recomputes the next due time of floating recurring reminders after the system zone
+    /// changed, so that 08:00 stays 08:00 local.
+    func followSystemZone(_ systemZone: TimeZone, now: Date) throws
 }
 
 extension SchedulerStore {
     public func idle() {}
+
+    public func followSystemZone(_ systemZone: TimeZone, now: Date) throws {}
 
     /// Claims what is due at `now` (no look-ahead).
     public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {

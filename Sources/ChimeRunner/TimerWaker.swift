@@ -28,6 +28,8 @@ public final class TimerWaker: Waker {
     private let eventFD: Int32
     private let socketFD: Int32?
     private let signalFD: Int32
+    /// inotify on /etc, for a change of the system time zone (-1 when unavailable).
+    private let zoneFD: Int32
     private let state = Mutex(State())
 
     /// - Parameter socketFD: the bound wake-up socket, or nil (tests, `chime-bench`).
@@ -44,6 +46,13 @@ public final class TimerWaker: Waker {
             close(timerFD)
             close(eventFD)
             throw ChimeError(.failure, "eventfd failed: \(String(cString: strerror(errno)))")
+        }
+        let zoneFD = chime_inotify_init()
+        if zoneFD >= 0 && inotify_add_watch(zoneFD, "/etc", chime_inotify_zone_mask()) < 0 {
+            close(zoneFD)
+            self.zoneFD = -1
+        } else {
+            self.zoneFD = zoneFD
         }
         self.timerFD = timerFD
         self.eventFD = eventFD
@@ -94,6 +103,7 @@ public final class TimerWaker: Waker {
         close(timerFD)
         close(eventFD)
         close(signalFD)
+        if zoneFD >= 0 { close(zoneFD) }
     }
 
     private func arm(_ deadline: Date?) {
@@ -118,6 +128,8 @@ public final class TimerWaker: Waker {
             pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: eventFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
+            // A negative descriptor is ignored by poll(2).
+            pollfd(fd: zoneFD, events: Int16(POLLIN), revents: 0),
         ]
         if let socketFD { fds.append(pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)) }
         while true {
@@ -143,11 +155,35 @@ public final class TimerWaker: Waker {
                 _ = read(signalFD, &count, 8)
                 state.withLock { $0.onSignal }?()
             }
-            if fds.count > 3, fds[3].revents != 0, let socketFD {
+            if fds[3].revents != 0 && Self.zoneFileChanged(zoneFD) {
+                // Foundation caches the system zone: forget it, so the next read sees the new one.
+                NSTimeZone.resetSystemTimeZone()
+                deliver(.zoneChanged)
+            }
+            if fds.count > 4, fds[4].revents != 0, let socketFD {
                 if WakeSocket.drain(socketFD) > 0 { deliver(.poked) }
             }
         }
         deliver(.shutdown)
+    }
+
+    /// Drains the inotify events; true when one names /etc/localtime or /etc/timezone.
+    private static func zoneFileChanged(_ fd: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var changed = false
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { return changed }
+            var offset = 0
+            // struct inotify_event: wd, mask, cookie, len (4 bytes each), then len bytes of name.
+            while offset + 16 <= count {
+                let length = buffer[(offset + 12)..<(offset + 16)].reversed().reduce(0) { $0 << 8 | Int($1) }
+                let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                if name == "localtime" || name == "timezone" { changed = true }
+                offset += 16 + length
+            }
+        }
     }
 
     private func deliver(_ reason: WakeReason) {
@@ -164,7 +200,7 @@ public final class TimerWaker: Waker {
     }
 
     private static func stronger(_ a: WakeReason?, _ b: WakeReason) -> WakeReason {
-        let order: [WakeReason] = [.deadline, .poked, .clockChanged, .shutdown]
+        let order: [WakeReason] = [.deadline, .poked, .clockChanged, .zoneChanged, .shutdown]
         guard let a else { return b }
         return order.firstIndex(of: a)! > order.firstIndex(of: b)! ? a : b
     }

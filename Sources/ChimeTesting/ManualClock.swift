@@ -85,6 +85,9 @@ public final class ManualWallClock: WallClock, Waker {
     /// The CLI's poke.
     public func poke() { wake(.poked) }
 
+    /// The system time zone changed (the test changes what its `systemZone` closure returns first).
+    public func zoneChanged() { wake(.zoneChanged) }
+
     /// Graceful shutdown: the parked scheduler returns, and any later wait returns at once.
     public func shutdown() {
         state.withLock { $0.isShutDown = true }
