@@ -23,17 +23,25 @@ struct ZoneChangeTests {
         var configuration = Scheduler.Configuration()
         configuration.lookahead = .zero
         let scheduler = Scheduler(
-            store: store, notifier: notifier, clock: clock, configuration: configuration,
-            systemZone: { zone.current.withLock { $0 } })
+            store: store,
+            notifier: notifier,
+            clock: clock,
+            configuration: configuration,
+            systemZone: { zone.current.withLock { $0 } }
+        )
 
         // Given "every day 08:00" (floating) and a fixed-zone twin, scheduled in Berlin
         let eight = [LocalTime(hour: 8, minute: 0)!]
         try store.schedule(
             NewReminder(id: "floating", title: "Stretch", trigger: .weekly(times: eight, days: .everyDay, zone: .floating)),
-            now: clock.now(), systemZone: zone.current.withLock { $0 })
+            now: clock.now(),
+            systemZone: zone.current.withLock { $0 }
+        )
         try store.schedule(
             NewReminder(id: "fixed", title: "Call", trigger: .weekly(times: eight, days: .everyDay, zone: .fixed("Europe/Berlin"))),
-            now: clock.now(), systemZone: zone.current.withLock { $0 })
+            now: clock.now(),
+            systemZone: zone.current.withLock { $0 }
+        )
         let berlinEight = Date(timeIntervalSince1970: 1_767_682_800)  // Tue 2026-01-06 07:00 UTC
         #expect(try store.reminder(id: "floating").nextDue == berlinEight)
         let loop = Task { await scheduler.run(waker: clock) }
