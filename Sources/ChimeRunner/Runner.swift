@@ -118,6 +118,13 @@ public enum RunnerControl {
         WakeSocket.poke(path: RunnerPaths(storePath: storePath, environment: environment).socket)
     }
 
+    /// The pid of the runner serving the store, or nil when none is running.
+    public static func runnerPID(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32? {
+        let path = RunnerPaths(storePath: storePath, environment: environment).lock
+        guard RunnerLock.isHeld(at: path), let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// Whether a runner holds the store's lock.
     public static func isRunning(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         RunnerLock.isHeld(at: RunnerPaths(storePath: storePath, environment: environment).lock)
