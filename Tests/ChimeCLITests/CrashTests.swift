@@ -34,8 +34,9 @@ struct CrashTests {
             // What it wrote before it died is still in the pipe: read it to the end.
             outputs += await runner.lines(for: 2)
             crashes += 1
-            // Down for a moment; once for over a second, so that what fell due meanwhile is late.
-            let pause = crashes == 2 ? 1_300 : Int.random(in: 50...300, using: &generator)
+            // Down for a moment; the first time for 2 s, across the first due times, so that
+            // what fell due meanwhile is over a second late.
+            let pause = crashes == 1 ? 2_000 : Int.random(in: 50...300, using: &generator)
             try await Task.sleep(for: .milliseconds(pause))
         }
         // And a last runner lives until everything is due and out
@@ -61,7 +62,7 @@ struct CrashTests {
         #expect(Set(shown.keys) == Set(batch.map(\.id!)), "missing: \(Set(batch.map(\.id!)).subtracting(shown.keys).sorted())")
         let repeats = shown.values.reduce(0) { $0 + ($1 - 1) }
         #expect(repeats <= crashes, "\(repeats) repeats for \(crashes) crashes")
-        // And what fell due while it was down for over a second came late, as a summary
+        // And what fell due while it was down for 2 s came late, as a summary
         #expect(outputs.contains { $0.contains(#""event":"summary""#) })
         print("crash test: \(outputs.count) alerts for 300 occurrences, \(repeats) repeated, \(crashes) crashes")
     }
