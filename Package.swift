@@ -52,7 +52,11 @@ let package = Package(
         ),
         // libnotify (Debian libnotify-dev 0.8.1) and GDBus, for the desktop notifier.
         .systemLibrary(
-            name: "CLibnotify", path: "Sources/CLibnotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+            name: "CLibnotify",
+            path: "Sources/CLibnotify",
+            pkgConfig: "libnotify",
+            providers: [.apt(["libnotify-dev"])]
+        ),
         // The desktop notifier: libnotify on a GLib main loop of its own thread.
         .target(name: "ChimeLibnotify", dependencies: ["ChimeCore", "CLibnotify"], swiftSettings: strict),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
@@ -86,7 +90,7 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting"],
             swiftSettings: strict
         ),
-        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore", "ChimeStore"], swiftSettings: strict),
+        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore", "ChimeStore", "ChimeLibnotify"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

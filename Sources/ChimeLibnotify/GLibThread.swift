@@ -31,19 +31,27 @@ final class GLibThread: @unchecked Sendable {
     func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             let work = Work { continuation.resume(returning: body()) }
-            chime_enqueue(context, { data in
-                Unmanaged<Work>.fromOpaque(data!).takeRetainedValue().body()
-                return 0  // G_SOURCE_REMOVE
-            }, Unmanaged.passRetained(work).toOpaque())
+            chime_enqueue(
+                context,
+                { data in
+                    Unmanaged<Work>.fromOpaque(data!).takeRetainedValue().body()
+                    return 0  // G_SOURCE_REMOVE
+                },
+                Unmanaged.passRetained(work).toOpaque()
+            )
         }
     }
 
     /// Runs `body` on the loop thread without waiting for it.
     func enqueue(_ body: @escaping @Sendable () -> Void) {
-        chime_enqueue(context, { data in
-            Unmanaged<Work>.fromOpaque(data!).takeRetainedValue().body()
-            return 0
-        }, Unmanaged.passRetained(Work(body)).toOpaque())
+        chime_enqueue(
+            context,
+            { data in
+                Unmanaged<Work>.fromOpaque(data!).takeRetainedValue().body()
+                return 0
+            },
+            Unmanaged.passRetained(Work(body)).toOpaque()
+        )
     }
 
     private final class Work {

@@ -43,16 +43,27 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// Connects to the session bus and the notification server on it.
     ///
     /// - Returns: the notifier, or the status saying what is missing (no bus, no server).
-    public static func connect(appName: String = "Chime", timeout: Duration = .seconds(1)) async -> Result<LibnotifyNotifier, DesktopStatus> {
+    public static func connect(appName: String = "Chime", timeout: Duration = .seconds(1)) async -> Result<LibnotifyNotifier, DesktopStatus>
+    {
         guard let address = SessionBus.address() else {
-            return .failure(DesktopStatus(problem: "No session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist. Run with --notifier console."))
+            return .failure(
+                DesktopStatus(
+                    problem:
+                        "No session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist. Run with --notifier console."
+                )
+            )
         }
         let timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let loop = GLibThread(name: "chime-glib")
         let outcome: ConnectOutcome = await loop.run {
             var error: UnsafeMutablePointer<GError>?
             guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
-                return .failed(DesktopStatus(busAddress: address, problem: "The session bus at \(address) did not answer: \(SessionBus.message(error)). Run with --notifier console."))
+                return .failed(
+                    DesktopStatus(
+                        busAddress: address,
+                        problem: "The session bus at \(address) did not answer: \(SessionBus.message(error)). Run with --notifier console."
+                    )
+                )
             }
             var status = DesktopStatus(busAddress: address)
             guard let owner = chime_name_owner(connection, "org.freedesktop.Notifications", timeoutMs, &error) else {
@@ -126,7 +137,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         // A server that left (or never came) fails here in milliseconds, not in 2 × 25 s.
         guard let owner = chime_name_owner(connection, "org.freedesktop.Notifications", timeoutMs, &error) else {
             _ = SessionBus.message(error)
-            return .failure(ChimeError(.delivery, "No notification server answered on the session bus. Start one, or run with --notifier console."))
+            return .failure(
+                ChimeError(.delivery, "No notification server answered on the session bus. Start one, or run with --notifier console.")
+            )
         }
         g_free(owner)
         let markup = status.capabilities.contains("body-markup")
@@ -139,16 +152,21 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         } else {
             notification = notify_notification_new(title, body, nil)
             let me = Unmanaged.passUnretained(self).toOpaque()
-            chime_connect_closed(notification, { notification, data in
-                guard let notification, let data else { return }
-                Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().closed(notification)
-            }, me)
+            chime_connect_closed(
+                notification,
+                { notification, data in
+                    guard let notification, let data else { return }
+                    Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().closed(notification)
+                },
+                me
+            )
         }
-        let urgency: NotifyUrgency = switch note.urgency {
-        case .low: NOTIFY_URGENCY_LOW
-        case .normal: NOTIFY_URGENCY_NORMAL
-        case .critical: NOTIFY_URGENCY_CRITICAL
-        }
+        let urgency: NotifyUrgency =
+            switch note.urgency {
+            case .low: NOTIFY_URGENCY_LOW
+            case .normal: NOTIFY_URGENCY_NORMAL
+            case .critical: NOTIFY_URGENCY_CRITICAL
+            }
         notify_notification_set_urgency(notification, urgency)
         if let timeout = note.timeout {
             let ms = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
@@ -163,10 +181,17 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         if status.capabilities.contains("actions") {
             let me = Unmanaged.passUnretained(self).toOpaque()
             for action in note.actions {
-                notify_notification_add_action(notification, action.key, action.label, { notification, action, data in
-                    guard let notification, let action, let data else { return }
-                    Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().invoked(notification, String(cString: action))
-                }, me, nil)
+                notify_notification_add_action(
+                    notification,
+                    action.key,
+                    action.label,
+                    { notification, action, data in
+                        guard let notification, let action, let data else { return }
+                        Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().invoked(notification, String(cString: action))
+                    },
+                    me,
+                    nil
+                )
             }
         }
         guard notify_notification_show(notification, &error) != 0 else {
@@ -182,12 +207,13 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private func closed(_ notification: UnsafeMutablePointer<NotifyNotification>) {
         guard let id = names.removeValue(forKey: notification) else { return }
         shown[id] = nil
-        let reason: NoteResponse.CloseReason = switch notify_notification_get_closed_reason(notification) {
-        case 1: .expired
-        case 2: .dismissed
-        case 3: .closedByCall
-        default: .undefined
-        }
+        let reason: NoteResponse.CloseReason =
+            switch notify_notification_get_closed_reason(notification) {
+            case 1: .expired
+            case 2: .dismissed
+            case 3: .closedByCall
+            default: .undefined
+            }
         responder.yield(NoteResponse(noteID: id, kind: .closed(reason)))
         // Not inside its own signal emission: release it on the next turn of the loop.
         let pointer = UInt(bitPattern: notification)

@@ -18,6 +18,8 @@ public struct LedgerEntry: Sendable, Hashable {
     public var postedAt: Date?
     public var attempts: Int
     public var lastError: String?
+    /// What the person did with the alert: an action's key, or `closed:<reason>`.
+    public var response: String?
 }
 
 extension ReminderStore {
@@ -195,11 +197,15 @@ extension ReminderStore {
     /// cancel can close them.
     public func shownDesktopIDs(id: String) throws(ChimeError) -> [UInt32] {
         try read { db in
-            try String.fetchAll(db, sql: """
-                SELECT o.note_id FROM occurrence o
-                WHERE o.reminder_key = (SELECT max(key) FROM reminder WHERE id = ?) AND o.state = 'posted'
-                  AND o.note_id LIKE 'desktop:%'
-                """, arguments: [id]).compactMap { UInt32($0.dropFirst("desktop:".count)) }
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT o.note_id FROM occurrence o
+                    WHERE o.reminder_key = (SELECT max(key) FROM reminder WHERE id = ?) AND o.state = 'posted'
+                      AND o.note_id LIKE 'desktop:%'
+                    """,
+                arguments: [id]
+            ).compactMap { UInt32($0.dropFirst("desktop:".count)) }
         }
     }
 
@@ -217,7 +223,7 @@ extension ReminderStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT r.id, o.due_us, o.state, o.missed_count, o.posted_us, o.attempts, o.last_error
+                    SELECT r.id, o.due_us, o.state, o.missed_count, o.posted_us, o.attempts, o.last_error, o.response
                     FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                     WHERE ?1 IS NULL OR r.id = ?1 ORDER BY o.due_us, r.id
                     """,
@@ -230,7 +236,8 @@ extension ReminderStore {
                     missedCount: row[3],
                     postedAt: (row[4] as Int64?).map(Date.init(micros:)),
                     attempts: row[5],
-                    lastError: row[6]
+                    lastError: row[6],
+                    response: row[7]
                 )
             }
         }

@@ -295,7 +295,12 @@ struct Notify: AsyncParsableCommand {
     @Argument(help: "The alert's title.") var title: String
     @Argument(help: "The alert's body.") var body: String?
     @Option(help: "low, normal or critical.") var urgency: Note.Urgency = .normal
-    @Option(help: ArgumentHelp("Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console or json.", valueName: "notifier"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console or json.",
+            valueName: "notifier"
+        )
+    )
     var notifier: NotifierChoice = .auto
     @Flag(name: .long, help: "Print the alert as one JSON document.") var json = false
 
@@ -319,7 +324,9 @@ struct Notify: AsyncParsableCommand {
                     case serverID = "server_id"
                 }
             }
-            Output.json(Shown(id: posted.id, serverID: posted.serverID, title: note.title, body: note.body, posted: TimeText.iso(note.postedAt)))
+            Output.json(
+                Shown(id: posted.id, serverID: posted.serverID, title: note.title, body: note.body, posted: TimeText.iso(note.postedAt))
+            )
         }
     }
 }

@@ -12,7 +12,8 @@ import Glibc
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Say what Chime sees: session bus, notification server, store, runner.",
-        discussion: "Every D-Bus call it makes has a 1 s timeout; it never starts a bus or a server.")
+        discussion: "Every D-Bus call it makes has a 1 s timeout; it never starts a bus or a server."
+    )
 
     @OptionGroup var global: GlobalOptions
 
@@ -58,15 +59,27 @@ struct Doctor: AsyncParsableCommand {
         let mode = stat(store.path, &info) == 0 ? String(info.st_mode & 0o777, radix: 8) : nil
         let pid = RunnerControl.runnerPID(storePath: store.path)
         let report = Report.Store(
-            path: store.path, usable: true, mode: mode, pending: try? store.pendingCount(), undelivered: try? store.undeliveredCount())
+            path: store.path,
+            usable: true,
+            mode: mode,
+            pending: try? store.pendingCount(),
+            undelivered: try? store.undeliveredCount()
+        )
         return (report, Report.RunnerState(running: pid != nil, pid: pid))
     }
 
     func run() async throws {
         let status = await LibnotifyNotifier.probe()
         let desktop = Report.Desktop(
-            available: status.isAvailable, problem: status.problem, bus: status.busAddress, server: status.serverName,
-            vendor: status.serverVendor, version: status.serverVersion, spec: status.specVersion, capabilities: status.capabilities)
+            available: status.isAvailable,
+            problem: status.problem,
+            bus: status.busAddress,
+            server: status.serverName,
+            vendor: status.serverVendor,
+            version: status.serverVersion,
+            spec: status.specVersion,
+            capabilities: status.capabilities
+        )
         let (storeReport, runner) = inspectStore()
         let report = Report(desktop: desktop, store: storeReport, runner: runner, notifier: status.isAvailable ? "desktop" : "console")
         if global.json {
@@ -86,7 +99,9 @@ struct Doctor: AsyncParsableCommand {
             Output.line("Notification server:  \(status.problem ?? "none")")
         }
         if storeReport.usable {
-            Output.line("Store:                \(storeReport.path) (mode \(storeReport.mode ?? "?")), \(storeReport.pending ?? 0) pending, \(storeReport.undelivered ?? 0) waiting to be delivered")
+            Output.line(
+                "Store:                \(storeReport.path) (mode \(storeReport.mode ?? "?")), \(storeReport.pending ?? 0) pending, \(storeReport.undelivered ?? 0) waiting to be delivered"
+            )
         } else {
             Output.line("Store:                \(storeReport.path): \(storeReport.problem ?? "unusable")")
         }

@@ -16,7 +16,12 @@ struct Run: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Where alerts go: auto (the desktop when a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line).", valueName: "notifier"))
+    @Option(
+        help: ArgumentHelp(
+            "Where alerts go: auto (the desktop when a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line).",
+            valueName: "notifier"
+        )
+    )
     var notifier: NotifierChoice = .auto
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = ProcessInfo.processInfo.environment["CHIME_LOG_LEVEL"] ?? "info"

@@ -1,4 +1,8 @@
+import ChimeCore
+import ChimeLibnotify
+import ChimeStore
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +18,7 @@ final class NotificationServer {
 
     let directory: URL
     private(set) var environment: [String: String] = [:]
-    private var restarted: Process?
+    private var restartedPID: pid_t?
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-desktop-\(UUID().uuidString)")
@@ -28,14 +32,19 @@ final class NotificationServer {
         }
     }
 
-    deinit {
-        if let restarted, restarted.isRunning {
-            kill(restarted.processIdentifier, SIGKILL)
-            restarted.waitUntilExit()
+    /// Stops everything this server started, by pid. Called by each test; deinit is the backstop.
+    func stop() {
+        if let pid = restartedPID {
+            kill(pid, SIGKILL)
+            _ = Self.wait(pid)
         }
+        restartedPID = nil
+        guard FileManager.default.fileExists(atPath: directory.path) else { return }
         _ = try? Self.run([Self.script, "stop", directory.path])
         try? FileManager.default.removeItem(at: directory)
     }
+
+    deinit { stop() }
 
     struct ServerError: Error { var message: String }
 
@@ -74,36 +83,42 @@ final class NotificationServer {
         }
     }
 
-    /// Starts dunst again on the same bus and display; stopped by pid in deinit.
+    /// Starts dunst again on the same bus and display; stopped by pid in ``stop()``.
     func restartServer() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dunst")
         let dunstrc = URL(fileURLWithPath: Self.script).deletingLastPathComponent().appendingPathComponent("test-notification/dunstrc")
-        process.arguments = ["-config", dunstrc.path]
-        var environment = ProcessInfo.processInfo.environment
-        environment.merge(self.environment) { $1 }
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        restarted = process
+        restartedPID = try Self.spawn("/usr/bin/dunst", ["-config", dunstrc.path], environment: environment, output: "/dev/null")
     }
 
-    /// Runs the script with posix_spawn rather than Foundation's Process: Process learns that a
-    /// child ended when a descriptor the child inherited closes, and the daemons the script
-    /// leaves running would hold it open for ever; and a child of a test thread would inherit
-    /// its blocked signals (the daemons would ignore SIGTERM). Output goes to a file.
+    /// Runs `dunstctl` on this server's bus: `close` dismisses the newest alert (reason 2),
+    /// `action 0` invokes its lone action.
+    func dunstctl(_ arguments: String...) throws {
+        let pid = try Self.spawn("/usr/bin/dunstctl", arguments, environment: environment, output: "/dev/null")
+        _ = Self.wait(pid)
+    }
+
+    /// Runs the script and waits for it, output in a file.
     private static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("chime-notification-server-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: log) }
-        let argv = (["/bin/bash"] + arguments).map { strdup($0) } + [nil]
-        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let status = wait(try spawn("/bin/bash", arguments, environment: [:], output: log.path))
+        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+
+    /// Starts a program with posix_spawn rather than Foundation's Process: Process learns that a
+    /// child ended when a descriptor the child inherited closes, and daemons the script leaves
+    /// running would hold it open for ever; and a child of a test thread would inherit its
+    /// blocked signals (the daemons would ignore SIGTERM). Here the mask is reset.
+    static func spawn(_ path: String, _ arguments: [String], environment extra: [String: String], output: String) throws -> pid_t {
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(extra) { $1 }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -113,13 +128,17 @@ final class NotificationServer {
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid = pid_t()
-        guard posix_spawn(&pid, "/bin/bash", &actions, &attributes, argv, envp) == 0 else {
-            throw ServerError(message: "cannot run \(arguments)")
+        guard posix_spawn(&pid, path, &actions, &attributes, argv, envp) == 0 else {
+            throw ServerError(message: "cannot run \(path) \(arguments)")
         }
+        return pid
+    }
+
+    /// Waits for `pid` and returns its exit status.
+    static func wait(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return (exitStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 }
 
@@ -130,6 +149,7 @@ struct DesktopTests {
     @Test("notify shows the alert with user text escaped, and --json gives the server's id")
     func notifyEscapesMarkup() async throws {
         let server = try NotificationServer()
+        defer { server.stop() }
         let sandbox = try Sandbox(extra: server.environment)
         let result = try sandbox.chime("notify", "Title <b>x</b> & y", "Body & more", "--notifier", "desktop", "--json")
         #expect(result.status == 0, "\(result.stderr)")
@@ -142,6 +162,7 @@ struct DesktopTests {
     @Test("auto: the desktop when a server owns the name, else the console, and never a hang")
     func autoChoosesAndNeverHangs() async throws {
         let server = try NotificationServer()
+        defer { server.stop() }
         let sandbox = try Sandbox(extra: server.environment)
         let desktop = try sandbox.chime("notify", "Hello")
         #expect(desktop.status == 0)
@@ -167,8 +188,9 @@ struct DesktopTests {
     @Test("The runner shows a recurring alert, updates it in place, and cancel closes it")
     func runnerUpdatesInPlaceAndCancelCloses() async throws {
         let server = try NotificationServer()
+        defer { server.stop() }
         let sandbox = try Sandbox(extra: server.environment)
-        let runner = try sandbox.startRunner("--notifier", "desktop")
+        let runner = try sandbox.startRunner("--notifier", "desktop", "--log-level", "debug")
         #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
         #expect(try sandbox.chime("every", "1s", "Blink", "--id", "blink").status == 0)
 
@@ -183,6 +205,17 @@ struct DesktopTests {
         #expect(replacesIDs.first == 0)
         #expect(replacesIDs.count >= 2 && replacesIDs.dropFirst().allSatisfy { $0 != 0 }, "\(replacesIDs)")
 
+        // Dismissing it is recorded in the ledger as the answer
+        let store = try ReminderStore(path: sandbox.store)
+        try server.dunstctl("close")
+        var answered: String?
+        for _ in 0..<100 where answered == nil {
+            answered = try store.ledger(id: "blink").compactMap(\.response).first
+            if answered == nil { try await Task.sleep(for: .milliseconds(30)) }
+        }
+        let ledger = try store.ledger(id: "blink")
+        #expect(answered == "closed:dismissed", "\(runner.stderr)\n\(ledger)")
+
         // Cancel closes the shown alert (NotificationClosed, reason 3: closed by a call)
         #expect(try sandbox.chime("cancel", "blink").status == 0)
         #expect(await server.waitForLog { $0.contains("member=CloseNotification") && $0.contains("member=NotificationClosed") })
@@ -192,6 +225,7 @@ struct DesktopTests {
     @Test("Server gone: nothing is lost, the console shows it meanwhile, and it goes out once when the server is back")
     func serverGoneAndBack() async throws {
         let server = try NotificationServer()
+        defer { server.stop() }
         let sandbox = try Sandbox(extra: server.environment)
         let runner = try sandbox.startRunner("--notifier", "desktop")
         #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
@@ -212,5 +246,94 @@ struct DesktopTests {
         let after = try jsonObject(try sandbox.chime("doctor", "--json").stdout)
         #expect((after["store"] as? [String: Any])?["undelivered"] as? Int == 0)
         #expect(await runner.terminate() == 0)
+    }
+}
+
+/// The notifier itself, in this process, against the real server: every field as sent, update
+/// in place, withdraw, and the server's answers (action, dismiss, close, expiry) as responses.
+/// One test: GLib keeps one session bus per process.
+@Suite("Desktop: LibnotifyNotifier in process", .serialized)
+struct LibnotifyNotifierTests {
+    @Test("Fields, update in place, withdraw, and responses from the real server")
+    func notifierAgainstTheRealServer() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        setenv("DBUS_SESSION_BUS_ADDRESS", try #require(server.environment["DBUS_SESSION_BUS_ADDRESS"]), 1)
+        let notifier = try await LibnotifyNotifier.connect().get()
+        #expect(notifier.status.serverName == "dunst")
+        #expect(notifier.status.capabilities.contains("actions") && notifier.status.capabilities.contains("body-markup"))
+        let responses = ResponseLog(notifier.responses)
+
+        // Every field arrives as sent
+        let note = Note(
+            id: "med",
+            title: "Medication Reminder",
+            body: "Aspirin (100 mg) <take with water>",
+            urgency: .critical,
+            actions: [.init(key: "take", label: "Mark as Taken"), .init(key: "snooze", label: "Snooze 10 min")],
+            timeout: .seconds(600),
+            postedAt: Date()
+        )
+        let first = try await notifier.post(note)
+        let serverID = try #require(first.serverID)
+        #expect(await server.waitForLog { $0.contains(#"string "Aspirin (100 mg) &lt;take with water&gt;""#) })
+        let call = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        for expected in [
+            #"string "Medication Reminder""#, #"string "take""#, #"string "Mark as Taken""#, #"string "snooze""#,
+            #"string "x-chime.reminder""#, "byte 2", "int32 600000",
+        ] {
+            #expect(call.contains(expected), "\(expected) not in \(call)")
+        }
+
+        // Posting the same id again updates it in place
+        var again = note
+        again.title = "Medication Reminder (Snoozed)"
+        #expect(try await notifier.post(again).serverID == serverID)
+
+        // Withdraw closes it: closed by a call
+        try await notifier.withdraw("med")
+        #expect(await responses.next() == NoteResponse(noteID: "med", kind: .closed(.closedByCall)))
+
+        // An action invoked on the server comes back as a response (dunst invokes a lone action)
+        _ = try await notifier.post(
+            Note(id: "dose", title: "Dose", actions: [.init(key: "take", label: "Mark as Taken")], postedAt: Date())
+        )
+        try server.dunstctl("action", "0")
+        #expect(await responses.next() == NoteResponse(noteID: "dose", kind: .action("take")))
+        try await notifier.withdraw("dose")
+        #expect(await responses.next() == NoteResponse(noteID: "dose", kind: .closed(.closedByCall)))
+
+        // Dismissed by the person
+        _ = try await notifier.post(Note(id: "tea", title: "Tea", postedAt: Date()))
+        try server.dunstctl("close")
+        #expect(await responses.next() == NoteResponse(noteID: "tea", kind: .closed(.dismissed)))
+
+        // A short timeout expires
+        _ = try await notifier.post(Note(id: "blink", title: "Blink", timeout: .milliseconds(200), postedAt: Date()))
+        #expect(await responses.next() == NoteResponse(noteID: "blink", kind: .closed(.expired)))
+    }
+}
+
+/// Responses as they arrive; ``next()`` waits at most a few seconds, so a missing answer fails
+/// the test instead of hanging it.
+final class ResponseLog: Sendable {
+    private final class Box: Sendable { let items = Mutex<[NoteResponse]>([]) }
+    private let box = Box()
+    private let reader: Task<Void, Never>
+
+    init(_ stream: AsyncStream<NoteResponse>) {
+        let box = box
+        reader = Task { for await response in stream { box.items.withLock { $0.append(response) } } }
+    }
+
+    deinit { reader.cancel() }
+
+    func next(timeout: Double = 5) async -> NoteResponse? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let first = box.items.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return first }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
     }
 }
