@@ -74,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "chime-bench",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting",
+                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
