@@ -408,7 +408,8 @@ func benchDesktop(posts: Int, spawns: Int) async throws {
         // No desktop here: start the project's private one (scripts/notification-server), stopped at the end.
         let directory = temporaryDirectory("desktop")
         guard try timeSpawn("/bin/bash", ["scripts/notification-server", "start", directory], environment: environment) > 0,
-              let env = try? String(contentsOfFile: directory + "/env", encoding: .utf8) else {
+            let env = try? String(contentsOfFile: directory + "/env", encoding: .utf8)
+        else {
             print("(no session bus, and scripts/notification-server could not start one: skipped)")
             return
         }
@@ -447,8 +448,15 @@ func benchDesktop(posts: Int, spawns: Int) async throws {
     }
     let widths = [44, 8, 8]
     print(row(["what", "p50", "p99"], widths: widths))
-    print(row(["chime: post (owner check + Notify), \(posts)×", fmt(percentile(latencies, 50)), fmt(percentile(latencies, 99))], widths: widths))
-    print(row(["baseline: spawn notify-send, \(spawns)×", fmt(percentile(notifySend, 50)), fmt(percentile(notifySend, 99))], widths: widths))
+    print(
+        row(
+            ["chime: post (owner check + Notify), \(posts)×", fmt(percentile(latencies, 50)), fmt(percentile(latencies, 99))],
+            widths: widths
+        )
+    )
+    print(
+        row(["baseline: spawn notify-send, \(spawns)×", fmt(percentile(notifySend, 50)), fmt(percentile(notifySend, 99))], widths: widths)
+    )
 
     // The runner with the desktop backend: RSS and idle wake-ups.
     let directory = temporaryDirectory("desktop-runner")
