@@ -147,10 +147,10 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let body = markup ? Self.escapeMarkup(note.body) : note.body
         let notification: UnsafeMutablePointer<NotifyNotification>
         if let existing = shown[note.id] {
-            notify_notification_update(existing, title, body, nil)
+            notify_notification_update(existing, title, body, note.icon)
             notification = existing
         } else {
-            notification = notify_notification_new(title, body, nil)
+            notification = notify_notification_new(title, body, note.icon)
             let me = Unmanaged.passUnretained(self).toOpaque()
             chime_connect_closed(
                 notification,
@@ -172,11 +172,16 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             let ms = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
             notify_notification_set_timeout(notification, Int32(clamping: max(ms, 1)))
         } else {
-            // Critical alerts stay until answered (persistent); the rest as the server decides.
-            notify_notification_set_timeout(notification, note.urgency == .critical ? NOTIFY_EXPIRES_NEVER : NOTIFY_EXPIRES_DEFAULT)
+            // Sticky and critical alerts stay until answered (persistent); the rest as the server decides.
+            let persistent = note.sticky || note.urgency == .critical
+            notify_notification_set_timeout(notification, persistent ? NOTIFY_EXPIRES_NEVER : NOTIFY_EXPIRES_DEFAULT)
         }
-        notify_notification_set_category(notification, note.isSummary ? "x-chime.summary" : "x-chime.reminder")
+        notify_notification_set_category(notification, note.category ?? (note.isSummary ? "x-chime.summary" : "x-chime.reminder"))
         notify_notification_set_hint_string(notification, "desktop-entry", "chime")
+        if note.sticky { notify_notification_set_hint(notification, "resident", g_variant_new_boolean(1)) }
+        for (key, value) in note.hints.sorted(by: { $0.key < $1.key }) {
+            notify_notification_set_hint_string(notification, key, value)
+        }
         notify_notification_clear_actions(notification)
         if status.capabilities.contains("actions") {
             let me = Unmanaged.passUnretained(self).toOpaque()

@@ -295,6 +295,9 @@ struct Notify: AsyncParsableCommand {
     @Argument(help: "The alert's title.") var title: String
     @Argument(help: "The alert's body.") var body: String?
     @Option(help: "low, normal or critical.") var urgency: Note.Urgency = .normal
+    @Flag(help: "Keep the alert up until it is answered.") var sticky = false
+    @Option(help: ArgumentHelp("An icon name from the icon theme, or an absolute path.", valueName: "icon")) var icon: String?
+    @Option(help: ArgumentHelp("The alert's category (default x-chime.reminder).", valueName: "category")) var category: String?
     @Option(
         help: ArgumentHelp(
             "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console or json.",
@@ -308,7 +311,10 @@ struct Notify: AsyncParsableCommand {
         let checked = title.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !checked.isEmpty else { throw ChimeError.invalid("title", title, expected: "a non-empty title") }
         let sink = try await notifier.make(json: json)
-        let note = Note(id: "notify", title: checked, body: body ?? "", urgency: urgency, postedAt: Date())
+        var note = Note(id: "notify", title: checked, body: body ?? "", urgency: urgency, postedAt: Date())
+        note.sticky = sticky
+        note.icon = icon
+        note.category = category
         let posted = try await sink.post(note)
         // The console's JSON line is this command's document; the desktop prints its own.
         if json && !(sink is ConsoleNotifier) {

@@ -265,7 +265,7 @@ struct LibnotifyNotifierTests {
         let responses = ResponseLog(notifier.responses)
 
         // Every field arrives as sent
-        let note = Note(
+        var note = Note(
             id: "med",
             title: "Medication Reminder",
             body: "Aspirin (100 mg) <take with water>",
@@ -274,13 +274,17 @@ struct LibnotifyNotifierTests {
             timeout: .seconds(600),
             postedAt: Date()
         )
+        note.icon = "appointment-soon"
+        note.category = "x-chime.dose"
+        note.hints = ["x-chime-schedule": "12"]
         let first = try await notifier.post(note)
         let serverID = try #require(first.serverID)
         #expect(await server.waitForLog { $0.contains(#"string "Aspirin (100 mg) &lt;take with water&gt;""#) })
         let call = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
         for expected in [
             #"string "Medication Reminder""#, #"string "take""#, #"string "Mark as Taken""#, #"string "snooze""#,
-            #"string "x-chime.reminder""#, "byte 2", "int32 600000",
+            #"string "appointment-soon""#, #"string "x-chime.dose""#, #"string "x-chime-schedule""#, #"string "12""#,
+            "byte 2", "int32 600000",
         ] {
             #expect(call.contains(expected), "\(expected) not in \(call)")
         }
