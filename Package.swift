@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ChimeStore", targets: ["ChimeStore"]),
         .library(name: "ChimeRunner", targets: ["ChimeRunner"]),
         .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
+        .library(name: "ChimeLibnotify", targets: ["ChimeLibnotify"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -49,12 +50,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // libnotify (Debian libnotify-dev 0.8.1) and GDBus, for the desktop notifier.
+        .systemLibrary(
+            name: "CLibnotify",
+            path: "Sources/CLibnotify",
+            pkgConfig: "libnotify",
+            providers: [.apt(["libnotify-dev"])]
+        ),
+        // The desktop notifier: libnotify on a GLib main loop of its own thread.
+        .target(name: "ChimeLibnotify", dependencies: ["ChimeCore", "CLibnotify"], swiftSettings: strict),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
         .target(name: "ChimeTesting", dependencies: ["ChimeCore"], swiftSettings: strict),
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeRunner",
+                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeLibnotify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -64,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "chime-bench",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting",
+                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -80,7 +90,7 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting"],
             swiftSettings: strict
         ),
-        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore", "ChimeStore"], swiftSettings: strict),
+        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore", "ChimeStore", "ChimeLibnotify"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -42,6 +42,14 @@ public struct Note: Sendable, Hashable {
     public var actions: [Action]
     /// How long the alert stays up; `nil` leaves it to the notification server.
     public var timeout: Duration?
+    /// Stays up until answered (as critical urgency does).
+    public var sticky: Bool = false
+    /// An icon name from the icon theme, or an absolute path.
+    public var icon: String?
+    /// The spec's category (`x-chime.reminder` when nil).
+    public var category: String?
+    /// Extra string hints for the server.
+    public var hints: [String: String] = [:]
     public var deliveries: [Delivery]
     /// When the scheduler handed the note over; lateness is measured from each delivery's due time.
     public var postedAt: Date

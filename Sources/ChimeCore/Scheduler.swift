@@ -149,7 +149,8 @@ public actor Scheduler {
         do {
             let posted = try await notifier.post(note)
             do {
-                try store.markPosted(keys, at: postedAt, noteID: posted.id)
+                // The server's id where there is one: `chime cancel` closes a shown alert by it.
+                try store.markPosted(keys, at: postedAt, noteID: posted.serverID.map { "desktop:\($0)" } ?? posted.id)
             } catch {
                 // Shown but not recorded: the one case where a restart could show it again.
                 log(.storeFailed(String(describing: error)))

@@ -81,11 +81,48 @@ public final class Runner: Service {
             ]
         )
         await withGracefulShutdownHandler {
-            await scheduler.run(waker: waker)
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await self.scheduler.run(waker: self.waker)
+                    return true
+                }
+                // Answers come in while other alerts fall due: each is recorded in the ledger.
+                // (A console has none: its stream ends at once, and the scheduler runs on.)
+                group.addTask {
+                    await self.recordResponses()
+                    return false
+                }
+                while let schedulerEnded = await group.next() {
+                    if schedulerEnded {
+                        group.cancelAll()
+                        break
+                    }
+                }
+            }
         } onGracefulShutdown: { [waker] in
             waker.shutdown()
         }
         logger.info("Runner stopped")
+    }
+
+    private func recordResponses() async {
+        for await response in scheduler.notifier.responses {
+            let answer: String =
+                switch response.kind {
+                case .action(let key): "action " + key
+                case .closed(let reason): "closed (\(reason.rawValue))"
+                }
+            logger.info("Alert answered", metadata: ["reminder.id": .string(response.noteID), "answer": .string(answer)])
+            do {
+                if try store.recordResponse(response, at: Date()) {
+                    logger.debug("Answer recorded", metadata: ["reminder.id": .string(response.noteID)])
+                } else {
+                    logger.notice("Answer matched no shown alert", metadata: ["reminder.id": .string(response.noteID)])
+                }
+            } catch {
+                logger.error("Store failed", metadata: ["error": .string(String(describing: error))])
+            }
+        }
     }
 
     /// Runs the runner until SIGTERM or SIGINT, which shut the service group down gracefully.
@@ -116,6 +153,13 @@ public enum RunnerControl {
     @discardableResult
     public static func poke(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         WakeSocket.poke(path: RunnerPaths(storePath: storePath, environment: environment).socket)
+    }
+
+    /// The pid of the runner serving the store, or nil when none is running.
+    public static func runnerPID(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32? {
+        let path = RunnerPaths(storePath: storePath, environment: environment).lock
+        guard RunnerLock.isHeld(at: path), let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// Whether a runner holds the store's lock.

@@ -18,6 +18,8 @@ public struct LedgerEntry: Sendable, Hashable {
     public var postedAt: Date?
     public var attempts: Int
     public var lastError: String?
+    /// What the person did with the alert: an action's key, or `closed:<reason>`.
+    public var response: String?
 }
 
 extension ReminderStore {
@@ -186,6 +188,27 @@ extension ReminderStore {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reminder WHERE state = 'pending'") ?? 0 }
     }
 
+    /// How many occurrences are recorded as due but not yet posted (the notifier failing).
+    public func undeliveredCount() throws(ChimeError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM occurrence WHERE state = 'due'") ?? 0 }
+    }
+
+    /// The desktop server ids of the alerts shown for reminder `id` (its latest reminder), so a
+    /// cancel can close them.
+    public func shownDesktopIDs(id: String) throws(ChimeError) -> [UInt32] {
+        try read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT o.note_id FROM occurrence o
+                    WHERE o.reminder_key = (SELECT max(key) FROM reminder WHERE id = ?) AND o.state = 'posted'
+                      AND o.note_id LIKE 'desktop:%'
+                    """,
+                arguments: [id]
+            ).compactMap { UInt32($0.dropFirst("desktop:".count)) }
+        }
+    }
+
     /// The pending reminder `id`. - Throws: `.notFound`.
     public func reminder(id: String) throws(ChimeError) -> Reminder {
         try read { db in
@@ -200,7 +223,7 @@ extension ReminderStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT r.id, o.due_us, o.state, o.missed_count, o.posted_us, o.attempts, o.last_error
+                    SELECT r.id, o.due_us, o.state, o.missed_count, o.posted_us, o.attempts, o.last_error, o.response
                     FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                     WHERE ?1 IS NULL OR r.id = ?1 ORDER BY o.due_us, r.id
                     """,
@@ -213,7 +236,8 @@ extension ReminderStore {
                     missedCount: row[3],
                     postedAt: (row[4] as Int64?).map(Date.init(micros:)),
                     attempts: row[5],
-                    lastError: row[6]
+                    lastError: row[6],
+                    response: row[7]
                 )
             }
         }

@@ -118,6 +118,29 @@ extension ReminderStore: SchedulerStore {
         }
     }
 
+    /// Records what a person did with the alert shown for reminder `noteID` (its latest posted
+    /// occurrence): an action invoked, or the alert closed. The first answer stands.
+    @discardableResult
+    public func recordResponse(_ response: NoteResponse, at: Date) throws -> Bool {
+        let text: String =
+            switch response.kind {
+            case .action(let key): key
+            case .closed(let reason): "closed:" + reason.rawValue
+            }
+        return try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE occurrence SET response = ?, answered_us = ?
+                    WHERE response IS NULL AND (reminder_key, due_us) IN (
+                        SELECT o.reminder_key, o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                        WHERE r.id = ? AND o.state = 'posted' ORDER BY o.posted_us DESC LIMIT 1)
+                    """,
+                arguments: [text, at.micros, response.noteID]
+            )
+            return db.changesCount > 0
+        }
+    }
+
     public func nextDeadlines() throws -> (due: Date?, ready: Date?) {
         try read { db in
             let due = try Int64.fetchOne(db, sql: "SELECT min(next_due_us) FROM reminder WHERE state = 'pending'")

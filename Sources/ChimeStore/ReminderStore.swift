@@ -132,6 +132,15 @@ public final class ReminderStore: Sendable {
                     """
             )
         }
+        migrator.registerMigration("v2: what people did with alerts") { db in
+            try db.execute(
+                sql: """
+                    -- An action's key, or closed:<reason>; and when.
+                    ALTER TABLE occurrence ADD COLUMN response TEXT;
+                    ALTER TABLE occurrence ADD COLUMN answered_us INTEGER;
+                    """
+            )
+        }
         return migrator
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChimeCore
+import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
 import Foundation
@@ -269,6 +270,11 @@ struct Cancel: AsyncParsableCommand {
         let store = try global.openStore()
         let cancelled = try store.cancel(ids: ids, now: Date())
         let running = pokeRunner(store, json: global.json)
+        // Close what the runner showed on the desktop for them (bounded; nothing when no server).
+        let shown = Array(Set(cancelled.flatMap { (try? store.shownDesktopIDs(id: $0.id)) ?? [] }))
+        if !shown.isEmpty, case .success(let desktop) = await LibnotifyNotifier.connect() {
+            await desktop.close(serverIDs: shown)
+        }
         if global.json {
             struct Cancelled: Encodable {
                 var cancelled: [String]
@@ -289,16 +295,45 @@ struct Notify: AsyncParsableCommand {
     @Argument(help: "The alert's title.") var title: String
     @Argument(help: "The alert's body.") var body: String?
     @Option(help: "low, normal or critical.") var urgency: Note.Urgency = .normal
-    @Option(help: ArgumentHelp("Where the alert goes: auto, console or json.", valueName: "notifier"))
+    @Flag(help: "Keep the alert up until it is answered.") var sticky = false
+    @Option(help: ArgumentHelp("An icon name from the icon theme, or an absolute path.", valueName: "icon")) var icon: String?
+    @Option(help: ArgumentHelp("The alert's category (default x-chime.reminder).", valueName: "category")) var category: String?
+    @Option(
+        help: ArgumentHelp(
+            "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console or json.",
+            valueName: "notifier"
+        )
+    )
     var notifier: NotifierChoice = .auto
     @Flag(name: .long, help: "Print the alert as one JSON document.") var json = false
 
     func run() async throws {
         let checked = title.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !checked.isEmpty else { throw ChimeError.invalid("title", title, expected: "a non-empty title") }
-        let sink = notifier.make(json: json)
-        let note = Note(id: "notify", title: checked, body: body ?? "", urgency: urgency, postedAt: Date())
-        _ = try await sink.post(note)
+        let sink = try await notifier.make(json: json)
+        var note = Note(id: "notify", title: checked, body: body ?? "", urgency: urgency, postedAt: Date())
+        note.sticky = sticky
+        note.icon = icon
+        note.category = category
+        let posted = try await sink.post(note)
+        // The console's JSON line is this command's document; the desktop prints its own.
+        if json && !(sink is ConsoleNotifier) {
+            struct Shown: Encodable {
+                var notifier = "desktop"
+                var id: String
+                var serverID: UInt32?
+                var title: String
+                var body: String
+                var posted: String
+                enum CodingKeys: String, CodingKey {
+                    case notifier, id, title, body, posted
+                    case serverID = "server_id"
+                }
+            }
+            Output.json(
+                Shown(id: posted.id, serverID: posted.serverID, title: note.title, body: note.body, posted: TimeText.iso(note.postedAt))
+            )
+        }
     }
 }
 
@@ -306,14 +341,31 @@ extension Note.Urgency: ExpressibleByArgument {}
 
 /// `--notifier`: where alerts go.
 enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
-    case auto, console, json
+    case auto, desktop, console, json
 
-    /// The notifier; `auto` is the console until the desktop backend lands.
-    func make(json: Bool) -> any Notifier {
+    /// The notifier. `auto` is the desktop when a notification server owns
+    /// org.freedesktop.Notifications on the session bus (asked with a 1 s timeout), else the
+    /// console; it says which on standard error.
+    func make(json: Bool) async throws -> any Notifier {
+        let console = ConsoleNotifier(format: json || self == .json ? .json : .human)
         switch self {
-        case .json: ConsoleNotifier(format: .json)
-        case .console: ConsoleNotifier(format: .human)
-        case .auto: ConsoleNotifier(format: json ? .json : .human)
+        case .json, .console:
+            return console
+        case .desktop:
+            switch await LibnotifyNotifier.connect() {
+            case .success(let desktop): return EchoOnFailureNotifier(primary: desktop, echo: console)
+            case .failure(let status): throw ChimeError(.delivery, status.problem ?? "the desktop is not available")
+            }
+        case .auto:
+            switch await LibnotifyNotifier.connect() {
+            case .success(let desktop):
+                let server = [desktop.status.serverName, desktop.status.serverVersion].compactMap { $0 }.joined(separator: " ")
+                Output.note("Alerts go to the desktop (\(server.isEmpty ? "notification server" : server)).")
+                return EchoOnFailureNotifier(primary: desktop, echo: console)
+            case .failure(let status):
+                Output.note("\(status.problem ?? "No desktop.") Alerts go to the console.")
+                return console
+            }
         }
     }
 }

@@ -16,7 +16,12 @@ struct Run: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Where alerts go: auto, console (one line each) or json (one JSON object per line).", valueName: "notifier"))
+    @Option(
+        help: ArgumentHelp(
+            "Where alerts go: auto (the desktop when a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line).",
+            valueName: "notifier"
+        )
+    )
     var notifier: NotifierChoice = .auto
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = ProcessInfo.processInfo.environment["CHIME_LOG_LEVEL"] ?? "info"
@@ -39,7 +44,7 @@ struct Run: AsyncParsableCommand {
         }
         let logger = Logger(label: "chime.runner")
         let store = try global.openStore(runner: true)
-        let sink = notifier.make(json: global.json)
+        let sink = try await notifier.make(json: global.json)
         let runner = try Runner(store: store, notifier: sink, logger: logger)
         try await runner.runUntilSignalled()
     }

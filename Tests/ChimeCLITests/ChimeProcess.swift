@@ -26,7 +26,11 @@ struct Sandbox: ~Copyable {
     var store: String { directory.appendingPathComponent("chime.sqlite").path }
     var runtime: String { directory.appendingPathComponent("run").path }
 
-    init() throws {
+    /// Variables added to (or, when empty, removed from) the environment of every `chime` run.
+    let extra: [String: String]
+
+    init(extra: [String: String] = [:]) throws {
+        self.extra = extra
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
     }
@@ -38,6 +42,10 @@ struct Sandbox: ~Copyable {
         environment["CHIME_STORE"] = store
         environment["XDG_RUNTIME_DIR"] = runtime
         environment["TZ"] = "UTC"
+        // No desktop unless a test brings its own notification server.
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        environment["DISPLAY"] = nil
+        for (key, value) in extra { environment[key] = value.isEmpty ? nil : value }
         return environment
     }
 

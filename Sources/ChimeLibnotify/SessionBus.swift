@@ -1,0 +1,56 @@
+import CLibnotify
+import ChimeCore
+import Foundation
+
+/// What the desktop offers: the session bus, the notification server on it, its capabilities.
+public struct DesktopStatus: Error, Sendable, Hashable {
+    /// The session bus address in use, or nil when there is none.
+    public var busAddress: String?
+    /// Why the desktop cannot be used, or nil when it can.
+    public var problem: String?
+    public var serverName: String?
+    public var serverVendor: String?
+    public var serverVersion: String?
+    public var specVersion: String?
+    public var capabilities: [String] = []
+
+    public var isAvailable: Bool { problem == nil }
+}
+
+/// The session bus, found without ever letting GLib autolaunch one.
+///
+/// With `DBUS_SESSION_BUS_ADDRESS` unset and `DISPLAY` set, GLib starts a bus and a server of
+/// its own and leaves them behind: Chime uses the address given, or `$XDG_RUNTIME_DIR/bus`, or
+/// nothing.
+enum SessionBus {
+    /// The address to use, exported for GLib, or nil.
+    static func address(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
+        if let runtime = environment["XDG_RUNTIME_DIR"], FileManager.default.fileExists(atPath: runtime + "/bus") {
+            let address = "unix:path=\(runtime)/bus"
+            setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
+            return address
+        }
+        return nil
+    }
+
+    /// A GError's message, freeing it.
+    static func message(_ error: UnsafeMutablePointer<GError>?) -> String {
+        guard let error else { return "unknown error" }
+        defer { g_error_free(error) }
+        return String(cString: error.pointee.message)
+    }
+
+    /// Strings from a NULL-terminated `gchar **`, freeing it.
+    static func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+        guard let vector else { return [] }
+        defer { g_strfreev(vector) }
+        var result: [String] = []
+        var index = 0
+        while let item = vector[index] {
+            result.append(String(cString: item))
+            index += 1
+        }
+        return result
+    }
+}

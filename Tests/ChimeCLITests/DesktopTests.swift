@@ -1,0 +1,343 @@
+import ChimeCore
+import ChimeLibnotify
+import ChimeStore
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private notification stack started by the project's own script (`scripts/notification-server`):
+/// a session dbus-daemon with no service activation, Xvfb, dunst, and a bus monitor whose log
+/// says what the server received. Stopped by pid when the test ends.
+final class NotificationServer {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/notification-server").path
+
+    let directory: URL
+    private(set) var environment: [String: String] = [:]
+    private var restartedPID: pid_t?
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-desktop-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let start = try Self.run([Self.script, "start", directory.path])
+        guard start.status == 0 else { throw ServerError(message: "notification-server start failed: \(start.output)") }
+        for line in try String(contentsOf: directory.appendingPathComponent("env"), encoding: .utf8).split(separator: "\n") {
+            let assignment = line.replacingOccurrences(of: "export ", with: "")
+            guard let equals = assignment.firstIndex(of: "=") else { continue }
+            environment[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+        }
+    }
+
+    /// Stops everything this server started, by pid. Called by each test; deinit is the backstop.
+    func stop() {
+        if let pid = restartedPID {
+            kill(pid, SIGKILL)
+            _ = Self.wait(pid)
+        }
+        restartedPID = nil
+        guard FileManager.default.fileExists(atPath: directory.path) else { return }
+        _ = try? Self.run([Self.script, "stop", directory.path])
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+
+    struct ServerError: Error { var message: String }
+
+    var monitorLog: String { (try? String(contentsOf: directory.appendingPathComponent("monitor.log"), encoding: .utf8)) ?? "" }
+
+    /// Waits (bounded) until the monitor log satisfies `predicate`.
+    func waitForLog(timeout: Double = 8, _ predicate: (String) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if predicate(monitorLog) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return predicate(monitorLog)
+    }
+
+    /// The pid of dunst, as the script recorded it.
+    var serverPID: pid_t? {
+        let pids = (try? String(contentsOf: directory.appendingPathComponent("pids"), encoding: .utf8)) ?? ""
+        return pids.split(separator: "\n").first { $0.hasPrefix("dunst ") }.flatMap { pid_t($0.split(separator: " ")[1]) }
+    }
+
+    /// Kills the notification server (by its pid), as a crash would: the bus stays, the name
+    /// loses its owner. (SIGKILL: a child of a test thread may have SIGTERM blocked.)
+    func stopServer() {
+        guard let pid = serverPID else { return }
+        kill(pid, SIGKILL)
+        Self.waitUntilGone(pid)
+    }
+
+    /// Waits (at most 5 s) until `pid` has exited: gone, or a zombie waiting to be reaped.
+    static func waitUntilGone(_ pid: pid_t) {
+        for _ in 0..<250 {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return }
+            if let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "Z" { return }
+            usleep(20_000)
+        }
+    }
+
+    /// Starts dunst again on the same bus and display; stopped by pid in ``stop()``.
+    func restartServer() throws {
+        let dunstrc = URL(fileURLWithPath: Self.script).deletingLastPathComponent().appendingPathComponent("test-notification/dunstrc")
+        restartedPID = try Self.spawn("/usr/bin/dunst", ["-config", dunstrc.path], environment: environment, output: "/dev/null")
+    }
+
+    /// Runs `dunstctl` on this server's bus: `close` dismisses the newest alert (reason 2),
+    /// `action 0` invokes its lone action.
+    func dunstctl(_ arguments: String...) throws {
+        let pid = try Self.spawn("/usr/bin/dunstctl", arguments, environment: environment, output: "/dev/null")
+        _ = Self.wait(pid)
+    }
+
+    /// Runs the script and waits for it, output in a file.
+    private static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("chime-notification-server-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let status = wait(try spawn("/bin/bash", arguments, environment: [:], output: log.path))
+        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+
+    /// Starts a program with posix_spawn rather than Foundation's Process: Process learns that a
+    /// child ended when a descriptor the child inherited closes, and daemons the script leaves
+    /// running would hold it open for ever; and a child of a test thread would inherit its
+    /// blocked signals (the daemons would ignore SIGTERM). Here the mask is reset.
+    static func spawn(_ path: String, _ arguments: [String], environment extra: [String: String], output: String) throws -> pid_t {
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(extra) { $1 }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var pid = pid_t()
+        guard posix_spawn(&pid, path, &actions, &attributes, argv, envp) == 0 else {
+            throw ServerError(message: "cannot run \(path) \(arguments)")
+        }
+        return pid
+    }
+
+    /// Waits for `pid` and returns its exit status.
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+}
+
+/// The desktop notifier against a real notification server: the real `chime` executable,
+/// a real bus, dunst. These wait a few real seconds.
+@Suite("Desktop: libnotify against a real notification server", .serialized)
+struct DesktopTests {
+    @Test("notify shows the alert with user text escaped, and --json gives the server's id")
+    func notifyEscapesMarkup() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        let result = try sandbox.chime("notify", "Title <b>x</b> & y", "Body & more", "--notifier", "desktop", "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        let shown = try jsonObject(result.stdout)
+        #expect((shown["server_id"] as? Int ?? 0) > 0)
+        #expect(await server.waitForLog { $0.contains(#"string "Title &lt;b&gt;x&lt;/b&gt; &amp; y""#) })
+        #expect(server.monitorLog.contains(#"string "Body &amp; more""#))
+    }
+
+    @Test("auto: the desktop when a server owns the name, else the console, and never a hang")
+    func autoChoosesAndNeverHangs() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        let desktop = try sandbox.chime("notify", "Hello")
+        #expect(desktop.status == 0)
+        #expect(desktop.stderr.contains("Alerts go to the desktop"))
+
+        // The bus without a server: console, at once
+        server.stopServer()
+        let started = Date()
+        let console = try sandbox.chime("notify", "Hello again")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(console.status == 0)
+        #expect(console.stderr.contains("Alerts go to the console"))
+        #expect(console.stdout.contains("Hello again"))
+
+        // No bus at all: console, and no bus or server is ever launched
+        let noBus = try Sandbox(extra: ["DBUS_SESSION_BUS_ADDRESS": "", "DISPLAY": server.environment["DISPLAY"] ?? ":0"])
+        let plain = try noBus.chime("notify", "No bus")
+        #expect(plain.status == 0)
+        #expect(plain.stderr.contains("No session bus"))
+        #expect(try noBus.chime("notify", "x", "--notifier", "desktop").status == 7)
+    }
+
+    @Test("The runner shows a recurring alert, updates it in place, and cancel closes it")
+    func runnerUpdatesInPlaceAndCancelCloses() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        let runner = try sandbox.startRunner("--notifier", "desktop", "--log-level", "debug")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+        #expect(try sandbox.chime("every", "1s", "Blink", "--id", "blink").status == 0)
+
+        // Two occurrences: the second replaces the first (same server id), not a second alert
+        #expect(await server.waitForLog { log in log.components(separatedBy: #"string "Blink""#).count >= 3 })
+        let notifies = server.monitorLog.components(separatedBy: "member=Notify\n").dropFirst()
+        let replacesIDs = notifies.compactMap { call in
+            call.split(separator: "\n").dropFirst().first.flatMap {
+                UInt32($0.replacingOccurrences(of: "uint32", with: "").trimmingCharacters(in: .whitespaces))
+            }
+        }
+        #expect(replacesIDs.first == 0)
+        #expect(replacesIDs.count >= 2 && replacesIDs.dropFirst().allSatisfy { $0 != 0 }, "\(replacesIDs)")
+
+        // Dismissing it is recorded in the ledger as the answer
+        let store = try ReminderStore(path: sandbox.store)
+        try server.dunstctl("close")
+        var answered: String?
+        for _ in 0..<100 where answered == nil {
+            answered = try store.ledger(id: "blink").compactMap(\.response).first
+            if answered == nil { try await Task.sleep(for: .milliseconds(30)) }
+        }
+        let ledger = try store.ledger(id: "blink")
+        #expect(answered == "closed:dismissed", "\(runner.stderr)\n\(ledger)")
+
+        // Cancel closes the shown alert (NotificationClosed, reason 3: closed by a call)
+        #expect(try sandbox.chime("cancel", "blink").status == 0)
+        #expect(await server.waitForLog { $0.contains("member=CloseNotification") && $0.contains("member=NotificationClosed") })
+        #expect(await runner.terminate() == 0)
+    }
+
+    @Test("Server gone: nothing is lost, the console shows it meanwhile, and it goes out once when the server is back")
+    func serverGoneAndBack() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        let runner = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+        server.stopServer()
+
+        // When a reminder falls due with no server, the console says so, and it stays undelivered
+        #expect(try sandbox.chime("in", "1s", "Tea while away", "--id", "tea").status == 0)
+        let echo = try #require(await runner.nextLine(timeout: 5))
+        #expect(echo.contains("Tea while away") && echo.contains("not shown on the desktop yet"))
+        let doctor = try jsonObject(try sandbox.chime("doctor", "--json").stdout)
+        #expect((doctor["store"] as? [String: Any])?["undelivered"] as? Int == 1)
+
+        // Then when the server is back, the retry shows it, once
+        try server.restartServer()
+        #expect(await server.waitForLog(timeout: 10) { $0.contains(#"string "Tea while away""#) })
+        try await Task.sleep(for: .seconds(1))
+        #expect(server.monitorLog.components(separatedBy: #"string "Tea while away""#).count == 2)
+        let after = try jsonObject(try sandbox.chime("doctor", "--json").stdout)
+        #expect((after["store"] as? [String: Any])?["undelivered"] as? Int == 0)
+        #expect(await runner.terminate() == 0)
+    }
+}
+
+/// The notifier itself, in this process, against the real server: every field as sent, update
+/// in place, withdraw, and the server's answers (action, dismiss, close, expiry) as responses.
+/// One test: GLib keeps one session bus per process.
+@Suite("Desktop: LibnotifyNotifier in process", .serialized)
+struct LibnotifyNotifierTests {
+    @Test("Fields, update in place, withdraw, and responses from the real server")
+    func notifierAgainstTheRealServer() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        setenv("DBUS_SESSION_BUS_ADDRESS", try #require(server.environment["DBUS_SESSION_BUS_ADDRESS"]), 1)
+        let notifier = try await LibnotifyNotifier.connect().get()
+        #expect(notifier.status.serverName == "dunst")
+        #expect(notifier.status.capabilities.contains("actions") && notifier.status.capabilities.contains("body-markup"))
+        let responses = ResponseLog(notifier.responses)
+
+        // Every field arrives as sent
+        var note = Note(
+            id: "med",
+            title: "Medication Reminder",
+            body: "Aspirin (100 mg) <take with water>",
+            urgency: .critical,
+            actions: [.init(key: "take", label: "Mark as Taken"), .init(key: "snooze", label: "Snooze 10 min")],
+            timeout: .seconds(600),
+            postedAt: Date()
+        )
+        note.icon = "appointment-soon"
+        note.category = "x-chime.dose"
+        note.hints = ["x-chime-schedule": "12"]
+        let first = try await notifier.post(note)
+        let serverID = try #require(first.serverID)
+        #expect(await server.waitForLog { $0.contains(#"string "Aspirin (100 mg) &lt;take with water&gt;""#) })
+        let call = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        for expected in [
+            #"string "Medication Reminder""#, #"string "take""#, #"string "Mark as Taken""#, #"string "snooze""#,
+            #"string "appointment-soon""#, #"string "x-chime.dose""#, #"string "x-chime-schedule""#, #"string "12""#,
+            "byte 2", "int32 600000",
+        ] {
+            #expect(call.contains(expected), "\(expected) not in \(call)")
+        }
+
+        // Posting the same id again updates it in place
+        var again = note
+        again.title = "Medication Reminder (Snoozed)"
+        #expect(try await notifier.post(again).serverID == serverID)
+
+        // Withdraw closes it: closed by a call
+        try await notifier.withdraw("med")
+        #expect(await responses.next() == NoteResponse(noteID: "med", kind: .closed(.closedByCall)))
+
+        // An action invoked on the server comes back as a response (dunst invokes a lone action)
+        _ = try await notifier.post(
+            Note(id: "dose", title: "Dose", actions: [.init(key: "take", label: "Mark as Taken")], postedAt: Date())
+        )
+        try server.dunstctl("action", "0")
+        #expect(await responses.next() == NoteResponse(noteID: "dose", kind: .action("take")))
+        try await notifier.withdraw("dose")
+        #expect(await responses.next() == NoteResponse(noteID: "dose", kind: .closed(.closedByCall)))
+
+        // Dismissed by the person
+        _ = try await notifier.post(Note(id: "tea", title: "Tea", postedAt: Date()))
+        try server.dunstctl("close")
+        #expect(await responses.next() == NoteResponse(noteID: "tea", kind: .closed(.dismissed)))
+
+        // A short timeout expires
+        _ = try await notifier.post(Note(id: "blink", title: "Blink", timeout: .milliseconds(200), postedAt: Date()))
+        #expect(await responses.next() == NoteResponse(noteID: "blink", kind: .closed(.expired)))
+    }
+}
+
+/// Responses as they arrive; ``next()`` waits at most a few seconds, so a missing answer fails
+/// the test instead of hanging it.
+final class ResponseLog: Sendable {
+    private final class Box: Sendable { let items = Mutex<[NoteResponse]>([]) }
+    private let box = Box()
+    private let reader: Task<Void, Never>
+
+    init(_ stream: AsyncStream<NoteResponse>) {
+        let box = box
+        reader = Task { for await response in stream { box.items.withLock { $0.append(response) } } }
+    }
+
+    deinit { reader.cancel() }
+
+    func next(timeout: Double = 5) async -> NoteResponse? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let first = box.items.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return first }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+}
