@@ -344,27 +344,10 @@ func benchCLI(runs: Int) throws {
     _ = try ReminderStore(path: storePath)
     let runner = try startRunner(store: storePath, runtime: directory)
     defer { stop(runner) }
-    // posix_spawn + waitpid rather than Foundation's Process, whose waitUntilExit polls its
-    // run loop every 50 ms and would swamp what is measured.
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_RUNTIME_DIR"] = directory
     func time(_ executable: String, _ arguments: [String]) throws -> Double {
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_RUNTIME_DIR"] = directory
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var pid = pid_t()
-        let start = monotonicSeconds()
-        guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else {
-            throw ChimeError(.failure, "cannot spawn \(executable)")
-        }
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        return (monotonicSeconds() - start) * 1000
+        try timeSpawn(executable, arguments, environment: environment)
     }
     let chime = try (0..<runs).map { _ in try time(chimeExecutable, ["in", "5m", "x", "--store", storePath]) }
     let baseline = try (0..<runs).map { _ in try time("/bin/true", []) }
@@ -382,7 +365,8 @@ func benchCLI(runs: Int) throws {
 
 // MARK: - Desktop: post latency against a real notification server
 
-/// Runs `executable` with posix_spawn and waits; returns the wall time in ms.
+/// Runs `executable` with posix_spawn and waits; returns the wall time in ms. (Not Foundation's
+/// Process: its waitUntilExit polls its run loop every 50 ms and would swamp what is measured.)
 func timeSpawn(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Double {
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
