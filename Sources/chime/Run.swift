@@ -44,7 +44,9 @@ struct Run: AsyncParsableCommand {
         }
         let logger = Logger(label: "chime.runner")
         let store = try global.openStore(runner: true)
-        let sink = try await notifier.make(json: global.json)
+        // `chime run --json` is the JSON stream, whatever the desktop offers.
+        let choice: NotifierChoice = notifier == .auto && global.json ? .json : notifier
+        let sink = try await choice.make(json: global.json)
         let runner = try Runner(store: store, notifier: sink, logger: logger)
         try await runner.runUntilSignalled()
     }
