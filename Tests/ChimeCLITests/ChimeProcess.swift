@@ -58,7 +58,13 @@ struct Sandbox: ~Copyable {
 /// A `chime run` process whose standard output is read line by line.
 final class RunningChime: Sendable {
     let process: Process
-    private let lines: AsyncStream<String>
+    /// Lines read so far and not yet taken, and whether standard output has ended. (A buffer
+    /// rather than an AsyncStream raced against a timeout: a line arriving as the timeout wins
+    /// would be taken by the cancelled reader and lost.)
+    private final class Lines: Sendable {
+        let state = Mutex<(lines: [String], ended: Bool)>(([], false))
+    }
+    private let lines = Lines()
     private final class Text: Sendable { let value = Mutex("") }
     private let errors = Text()
 
@@ -71,14 +77,13 @@ final class RunningChime: Sendable {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        lines = stream
+        let lines = self.lines
         let buffer = Mutex(Data())
         out.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty {
                 handle.readabilityHandler = nil
-                continuation.finish()
+                lines.state.withLock { $0.ended = true }
                 return
             }
             let complete: [String] = buffer.withLock { buffer in
@@ -90,7 +95,7 @@ final class RunningChime: Sendable {
                 }
                 return found
             }
-            for line in complete { continuation.yield(line) }
+            lines.state.withLock { $0.lines.append(contentsOf: complete) }
         }
         let errors = self.errors
         err.fileHandleForReading.readabilityHandler = { handle in
@@ -109,18 +114,14 @@ final class RunningChime: Sendable {
 
     /// The next line on standard output, or nil after `timeout` seconds or at end of stream.
     func nextLine(timeout: Double) async -> String? {
-        await withTaskGroup(of: String?.self) { group in
-            group.addTask { [lines] in
-                for await line in lines { return line }
-                return nil
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let (line, ended): (String?, Bool) = lines.state.withLock { state in
+                state.lines.isEmpty ? (nil, state.ended) : (state.lines.removeFirst(), false)
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(timeout))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            if let line { return line }
+            if ended || Date() >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 
