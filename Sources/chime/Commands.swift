@@ -42,15 +42,8 @@ struct In: AsyncParsableCommand {
         let title = words[1]
         let body: String? = words.count > 2 ? words[2] : nil
         let now = Date()
-        let new = try NewReminder(
-            id: schedule.id,
-            title: title,
-            body: body ?? "",
-            trigger: .once(now.addingTimeInterval(TimeInterval(seconds)))
-        ).validated()
-        let store = try global.openStore()
-        let result = try store.schedule(new, replace: !schedule.noReplace, now: now, systemZone: .current)
-        report(result, store: store, json: global.json)
+        let trigger = Trigger.once(now.addingTimeInterval(TimeInterval(seconds)))
+        try schedule.schedule(title: title, body: body ?? "", trigger: trigger, now: now, global: global)
     }
 }
 
@@ -81,10 +74,7 @@ struct At: AsyncParsableCommand {
         let now = Date()
         let timeZone = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name).resolve(system: .current) } ?? .current
         let instant = try TimeParsing.instant(time, now: now, zone: timeZone)
-        let new = try NewReminder(id: schedule.id, title: title, body: body ?? "", trigger: .once(instant)).validated()
-        let store = try global.openStore()
-        let result = try store.schedule(new, replace: !schedule.noReplace, now: now, systemZone: .current)
-        report(result, store: store, json: global.json)
+        try schedule.schedule(title: title, body: body ?? "", trigger: .once(instant), now: now, global: global)
     }
 }
 
@@ -144,10 +134,7 @@ struct Every: AsyncParsableCommand {
         }
         let title = words[ruleLength]
         let body = words.count > ruleLength + 1 ? words[ruleLength + 1] : ""
-        let new = try NewReminder(id: schedule.id, title: title, body: body, trigger: trigger).validated()
-        let store = try global.openStore()
-        let result = try store.schedule(new, replace: !schedule.noReplace, now: now, systemZone: .current)
-        report(result, store: store, json: global.json)
+        try schedule.schedule(title: title, body: body, trigger: trigger, now: now, global: global)
     }
 }
 

@@ -49,6 +49,15 @@ struct ScheduleOptions: ParsableArguments {
     func validate() throws {
         if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
     }
+
+    /// What `in`, `at` and `every` share once their input has parsed: check the reminder, then
+    /// (only then) open the store, schedule it, wake the runner and print the result.
+    func schedule(title: String, body: String, trigger: Trigger, now: Date, global: GlobalOptions) throws(ChimeError) {
+        let new = try NewReminder(id: id, title: title, body: body, trigger: trigger).validated()
+        let store = try global.openStore()
+        let result = try store.schedule(new, replace: !noReplace, now: now, systemZone: .current)
+        report(result, store: store, json: global.json)
+    }
 }
 
 /// One JSON document or human text on standard output; human notes on standard error.

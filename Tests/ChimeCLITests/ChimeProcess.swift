@@ -18,6 +18,19 @@ enum ChimeExecutable {
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
+
+    /// A `chime` process with `arguments` and `environment`, its output and errors on pipes, not started.
+    static func process(_ arguments: [String], environment: [String: String]) -> (Process, out: Pipe, err: Pipe) {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        return (process, out, err)
+    }
 }
 
 /// A temporary home for one test: its own store and runtime directory, removed afterwards.
@@ -49,6 +62,20 @@ struct Sandbox: ~Copyable {
         return environment
     }
 
+    /// Runs `chime` to completion.
+    func chime(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        try chime(arguments)
+    }
+
+    func chime(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let (process, out, err) = ChimeExecutable.process(arguments, environment: environment)
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
     /// Starts `chime run` with `arguments`; stop it with ``RunningChime/terminate()``.
     func startRunner(_ arguments: String...) throws -> RunningChime {
         try RunningChime(arguments: ["run"] + arguments, environment: environment)
@@ -69,14 +96,7 @@ final class RunningChime: Sendable {
     private let errors = Text()
 
     init(arguments: [String], environment: [String: String]) throws {
-        let process = Process()
-        process.executableURL = ChimeExecutable.url
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        let (process, out, err) = ChimeExecutable.process(arguments, environment: environment)
         let lines = self.lines
         let buffer = Mutex(Data())
         out.fileHandleForReading.readabilityHandler = { handle in

@@ -145,25 +145,3 @@ struct EndToEndTests {
         #expect(info.st_mode & 0o777 == 0o600)
     }
 }
-
-extension Sandbox {
-    func chime(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        try chime(arguments)
-    }
-
-    func chime(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = ChimeExecutable.url
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
-}
