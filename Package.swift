@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Property-based tests of the parsers and of next-occurrence arithmetic (tests only).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // Reminder, Trigger, time-zone arithmetic, Scheduler, Notifier protocol. No GLib, no SQLite,
@@ -79,7 +81,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "ChimeCoreTests",
+            dependencies: ["ChimeCore", "ChimeTesting", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ChimeStoreTests",
             dependencies: ["ChimeCore", "ChimeStore", "ChimeTesting"],

@@ -56,6 +56,13 @@ public actor Scheduler {
     /// ready-time order: at that instant they are posted without touching the store first.
     private var staged: [PendingOccurrence] = []
 
+    /// Occurrences this process has shown but could not record as posted (the store full or
+    /// locked): never shown again; recorded as posted once the store takes writes again.
+    private var shownUnrecorded: [OccurrenceKey: (noteID: String, postedAt: Date)] = [:]
+
+    /// The last store failure logged, so that an outage is logged once, not at every retry.
+    private var storeFailure: String?
+
     /// Fires everything due now, records what falls due within the look-ahead, and returns the
     /// next instant the scheduler must wake at.
     @discardableResult
@@ -67,10 +74,15 @@ public actor Scheduler {
             let now = clock.now()
             let claimed: [PendingOccurrence]
             do {
+                try recordShown()
                 claimed = try store.claimDue(now: now, horizon: now.addingTimeInterval(lookahead), systemZone: systemZone())
+                storeRecovered()
             } catch {
-                log(.storeFailed(String(describing: error)))
-                // The store is unwell (disk full, locked): try again shortly rather than spin.
+                storeFailed(error)
+                // The store cannot record what is due (disk full, locked): still show what is
+                // due, once, from a read; it is recorded when the store recovers. Try again
+                // shortly rather than spin.
+                await deliverUnclaimed(now: now)
                 return now.addingTimeInterval(Self.seconds(configuration.retryBase))
             }
             claimedAll = claimed.count < Self.claimBatch
@@ -88,9 +100,41 @@ public actor Scheduler {
             if next.map({ $0.timeIntervalSince(clock.now()) > 1 }) ?? true { store.idle() }
             return next
         } catch {
-            log(.storeFailed(String(describing: error)))
+            storeFailed(error)
             return clock.now().addingTimeInterval(Self.seconds(configuration.retryBase))
         }
+    }
+
+    /// Records what this process showed while the store could not be written (see
+    /// ``shownUnrecorded``), before anything is claimed: so the claim neither shows it again
+    /// nor counts it as missed.
+    private func recordShown() throws {
+        for (key, shown) in shownUnrecorded.sorted(by: { $0.key.dueMicros < $1.key.dueMicros }) {
+            try store.recordShown(key, at: shown.postedAt, noteID: shown.noteID, systemZone: systemZone())
+            shownUnrecorded[key] = nil
+        }
+    }
+
+    /// The fallback when the store cannot be written: shows what is due now, read without
+    /// recording it, each occurrence once.
+    private func deliverUnclaimed(now: Date) async {
+        guard let due = try? store.dueWithoutClaiming(now: now) else { return }
+        let unseen = due.filter { shownUnrecorded[$0.key] == nil }
+        guard !unseen.isEmpty else { return }
+        await deliver(unseen, now: now)
+    }
+
+    private func storeFailed(_ error: any Error) {
+        let text = String(describing: error)
+        guard text != storeFailure else { return }
+        storeFailure = text
+        log(.storeFailed(text))
+    }
+
+    private func storeRecovered() {
+        guard storeFailure != nil else { return }
+        storeFailure = nil
+        log(.storeRecovered)
     }
 
     /// Posts the staged occurrences whose instant has come: the firing path, with no store
@@ -114,7 +158,7 @@ public actor Scheduler {
                 do {
                     try store.followSystemZone(systemZone(), now: clock.now())
                 } catch {
-                    log(.storeFailed(String(describing: error)))
+                    storeFailed(error)
                 }
             }
             let next = await runPass()
@@ -148,12 +192,15 @@ public actor Scheduler {
         let keys = occurrences.map(\.key)
         do {
             let posted = try await notifier.post(note)
+            // The server's id where there is one: `chime cancel` closes a shown alert by it.
+            let noteID = posted.serverID.map { "desktop:\($0)" } ?? posted.id
             do {
-                // The server's id where there is one: `chime cancel` closes a shown alert by it.
-                try store.markPosted(keys, at: postedAt, noteID: posted.serverID.map { "desktop:\($0)" } ?? posted.id)
+                try store.markPosted(keys, at: postedAt, noteID: noteID)
             } catch {
-                // Shown but not recorded: the one case where a restart could show it again.
-                log(.storeFailed(String(describing: error)))
+                // Shown but not recorded: never shown again by this process, recorded when the
+                // store recovers (only a crash before then could show it again).
+                for key in keys { shownUnrecorded[key] = (noteID, postedAt) }
+                storeFailed(error)
             }
         } catch {
             let attempts = (occurrences.map(\.attempts).max() ?? 0) + 1
@@ -162,7 +209,7 @@ public actor Scheduler {
             do {
                 try store.markFailed(keys, at: postedAt, retryAt: retryAt, error: String(describing: error))
             } catch {
-                log(.storeFailed(String(describing: error)))
+                storeFailed(error)
             }
         }
     }
@@ -222,5 +269,8 @@ public actor Scheduler {
 /// What the scheduler reports to its log.
 public enum SchedulerEvent: Sendable, Hashable {
     case deliveryFailed(ids: [String], attempt: Int, retryAt: Date, error: String)
+    /// The store failed (disk full, locked, I/O error); logged once per outage.
     case storeFailed(String)
+    /// The store takes writes again after a failure.
+    case storeRecovered
 }

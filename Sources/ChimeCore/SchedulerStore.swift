@@ -60,6 +60,15 @@ public protocol SchedulerStore: Sendable {
     /// A `horizon` a little after `now` lets the scheduler write the ledger *before* an
     /// occurrence's instant, so that at the instant itself it only has to post.
     func claimDue(now: Date, horizon: Date, systemZone: TimeZone) throws -> [PendingOccurrence]
+    /// What is due at or before `now`, read without writing: pending reminders whose next due
+    /// time has come (keyed by that due time, as ``claimDue(now:horizon:systemZone:)`` would
+    /// record them) and occurrences recorded as due and ready. The scheduler's fallback when
+    /// the store cannot be written (disk full, locked): it still shows what is due, once.
+    func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence]
+    /// Records an occurrence the scheduler showed while the store could not be written: in the
+    /// ledger as posted (whether or not it was recorded as due), and, when it is the
+    /// reminder's next due time, advances the reminder past it (a one-shot is finished).
+    func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws
     /// Records that these occurrences were posted.
     func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws
     /// Records a failed post; the occurrences stay due and become ready again at `retryAt`.
@@ -77,6 +86,12 @@ public protocol SchedulerStore: Sendable {
 
 extension SchedulerStore {
     public func idle() {}
+
+    public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] { [] }
+
+    public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws {
+        try markPosted([key], at: postedAt, noteID: noteID)
+    }
 
     public func followSystemZone(_ systemZone: TimeZone, now: Date) throws {}
 

@@ -63,6 +63,8 @@ public final class Runner: Service {
                     )
                 case let .storeFailed(error):
                     log.error("Store failed", metadata: ["error": .string(error)])
+                case .storeRecovered:
+                    log.notice("Store recovered: what was shown meanwhile is recorded now")
                 }
             }
         )

@@ -90,6 +90,85 @@ extension ReminderStore: SchedulerStore {
         }
     }
 
+    public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] {
+        try read { db in
+            let limit = Scheduler.claimBatch
+            let recorded = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
+                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                    WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
+                    """,
+                arguments: [now.micros, limit]
+            ).map { row in
+                PendingOccurrence(
+                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
+                    reminderID: row[4],
+                    kind: row[5],
+                    title: row[6],
+                    body: row[7],
+                    missedCount: row[2],
+                    attempts: row[3],
+                    readyAt: Date(micros: row[8])
+                )
+            }
+            let unrecorded = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT key, next_due_us, id, kind, title, body FROM reminder
+                    WHERE state = 'pending' AND next_due_us <= ? ORDER BY next_due_us LIMIT ?
+                    """,
+                arguments: [now.micros, limit]
+            ).map { row in
+                PendingOccurrence(
+                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
+                    reminderID: row[2],
+                    kind: row[3],
+                    title: row[4],
+                    body: row[5]
+                )
+            }
+            return recorded + unrecorded
+        }
+    }
+
+    public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO occurrence (reminder_key, due_us, state, missed_count, recorded_us, posted_us, note_id)
+                    VALUES (?, ?, 'posted', 0, ?, ?, ?)
+                    ON CONFLICT DO UPDATE SET state = 'posted', posted_us = excluded.posted_us, note_id = excluded.note_id,
+                        next_attempt_us = NULL
+                    WHERE state = 'due'
+                    """,
+                arguments: [key.reminderKey, key.dueMicros, postedAt.micros, postedAt.micros, noteID]
+            )
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT * FROM reminder WHERE key = ? AND state = 'pending' AND next_due_us = ?",
+                    arguments: [key.reminderKey, key.dueMicros]
+                )
+            else { return }
+            let shown = Date(micros: key.dueMicros)
+            if let next = try TriggerColumns.trigger(from: row).nextOccurrence(after: shown, systemZone: systemZone) {
+                try db.execute(
+                    sql: "UPDATE reminder SET last_due_us = ?, next_due_us = ? WHERE key = ?",
+                    arguments: [key.dueMicros, next.micros, key.reminderKey]
+                )
+            } else {
+                try db.execute(
+                    sql: """
+                        UPDATE reminder SET state = 'done', last_due_us = next_due_us, next_due_us = NULL, ended_us = ? WHERE key = ?
+                        """,
+                    arguments: [postedAt.micros, key.reminderKey]
+                )
+            }
+        }
+    }
+
     public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String) throws {
         try write { db in
             let statement = try db.cachedStatement(
