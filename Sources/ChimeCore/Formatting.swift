@@ -2,9 +2,26 @@ import Foundation
 
 /// How Chime writes instants: ISO 8601 UTC for machines, local time with its offset for people.
 public enum TimeText {
-    /// `2026-11-22T13:30:00.000Z`: what every `--json` output uses.
+    /// `2026-11-22T13:30:00.000Z`: what every `--json` output uses, rounded to the nearest
+    /// millisecond. (By hand rather than ISO8601FormatStyle, which truncates: 0.599 s, stored
+    /// as 0.598999…, would print as .598 and not read back as the same instant.)
     public static func iso(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let raw = (date.timeIntervalSince1970 * 1000).rounded()
+        let millis = Int(raw.isFinite ? min(max(raw, -1e16), 1e16) : 0)
+        let seconds = ZoneMath.floorDiv(millis, 1000)
+        let days = ZoneMath.floorDiv(seconds, 86_400)
+        let (year, month, day) = ZoneMath.civilFromDays(days)
+        let inDay = seconds - days * 86_400
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+            year,
+            month,
+            day,
+            inDay / 3_600,
+            inDay / 60 % 60,
+            inDay % 60,
+            millis - seconds * 1000
+        )
     }
 
     private static let weekdayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]

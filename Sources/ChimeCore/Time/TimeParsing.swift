@@ -46,7 +46,7 @@ public enum TimeParsing {
 
     /// `chime at`:
     /// - "14:30": today in `zone`, or tomorrow if that instant is not after `now`;
-    /// - "YYYY-MM-DD HH:MM[:SS]" or "YYYY-MM-DDTHH:MM[:SS]": local in `zone`;
+    /// - "YYYY-MM-DD HH:MM[:SS[.fff]]" or "YYYY-MM-DDTHH:MM[:SS[.fff]]": local in `zone`;
     /// - either of those with a "Z" or "±HH:MM" / "±HHMM" suffix: absolute.
     /// Local times resolve by the RFC 5545 rule (gap → moved forward, repeat → first).
     /// A date-time not after `now` is an error.
@@ -75,10 +75,18 @@ public enum TimeParsing {
         else { throw bad }
         var i = 16
         var second = 0
+        var fraction = 0.0
         if i < chars.count, chars[i] == ":" {
             guard let sec = num(17..<19) else { throw bad }
             second = sec
             i = 19
+            // Fractional seconds, as Chime's own JSON (and JavaScript's toISOString) write them.
+            if i < chars.count, chars[i] == "." {
+                let digits = chars[(i + 1)...].prefix(while: \.isASCIIDigit)
+                guard (1...9).contains(digits.count), let value = Double("0." + String(digits)) else { throw bad }
+                fraction = value
+                i += 1 + digits.count
+            }
         }
         guard (1...12).contains(month), (1...ZoneMath.daysInMonth(year: year, month: month)).contains(day),
             (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
@@ -102,10 +110,11 @@ public enum TimeParsing {
             let offset = (oh * 3_600 + om * 60) * (r[0] == "-" ? -1 : 1)
             result = Date(timeIntervalSince1970: TimeInterval(local.naiveSeconds - offset))
         }
-        guard result > now else {
+        let precise = result.addingTimeInterval(fraction)
+        guard precise > now else {
             throw ChimeError(.usage, "'\(s)' is in the past: give a future time")
         }
-        return result
+        return precise
     }
 
     static let recurrenceExpected =

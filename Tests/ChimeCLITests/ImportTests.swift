@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// `chime import`: many reminders from JSON, all or none.
+@Suite("chime import", .serialized)
+struct ImportTests {
+    func write(_ text: String, to name: String, in sandbox: borrowing Sandbox) throws -> String {
+        let path = sandbox.directory.appendingPathComponent(name).path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func reminders(_ sandbox: borrowing Sandbox) throws -> [[String: Any]] {
+        let list = try sandbox.chime("list", "--json")
+        return try #require(try jsonObject(list.stdout)["reminders"] as? [[String: Any]])
+    }
+
+    @Test("A file of reminders is scheduled in one go, and `list --json` output imports as it is")
+    func importsAFileAndRoundTripsTheListing() throws {
+        let sandbox = try Sandbox()
+        let file = try write(
+            """
+            [{"id": "tea", "title": "Tea", "in": "25m"},
+             {"id": "standup", "title": "Stand-up", "every": "weekday 09:30", "zone": "Europe/Berlin"},
+             {"id": "new-year", "title": "New year", "body": "Cheers", "at": "2099-01-01T00:00:00.250+01:00"},
+             {"id": "water", "title": "Water", "every": "2h"},
+             {"title": "No id given", "at": "23:59"}]
+            """,
+            to: "in.json",
+            in: sandbox
+        )
+        let result = try sandbox.chime("import", file, "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        let imported = try jsonObject(result.stdout)
+        #expect(imported["imported"] as? Int == 5)
+        #expect((imported["ids"] as? [String])?.prefix(4) == ["tea", "standup", "new-year", "water"])
+        let listed = try reminders(sandbox)
+        #expect(listed.count == 5)
+        let newYear = try #require(listed.first { $0["id"] as? String == "new-year" })
+        #expect(newYear["next_due"] as? String == "2098-12-31T23:00:00.250Z")
+        #expect(newYear["body"] as? String == "Cheers")
+        let standup = try #require(listed.first { $0["id"] as? String == "standup" })
+        #expect(standup["trigger"] as? String == "every weekday 09:30 (Europe/Berlin)")
+
+        // The listing, imported into another store, gives the same reminders, due at the same instants
+        let listing = try write(try sandbox.chime("list", "--json").stdout, to: "listing.json", in: sandbox)
+        let other = try Sandbox()
+        let again = try other.chime("import", listing)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("Imported 5 reminders."))
+        let copied = try reminders(other)
+        for key in ["id", "title", "body", "trigger", "next_due", "recurring"] {
+            #expect(copied.map { "\($0[key] ?? "-")" } == listed.map { "\($0[key] ?? "-")" }, "\(key)")
+        }
+    }
+
+    @Test(
+        "One bad reminder: one line naming it and its value, exit 64, nothing imported",
+        arguments: [
+            (#"[{"id": "a", "title": "A", "in": "5m"}, {"id": "b", "title": "B", "in": "5x"}]"#, "reminder 2 ('b'): invalid duration '5x'"),
+            (#"[{"title": "A", "in": "5m", "at": "10:00"}]"#, #"both "at" and "in""#),
+            (#"[{"title": "A"}]"#, #"no time: expected one of "at", "in" or "every""#),
+            (#"[{"in": "5m"}]"#, #"missing "title""#),
+            (#"[{"title": 5, "in": "5m"}]"#, #""title": expected a string"#),
+            (#"[{"title": "A", "in": "5m""#, "not valid JSON"),
+            (#"[{"id": "a", "title": "A", "in": "5m"}, {"id": "a", "title": "B", "in": "6m"}]"#, "the id 'a' is also reminder 1's"),
+            (#"[{"id": "a/b", "title": "A", "in": "5m"}]"#, "invalid id 'a/b'"),
+            (#"[{"title": "A", "every": "fortnight"}]"#, "fortnight"),
+            (#"[{"title": "A", "at": "2001-01-01 10:00"}]"#, "'2001-01-01 10:00' is in the past"),
+            (#"[{"title": "A", "at": "10:00", "zone": "Mars/Base"}]"#, "Mars/Base"),
+        ]
+    )
+    func badReminderImportsNothing(json: String, named: String) throws {
+        let sandbox = try Sandbox()
+        #expect(try sandbox.chime("in", "10m", "Keep me", "--id", "keep").status == 0)
+        let before = try sandbox.chime("list", "--json").stdout
+        let file = try write(json, to: "bad.json", in: sandbox)
+
+        let result = try sandbox.chime("import", file)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(named), "\(result.stderr)")
+        #expect(result.stderr.contains("bad.json"))
+        #expect(try sandbox.chime("list", "--json").stdout == before)
+    }
+
+    @Test("A missing file is named; --no-replace refuses a taken id and imports nothing")
+    func missingFileAndConflicts() throws {
+        let sandbox = try Sandbox()
+        let missing = try sandbox.chime("import", "/nonexistent/reminders.json")
+        #expect(missing.status == 64)
+        #expect(missing.stderr.contains("'/nonexistent/reminders.json' does not exist"))
+
+        #expect(try sandbox.chime("in", "10m", "Taken", "--id", "taken").status == 0)
+        let file = try write(
+            #"[{"id": "fresh", "title": "Fresh", "in": "5m"}, {"id": "taken", "title": "Again", "in": "5m"}]"#,
+            to: "conflict.json",
+            in: sandbox
+        )
+        let refused = try sandbox.chime("import", file, "--no-replace")
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("taken"))
+        #expect(try reminders(sandbox).map { $0["id"] as? String } == ["taken"])
+
+        // Without --no-replace the taken one is replaced, and the count says so
+        let replaced = try sandbox.chime("import", file, "--json")
+        #expect(replaced.status == 0)
+        #expect(try jsonObject(replaced.stdout)["replaced"] as? Int == 1)
+        #expect(try reminders(sandbox).compactMap { $0["title"] as? String }.sorted() == ["Again", "Fresh"])
+    }
+}
