@@ -136,9 +136,9 @@ extension ReminderStore {
         try write { db in
             var cancelled: [Reminder] = []
             for id in ids {
-                if let reminder = try Self.fetchPending(id: id, in: db) {
-                    try Self.end(id: id, as: "cancelled", at: now.micros, in: db)
-                    cancelled.append(reminder)
+                if let row = try Self.fetchPendingRow(id: id, in: db) {
+                    try Self.end(key: row["key"], as: "cancelled", at: now.micros, in: db)
+                    cancelled.append(try Self.reminder(from: row))
                 } else if let row = try Row.fetchOne(
                     db,
                     sql: """
@@ -268,16 +268,28 @@ extension ReminderStore {
     /// occurrences. Returns false when none was pending.
     @discardableResult
     static func end(id: String, as state: String, at micros: Int64, in db: Database) throws -> Bool {
-        guard let key = try Int64.fetchOne(db, sql: "SELECT key FROM reminder WHERE id = ? AND state = 'pending'", arguments: [id]) else {
-            return false
-        }
-        try db.execute(sql: "UPDATE reminder SET state = ?, ended_us = ? WHERE key = ?", arguments: [state, micros, key])
-        try db.execute(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'", arguments: [key])
+        let find = try db.cachedStatement(sql: "SELECT key FROM reminder WHERE id = ? AND state = 'pending'")
+        guard let key = try Int64.fetchOne(find, arguments: [id]) else { return false }
+        try end(key: key, as: state, at: micros, in: db)
         return true
     }
 
+    /// Ends the reminder with the store's `key` and cancels its undelivered occurrences.
+    /// (Cached statements here and in ``fetchPending(id:in:)``: preparing them anew for each of
+    /// 50,000 cancels in one call cost ten times the work itself.)
+    static func end(key: Int64, as state: String, at micros: Int64, in db: Database) throws {
+        try db.cachedStatement(sql: "UPDATE reminder SET state = ?, ended_us = ? WHERE key = ?").execute(arguments: [state, micros, key])
+        try db.cachedStatement(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'").execute(
+            arguments: [key]
+        )
+    }
+
+    static func fetchPendingRow(id: String, in db: Database) throws -> Row? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM reminder WHERE id = ? AND state = 'pending'"), arguments: [id])
+    }
+
     static func fetchPending(id: String, in db: Database) throws -> Reminder? {
-        try Row.fetchOne(db, sql: "SELECT * FROM reminder WHERE id = ? AND state = 'pending'", arguments: [id]).map(reminder(from:))
+        try fetchPendingRow(id: id, in: db).map(reminder(from:))
     }
 
     /// A not-found error that says what became of the id, when it existed.
