@@ -1,5 +1,6 @@
-// chime-bench: the spine's and the desktop's figures, printed as tables of medians over several runs, each with a
-// baseline measured in the same run. Build in release: `swift run -c release chime-bench [all|schedule|lateness|idle|cli|desktop]`.
+// chime-bench: Chime's figures, printed as tables of medians over several runs, each with a baseline measured in the
+// same run. Build in release: `swift run -c release chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop] [--quick]`.
+// W1 schedule, W2 cancel, W3 lateness, W4 crash catch-up, W5 idle; cli; desktop.
 import ChimeCore
 import ChimeLibnotify
 import ChimeRunner
@@ -128,6 +129,8 @@ func benchSchedule(runs: Int, count: Int) throws {
     print("\n## Schedule \(count) one-shot reminders in one batch (median of \(runs) runs)")
     var chimeTimes: [Double] = []
     var rawTimes: [Double] = []
+    var importTimes: [Double] = []
+    var importRSS: [Double] = []
     for run in 0..<runs {
         let now = Date()
         let batch = oneShots(count, prefix: "b\(run)-", from: now, within: 60...(30 * 86_400))
@@ -161,15 +164,111 @@ func benchSchedule(runs: Int, count: Int) throws {
             for (id, title, at) in rows { try insert.execute(arguments: [id, title, at, created, at]) }
         }
         rawTimes.append(monotonicSeconds() - rawStart)
+        // `chime import` of the same reminders as a JSON file, into a fresh store: the whole
+        // command (start-up, JSON decoding, parsing each time, the batch), and its peak RSS.
+        let importDirectory = temporaryDirectory("import")
+        let file = importDirectory + "/reminders.json"
+        let items = batch.map { new -> [String: String] in
+            guard case .once(let at) = new.trigger else { fatalError() }
+            return ["id": new.id!, "title": new.title, "at": TimeText.iso(at)]
+        }
+        try JSONSerialization.data(withJSONObject: items).write(to: URL(fileURLWithPath: file))
+        let imported = try runMeasured(chimeExecutable, ["import", file, "--store", importDirectory + "/chime.sqlite"])
+        guard imported.status == 0 else { throw ChimeError(.failure, "chime import failed with status \(imported.status)") }
+        importTimes.append(imported.seconds)
+        importRSS.append(Double(imported.maxRSSkB))
         try? FileManager.default.removeItem(atPath: directory)
         try? FileManager.default.removeItem(atPath: rawDirectory)
+        try? FileManager.default.removeItem(atPath: importDirectory)
     }
-    let widths = [34, 10, 14]
-    print(row(["what", "wall s", "per second"], widths: widths))
-    print(row(["chime ReminderStore.scheduleBatch", fmt(median(chimeTimes)), fmt(Double(count) / median(chimeTimes), 0)], widths: widths))
-    print(row(["baseline: raw prepared INSERTs", fmt(median(rawTimes)), fmt(Double(count) / median(rawTimes), 0)], widths: widths))
+    let widths = [44, 10, 14, 14]
+    print(row(["what", "wall s", "per second", "peak RSS kB"], widths: widths))
     print(
-        "ratio chime / baseline: \(fmt(median(chimeTimes) / median(rawTimes), 2))x; peak RSS of this process: \(procStatus(getpid(), "VmHWM") ?? -1) kB"
+        row(
+            ["chime ReminderStore.scheduleBatch (library)", fmt(median(chimeTimes)), fmt(Double(count) / median(chimeTimes), 0), "-"],
+            widths: widths
+        )
+    )
+    print(
+        row(
+            [
+                "chime import FILE.json (whole command)", fmt(median(importTimes)), fmt(Double(count) / median(importTimes), 0),
+                fmt(median(importRSS), 0),
+            ],
+            widths: widths
+        )
+    )
+    print(row(["baseline: raw prepared INSERTs", fmt(median(rawTimes)), fmt(Double(count) / median(rawTimes), 0), "-"], widths: widths))
+    print(
+        "ratio library / baseline: \(fmt(median(chimeTimes) / median(rawTimes), 2))x; import / baseline: \(fmt(median(importTimes) / median(rawTimes), 2))x; peak RSS of this bench process: \(procStatus(getpid(), "VmHWM") ?? -1) kB"
+    )
+}
+
+// MARK: - W2: cancel 50,000 by id
+
+func benchCancel(runs: Int, scheduled: Int, cancelled: Int) throws {
+    print("\n## Cancel \(cancelled) of \(scheduled) pending reminders by id (median of \(runs) runs)")
+    var batchTimes: [Double] = []
+    var singleTimes: [Double] = []
+    var rawTimes: [Double] = []
+    for run in 0..<runs {
+        let now = Date()
+        let reminders = oneShots(scheduled, prefix: "c\(run)-", from: now, within: 3_600...(30 * 86_400))
+        let ids = reminders.prefix(cancelled).map { $0.id! }.shuffled()
+        func freshStore(_ name: String) throws -> (ReminderStore, String) {
+            let directory = temporaryDirectory(name)
+            let store = try ReminderStore(path: directory + "/chime.sqlite")
+            _ = try store.scheduleBatch(reminders, now: now, systemZone: .current)
+            return (store, directory)
+        }
+        // One call, one transaction.
+        let (batchStore, batchDirectory) = try freshStore("cancel-batch")
+        var start = monotonicSeconds()
+        let all = try batchStore.cancel(ids: ids, now: now)
+        batchTimes.append(monotonicSeconds() - start)
+        precondition(all.count == cancelled)
+        // One call (and one transaction) per id, as `chime cancel ID` or a script would.
+        let (singleStore, singleDirectory) = try freshStore("cancel-single")
+        start = monotonicSeconds()
+        for id in ids { _ = try singleStore.cancel(ids: [id], now: now) }
+        singleTimes.append(monotonicSeconds() - start)
+        let left = try singleStore.pendingCount()
+        precondition(left == scheduled - cancelled)
+        // Baseline: the same store, one autocommit UPDATE per id through a prepared statement.
+        let (rawStore, rawDirectory) = try freshStore("cancel-raw")
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384") }
+        let raw = try DatabaseQueue(path: rawStore.path, configuration: configuration)
+        start = monotonicSeconds()
+        try raw.writeWithoutTransaction { db in
+            let update = try db.makeStatement(
+                sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE id = ? AND state = 'pending'"
+            )
+            for id in ids { try update.execute(arguments: [now.micros, id]) }
+        }
+        rawTimes.append(monotonicSeconds() - start)
+        for directory in [batchDirectory, singleDirectory, rawDirectory] { try? FileManager.default.removeItem(atPath: directory) }
+    }
+    let widths = [52, 10, 14]
+    print(row(["what", "wall s", "per second"], widths: widths))
+    print(
+        row(
+            ["chime: cancel(ids:) all \(cancelled) in one call", fmt(median(batchTimes)), fmt(Double(cancelled) / median(batchTimes), 0)],
+            widths: widths
+        )
+    )
+    print(
+        row(
+            ["chime: cancel(ids: [id]) one by one", fmt(median(singleTimes)), fmt(Double(cancelled) / median(singleTimes), 0)],
+            widths: widths
+        )
+    )
+    print(
+        row(
+            ["baseline: one autocommit UPDATE per id", fmt(median(rawTimes)), fmt(Double(cancelled) / median(rawTimes), 0)],
+            widths: widths
+        )
     )
 }
 
@@ -280,6 +379,108 @@ func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async thr
     }
 }
 
+// MARK: - W4: crash catch-up
+
+/// Starts `chime run --notifier json` on `store` with its standard output appended to `output`
+/// (a file, so nothing is lost when it is killed); returns its pid once its socket is bound.
+func spawnRunner(store: String, runtime: String, output: String) throws -> pid_t {
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_RUNTIME_DIR"] = runtime
+    let arguments = [chimeExecutable, "run", "--store", store, "--notifier", "json", "--log-level", "warning"]
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for pointer in argv + envp { free(pointer) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var pid = pid_t()
+    guard posix_spawn(&pid, chimeExecutable, &actions, nil, argv, envp) == 0 else {
+        throw ChimeError(.failure, "cannot start \(chimeExecutable)")
+    }
+    let socket = RunnerPaths(storePath: store, environment: environment).socket
+    let deadline = Date().addingTimeInterval(30)
+    while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(5_000) }
+    return pid
+}
+
+/// Reminder ids in a runner's JSON stream, one entry per time shown (a summary counts for each).
+func shownIDs(in path: String) -> [String] {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+    return text.split(separator: "\n").flatMap { line -> [String] in
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return [] }
+        return (object["ids"] as? [String]) ?? [(object["id"] as? String)].compactMap { $0 }
+    }
+}
+
+func sleepUntil(_ date: Date) {
+    let wait = date.timeIntervalSinceNow
+    if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+}
+
+func benchCrash(runs: Int, count: Int) async throws {
+    print(
+        "\n## Crash catch-up: \(count) reminders due over 5 s; kill -9 of the runner at 1 s, restart at 8 s (each of \(runs) runs)"
+    )
+    let widths = [5, 14, 13, 13, 13, 16, 18]
+    print(row(["run", "before crash", "after", "never fired", "fired twice", "ledger posted", "caught up in ms"], widths: widths))
+    for run in 0..<runs {
+        let directory = temporaryDirectory("crash")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storePath = directory + "/chime.sqlite"
+        let store = try ReminderStore(path: storePath)
+        let first = try spawnRunner(store: storePath, runtime: directory, output: directory + "/before.jsonl")
+        let now = Date()
+        let start = now.addingTimeInterval(0.5)
+        let batch = (0..<count).map { index in
+            NewReminder(
+                id: "w\(index)",
+                title: "Crash \(index)",
+                trigger: .once(start.addingTimeInterval(5 * Double(index) / Double(count)))
+            )
+        }
+        _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
+        RunnerControl.poke(storePath: storePath, environment: ["XDG_RUNTIME_DIR": directory])
+        sleepUntil(start.addingTimeInterval(1))
+        kill(first, SIGKILL)
+        var status: Int32 = 0
+        waitpid(first, &status, 0)
+        sleepUntil(start.addingTimeInterval(8))
+        let restarted = monotonicSeconds()
+        let second = try spawnRunner(store: storePath, runtime: directory, output: directory + "/after.jsonl")
+        var caughtUp = Double.nan
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if try store.ledger().filter({ $0.state == "posted" }).count >= count {
+                caughtUp = (monotonicSeconds() - restarted) * 1000
+                break
+            }
+            usleep(5_000)
+        }
+        kill(second, SIGTERM)
+        waitpid(second, &status, 0)
+        let before = shownIDs(in: directory + "/before.jsonl")
+        let after = shownIDs(in: directory + "/after.jsonl")
+        var shown: [String: Int] = [:]
+        for id in before + after { shown[id, default: 0] += 1 }
+        let never = batch.filter { shown[$0.id!] == nil }.count
+        let twice = shown.values.filter { $0 > 1 }.count
+        let ledger = try store.ledger()
+        let posted = ledger.filter { $0.state == "posted" }
+        let postedOnce = Set(posted.map(\.reminderID)).count == posted.count
+        print(
+            row(
+                [
+                    "\(run + 1)", "\(Set(before).count)", "\(Set(after).count)", "\(never)", "\(twice)",
+                    "\(posted.count)\(postedOnce ? "" : " (repeats!)")", fmt(caughtUp, 0),
+                ],
+                widths: widths
+            )
+        )
+    }
+}
+
 // MARK: - Idle runner: wake-ups and RSS
 
 /// Starts `chime run` on `store`, waits until it is up, and returns it.
@@ -356,8 +557,12 @@ func benchCLI(runs: Int) throws {
     print(row(["chime in 5m x (store write + poke)", fmt(median(chime), 2)], widths: widths))
     print(row(["baseline: spawn /bin/true", fmt(median(baseline), 2)], widths: widths))
     if FileManager.default.isExecutableFile(atPath: "/usr/bin/at") {
-        let at = try (0..<runs).map { _ in try time("/bin/sh", ["-c", "echo true | at now + 5 minutes"]) }
-        print(row(["at now + 5 minutes", fmt(median(at), 2)], widths: widths))
+        // In at's queue "z", emptied afterwards: the jobs are only for timing.
+        let at = try (0..<runs).map { _ in try time("/bin/sh", ["-c", "echo true | at -q z now + 5 minutes"]) }
+        _ = try time("/bin/sh", ["-c", "atq -q z | cut -f1 | xargs -r atrm"])
+        print(row(["at now + 5 minutes (shell + at)", fmt(median(at), 2)], widths: widths))
+        let shell = try (0..<runs).map { _ in try time("/bin/sh", ["-c", "echo true > /dev/null"]) }
+        print(row(["baseline for it: the shell alone", fmt(median(shell), 2)], widths: widths))
     } else {
         print("(at is not installed: no `at now + 5 minutes` row)")
     }
@@ -382,6 +587,27 @@ func timeSpawn(_ executable: String, _ arguments: [String], environment: [String
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     return (monotonicSeconds() - start) * 1000
+}
+
+/// Runs `executable` with posix_spawn, output to /dev/null, and waits: wall seconds, exit
+/// status and the child's peak RSS (wait4's ru_maxrss, kB).
+func runMeasured(_ executable: String, _ arguments: [String]) throws -> (seconds: Double, status: Int32, maxRSSkB: Int) {
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for pointer in argv + envp { free(pointer) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var pid = pid_t()
+    let start = monotonicSeconds()
+    guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else { throw ChimeError(.failure, "cannot spawn \(executable)") }
+    var status: Int32 = 0
+    var usage = rusage()
+    wait4(pid, &status, 0, &usage)
+    let seconds = monotonicSeconds() - start
+    return (seconds, (status >> 8) & 0xff, usage.ru_maxrss)
 }
 
 func benchDesktop(posts: Int, spawns: Int) async throws {
@@ -471,9 +697,11 @@ let runs = quick ? 1 : 3
 print("chime-bench (\(what)); runs per figure: \(runs); chime: \(chimeExecutable)")
 do {
     if what == "all" || what == "schedule" { try benchSchedule(runs: runs, count: 100_000) }
+    if what == "all" || what == "cancel" { try benchCancel(runs: runs, scheduled: 100_000, cancelled: 50_000) }
     if what == "all" || what == "lateness" {
-        try await benchLateness(runs: runs, count: 1_000, spread: 10, others: 100_000)
+        try await benchLateness(runs: runs, count: 2_000, spread: 10, others: 100_000)
     }
+    if what == "all" || what == "crash" { try await benchCrash(runs: runs, count: 1_000) }
     if what == "all" || what == "idle" { try benchIdle(seconds: quick ? 5 : 30, sizes: [100_000, 1_000_000]) }
     if what == "all" || what == "cli" { try benchCLI(runs: quick ? 5 : 21) }
     if what == "all" || what == "desktop" { try await benchDesktop(posts: 1_000, spawns: 200) }
