@@ -372,6 +372,25 @@ func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async thr
         maxima.append(values.max() ?? .nan)
     }
     rows.append(("baseline: clock_nanosleep thread", p50, p99, maxima))
+    // What people use instead: Python's sched and APScheduler (when installed), same deadlines.
+    var python: [String: (p50: [Double], p99: [Double], max: [Double])] = [:]
+    for _ in 0..<runs {
+        guard let results = pythonLateness(count: count, spread: spread) else { break }
+        for (name, values) in results where !values.isEmpty {
+            python[name, default: ([], [], [])].p50.append(percentile(values, 50))
+            python[name, default: ([], [], [])].p99.append(percentile(values, 99))
+            python[name, default: ([], [], [])].max.append(values.max() ?? .nan)
+        }
+    }
+    for name in ["sched", "apscheduler"] {
+        guard let figures = python[name] else {
+            rows.append(("(python3 \(name): not available)", [.nan], [.nan], [.nan]))
+            continue
+        }
+        rows.append(
+            ("python3 \(name == "sched" ? "sched.scheduler" : "APScheduler 3 BackgroundScheduler")", figures.p50, figures.p99, figures.max)
+        )
+    }
     let widths = [36, 8, 8, 8]
     print(row(["what", "p50", "p99", "max"], widths: widths))
     for (label, p50, p99, maxima) in rows {
@@ -479,6 +498,26 @@ func benchCrash(runs: Int, count: Int) async throws {
             )
         )
     }
+}
+
+/// Runs scripts/bench/python-lateness.py: lateness in ms by library ("sched", "apscheduler").
+func pythonLateness(count: Int, spread: Double) -> [String: [Double]]? {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../../scripts/bench/python-lateness.py"
+    )
+    .standardized.path
+    guard FileManager.default.fileExists(atPath: script), FileManager.default.isExecutableFile(atPath: "/usr/bin/env") else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script, "\(count)", "\(spread)"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+    return object.compactMapValues { $0 as? [Double] }
 }
 
 // MARK: - Idle runner: wake-ups and RSS
