@@ -35,9 +35,35 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     public var message: String
 
+    /// - Parameter message: one line; control characters in it (from a value someone typed or a
+    ///   reminder's title) are shown escaped, as `\n` or `\u{1B}`, so the message stays one line
+    ///   and never reaches a terminal as a control sequence.
     public init(_ code: Code, _ message: String) {
         self.code = code
-        self.message = message
+        self.message = Self.escapingControlCharacters(message)
+    }
+
+    /// `text` with its control characters, line and paragraph separators and bidirectional
+    /// overrides written as escapes (`\n`, `\t`, `\u{1B}`); unchanged when it has none.
+    public static func escapingControlCharacters(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator: return true
+            default: return (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            }
+        }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case let scalar where isControl(scalar): escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     /// Bad input: `value` is named in the message, followed by what would be accepted.

@@ -154,6 +154,14 @@ public actor Scheduler {
         var reason = WakeReason.poked
         while !Task.isCancelled {
             if reason == .deadline { await postStaged() }
+            if reason == .clockChanged {
+                // Set back, a retry's wall-clock instant would lie further off than its backoff.
+                do {
+                    try store.clampRetries(now: clock.now()) { attempts in Self.seconds(backoff(afterAttempts: attempts)) }
+                } catch {
+                    storeFailed(error)
+                }
+            }
             if reason == .zoneChanged {
                 do {
                     try store.followSystemZone(systemZone(), now: clock.now())

@@ -69,6 +69,10 @@ public protocol SchedulerStore: Sendable {
     /// ledger as posted (whether or not it was recorded as due), and, when it is the
     /// reminder's next due time, advances the reminder past it (a one-shot is finished).
     func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws
+    /// After the wall clock was set back: brings each retry that now lies further ahead than
+    /// its own backoff (`maxWait(attempts)` seconds) back to `now` plus that backoff, so a
+    /// clock set back an hour does not delay a retry by an hour.
+    func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws
     /// Records that these occurrences were posted.
     func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws
     /// Records a failed post; the occurrences stay due and become ready again at `retryAt`.
@@ -88,6 +92,8 @@ extension SchedulerStore {
     public func idle() {}
 
     public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] { [] }
+
+    public func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws {}
 
     public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws {
         try markPosted([key], at: postedAt, noteID: noteID)

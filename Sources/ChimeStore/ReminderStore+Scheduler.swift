@@ -169,6 +169,27 @@ extension ReminderStore: SchedulerStore {
         }
     }
 
+    public func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws {
+        try write { db in
+            // Only occurrences waiting for a retry (few, found through occurrence_undelivered);
+            // one recorded ahead of its instant (no attempt yet) keeps waiting for that instant.
+            let waiting = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT reminder_key, due_us, attempts, next_attempt_us FROM occurrence
+                    WHERE state = 'due' AND next_attempt_us > ? AND attempts > 0
+                    """,
+                arguments: [now.micros]
+            )
+            let update = try db.cachedStatement(sql: "UPDATE occurrence SET next_attempt_us = ? WHERE reminder_key = ? AND due_us = ?")
+            for row in waiting {
+                let limit = now.addingTimeInterval(maxWait(row[2])).micros
+                let retry: Int64 = row[3]
+                if retry > limit { try update.execute(arguments: [limit, row[0], row[1]] as StatementArguments) }
+            }
+        }
+    }
+
     public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String) throws {
         try write { db in
             let statement = try db.cachedStatement(

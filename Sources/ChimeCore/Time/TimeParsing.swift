@@ -62,29 +62,36 @@ public enum TimeParsing {
             throw ChimeError.invalid("time", s, expected: instantExpected)  // unreachable in practice
         }
         let bad = ChimeError.invalid("time", s, expected: instantExpected)
-        let chars = Array(text)
+        // Bytes rather than Characters: `chime import` reads 100,000 of these.
+        let chars = Array(text.utf8)
         guard chars.count >= 16 else { throw bad }
         // YYYY-MM-DD
         func num(_ r: Range<Int>) -> Int? {
-            guard r.upperBound <= chars.count, chars[r].allSatisfy(\.isASCIIDigit) else { return nil }
-            return Int(String(chars[r]))
+            guard r.upperBound <= chars.count else { return nil }
+            var value = 0
+            for byte in chars[r] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
         }
-        guard let year = num(0..<4), chars[4] == "-", let month = num(5..<7), chars[7] == "-", let day = num(8..<10),
-            chars[10] == " " || chars[10] == "T" || chars[10] == "t",
-            let hour = num(11..<13), chars[13] == ":", let minute = num(14..<16)
+        func char(_ index: Int) -> Character { Character(Unicode.Scalar(chars[index])) }
+        guard let year = num(0..<4), char(4) == "-", let month = num(5..<7), char(7) == "-", let day = num(8..<10),
+            char(10) == " " || char(10) == "T" || char(10) == "t",
+            let hour = num(11..<13), char(13) == ":", let minute = num(14..<16)
         else { throw bad }
         var i = 16
         var second = 0
         var fraction = 0.0
-        if i < chars.count, chars[i] == ":" {
+        if i < chars.count, char(i) == ":" {
             guard let sec = num(17..<19) else { throw bad }
             second = sec
             i = 19
             // Fractional seconds, as Chime's own JSON (and JavaScript's toISOString) write them.
-            if i < chars.count, chars[i] == "." {
-                let digits = chars[(i + 1)...].prefix(while: \.isASCIIDigit)
-                guard (1...9).contains(digits.count), let value = Double("0." + String(digits)) else { throw bad }
-                fraction = value
+            if i < chars.count, char(i) == "." {
+                let digits = chars[(i + 1)...].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+                guard (1...9).contains(digits.count), let value = num((i + 1)..<(i + 1 + digits.count)) else { throw bad }
+                fraction = Double(value) / pow(10, Double(digits.count))
                 i += 1 + digits.count
             }
         }
@@ -93,7 +100,7 @@ public enum TimeParsing {
         else { throw bad }
         let local = CivilDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         let result: Date
-        let rest = String(chars[i...])
+        let rest = String(decoding: chars[i...], as: UTF8.self)
         if rest.isEmpty {
             result = ZoneMath.resolve(local, in: zone).instant
         } else if rest == "Z" || rest == "z" {

@@ -87,6 +87,7 @@ public enum Trigger: Sendable, Hashable, Codable {
         let a = anchor.timeIntervalSince1970
         let t = instant.timeIntervalSince1970
         guard a.isFinite, t.isFinite else { return nil }
+        if let next = nextIntervalInMicros(seconds: seconds, anchor: anchor, after: instant) { return next }
         var k = max(1, ((t - a) / s).rounded(.down) + 1)
         var candidate = Date(timeIntervalSince1970: a + k * s)
         // Guard against floating-point rounding: the result must be strictly after `instant`.
@@ -95,6 +96,35 @@ public enum Trigger: Sendable, Hashable, Codable {
             candidate = Date(timeIntervalSince1970: a + k * s)
         }
         return candidate > instant ? candidate : nil
+    }
+
+    /// Interval occurrences counted in whole microseconds from the anchor's microsecond, as the
+    /// store keeps instants: `anchor + k * seconds` in floating point can land a fraction of a
+    /// microsecond after an occurrence read back from the store, which then came back as its own
+    /// next occurrence (counted twice as missed, or due again a microsecond later). Nil when the
+    /// numbers do not fit (instants some 95,000 years from 1970, periods of as many millennia).
+    static func nextIntervalInMicros(seconds: Int64, anchor: Date, after instant: Date) -> Date? {
+        let limit = 3e12  // seconds either side of 1970 whose microseconds fit an Int64 with room to spare
+        guard abs(anchor.timeIntervalSince1970) < limit, abs(instant.timeIntervalSince1970) < limit else { return nil }
+        let (period, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        guard !overflow, period > 0 else { return nil }
+        let a = anchor.micros
+        let t = instant.micros
+        func occurrence(_ k: Int64) -> Date? {
+            let (offset, o1) = k.multipliedReportingOverflow(by: period)
+            let (micros, o2) = a.addingReportingOverflow(offset)
+            return o1 || o2 ? nil : Date(micros: micros)
+        }
+        // The first k >= 1 with a + k * period > t; one earlier when `instant` lies a fraction of a
+        // microsecond before that microsecond, one later when Date's precision makes it equal.
+        var k = t >= a ? (t - a) / period + 1 : 1
+        if k > 1, let earlier = occurrence(k - 1), earlier > instant { k -= 1 }
+        for _ in 0..<4 {
+            guard let candidate = occurrence(k) else { return nil }
+            if candidate > instant { return candidate }
+            k += 1
+        }
+        return nil
     }
 
     /// "once", "every weekday 08:00", "every mon,wed,fri 08:00,20:00 (Europe/Berlin)",
