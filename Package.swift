@@ -96,7 +96,11 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting"],
             swiftSettings: strict
         ),
-        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCore", "ChimeStore", "ChimeLibnotify"], swiftSettings: strict),
+        .testTarget(
+            name: "ChimeCLITests",
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeLibnotify", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -82,7 +82,7 @@ public actor Scheduler {
                 // The store cannot record what is due (disk full, locked): still show what is
                 // due, once, from a read; it is recorded when the store recovers. Try again
                 // shortly rather than spin.
-                await deliverUnclaimed(now: now)
+                await deliverUnclaimed()
                 return now.addingTimeInterval(Self.seconds(configuration.retryBase))
             }
             claimedAll = claimed.count < Self.claimBatch
@@ -117,11 +117,13 @@ public actor Scheduler {
 
     /// The fallback when the store cannot be written: shows what is due now, read without
     /// recording it, each occurrence once.
-    private func deliverUnclaimed(now: Date) async {
+    private func deliverUnclaimed() async {
+        // Now, not the pass's start: a claim can wait out the store's busy timeout first.
+        let now = clock.now()
         guard let due = try? store.dueWithoutClaiming(now: now) else { return }
         let unseen = due.filter { shownUnrecorded[$0.key] == nil }
         guard !unseen.isEmpty else { return }
-        await deliver(unseen, now: now)
+        await deliver(unseen, now: now, recorded: false)
     }
 
     private func storeFailed(_ error: any Error) {
@@ -179,22 +181,26 @@ public actor Scheduler {
     /// full batch means more may be waiting.
     public static let claimBatch = 512
 
-    private func deliver(_ ready: [PendingOccurrence], now: Date) async {
+    /// - Parameter recorded: whether the ledger holds these occurrences as due; when it does
+    ///   not (read while the store could not be written), a post is only remembered, to be
+    ///   recorded by ``recordShown()``: marking an absent row as posted would change nothing,
+    ///   and succeed even on a full disk.
+    private func deliver(_ ready: [PendingOccurrence], now: Date, recorded: Bool = true) async {
         let late = ready.filter { Self.duration(from: $0.due, to: now) > configuration.lateThreshold }
         if late.count > configuration.summaryThreshold {
             let lateKeys = Set(late.map(\.key))
-            await post(summary(of: late), covering: late)
+            await post(summary(of: late), covering: late, recorded: recorded)
             for occurrence in ready where !lateKeys.contains(occurrence.key) {
-                await post(note(for: occurrence), covering: [occurrence])
+                await post(note(for: occurrence), covering: [occurrence], recorded: recorded)
             }
         } else {
             for occurrence in ready {
-                await post(note(for: occurrence), covering: [occurrence])
+                await post(note(for: occurrence), covering: [occurrence], recorded: recorded)
             }
         }
     }
 
-    private func post(_ makeNote: (Date) -> Note, covering occurrences: [PendingOccurrence]) async {
+    private func post(_ makeNote: (Date) -> Note, covering occurrences: [PendingOccurrence], recorded: Bool) async {
         let postedAt = clock.now()
         let note = makeNote(postedAt)
         let keys = occurrences.map(\.key)
@@ -202,6 +208,10 @@ public actor Scheduler {
             let posted = try await notifier.post(note)
             // The server's id where there is one: `chime cancel` closes a shown alert by it.
             let noteID = posted.serverID.map { "desktop:\($0)" } ?? posted.id
+            guard recorded else {
+                for key in keys { shownUnrecorded[key] = (noteID, postedAt) }
+                return
+            }
             do {
                 try store.markPosted(keys, at: postedAt, noteID: noteID)
             } catch {

@@ -54,14 +54,20 @@ public struct RunnerPaths: Sendable, Hashable {
     func prepareDirectory() throws(ChimeError) {
         if usesRuntimeDirectory {
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-                throw ChimeError(.failure, "cannot create '\(directory)': \(String(cString: strerror(errno)))")
+                throw ChimeError(
+                    .failure,
+                    "cannot create the runner's directory '\(directory)': \(String(cString: strerror(errno))); check XDG_RUNTIME_DIR"
+                )
             }
             var info = stat()
             guard lstat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
                 throw ChimeError(.failure, "'\(directory)' is not a directory: remove it and start the runner again")
             }
             guard info.st_uid == geteuid() else {
-                throw ChimeError(.failure, "'\(directory)' belongs to another user: refusing to put the runner's socket there")
+                throw ChimeError(
+                    .failure,
+                    "'\(directory)' belongs to another user: refusing to put the runner's socket there; set XDG_RUNTIME_DIR to a directory of your own"
+                )
             }
             if info.st_mode & 0o077 != 0 { chmod(directory, 0o700) }
         }
@@ -77,9 +83,25 @@ public final class RunnerLock: Sendable {
     /// Takes the lock, or throws `.runnerRunning` naming the pid of the runner that holds it.
     public init(path: String, storePath: String) throws(ChimeError) {
         self.path = path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // Never through a symbolic link, and only a regular file of this user's: the lock is
+        // truncated and written, and whatever a link pointed at would be overwritten.
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
+            if errno == ELOOP {
+                throw ChimeError(
+                    .failure,
+                    "the runner lock '\(path)' is a symbolic link: refusing to follow it; remove it and start the runner again"
+                )
+            }
             throw ChimeError(.failure, "cannot open the runner lock '\(path)': \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
+            close(fd)
+            throw ChimeError(
+                .failure,
+                "the runner lock '\(path)' is not this user's regular file: refusing to use it; remove it and start the runner again"
+            )
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             var buffer = [UInt8](repeating: 0, count: 32)
@@ -99,7 +121,7 @@ public final class RunnerLock: Sendable {
 
     /// Whether a runner holds the lock at `path` right now (without taking it).
     public static func isHeld(at path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {

@@ -18,7 +18,10 @@ public enum WakeSocket {
         if lstat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == geteuid() else {
                 close(fd)
-                throw ChimeError(.failure, "'\(path)' exists and is not this user's socket: refusing to replace it")
+                throw ChimeError(
+                    .failure,
+                    "'\(path)' exists and is not this user's socket: refusing to replace it; remove it and start the runner again"
+                )
             }
             unlink(path)
         }

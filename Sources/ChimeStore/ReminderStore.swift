@@ -15,6 +15,9 @@ public final class ReminderStore: Sendable {
     /// The store file's path, as given.
     public let path: String
     let dbQueue: DatabaseQueue
+    /// Why this store takes no writes, when it was opened for reading only (its file system
+    /// read-only or full): every write throws it, without touching the file.
+    let unwritable: ChimeError?
 
     /// The default store: `$CHIME_STORE`, else `$XDG_DATA_HOME/chime/chime.sqlite`, else
     /// `~/.local/share/chime/chime.sqlite`.
@@ -34,7 +37,16 @@ public final class ReminderStore: Sendable {
     /// - Parameter deferCheckpoints: for the runner: checkpoint the write-ahead log in
     ///   ``idle()`` rather than in the middle of firing (SQLite's automatic checkpoint syncs
     ///   the disk, which can delay an alert by milliseconds); a safety cap still applies.
-    public init(path: String, createDirectory: Bool = false, deferCheckpoints: Bool = false) throws(ChimeError) {
+    /// - Parameter readOnlyFallback: for short-lived commands: when the store's file system is
+    ///   read-only or full and the store has nothing in its write-ahead log, open it for reading
+    ///   only (so `chime list` still works) and refuse every write with the reason. The runner
+    ///   does not: it would never see the store recover.
+    public init(
+        path: String,
+        createDirectory: Bool = false,
+        deferCheckpoints: Bool = false,
+        readOnlyFallback: Bool = false
+    ) throws(ChimeError) {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         let fileManager = FileManager.default
@@ -56,12 +68,29 @@ public final class ReminderStore: Sendable {
             throw ChimeError(.store, "store directory '\(directory)' is not a directory: name another --store")
         }
         try Self.checkOrCreateFile(path)
+        (dbQueue, unwritable) = try Self.connect(path, deferCheckpoints: deferCheckpoints, readOnlyFallback: readOnlyFallback)
+    }
 
+    /// Opens the store for reading and writing; or, with `readOnlyFallback`, for reading only
+    /// when its file system refuses writes (see ``init(path:createDirectory:deferCheckpoints:readOnlyFallback:)``).
+    private static func connect(
+        _ path: String,
+        deferCheckpoints: Bool,
+        readOnlyFallback: Bool
+    ) throws(ChimeError) -> (DatabaseQueue, ChimeError?) {
         var configuration = Configuration()
-        configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
         configuration.label = "chime"
         configuration.prepareDatabase { db in
+            // WAL mode is recorded in the file: set it once, on a new store. (Not through GRDB's
+            // `journalMode = .wal`, which writes a transaction at every open when the -wal file
+            // is missing: a read would then wait for another process's lock, and fail on a
+            // full disk.)
+            if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                    throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "cannot put the store in WAL mode")
+                }
+            }
             // WAL + NORMAL: a commit is durable once the WAL is synced at checkpoint; a power
             // cut can lose the last transactions but never corrupts the store.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -74,12 +103,72 @@ public final class ReminderStore: Sendable {
                 try db.execute(sql: "PRAGMA cache_size = -16384")
             }
         }
+        let failure: ChimeError
         do {
-            dbQueue = try DatabaseQueue(path: path, configuration: configuration)
-            try Self.migrator.migrate(dbQueue)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.migrator.migrate(queue)
+            return (queue, nil)
         } catch {
-            throw Self.storeError(error, path: path)
+            failure = Self.storeError(error, path: path)
         }
+        guard readOnlyFallback, let fault = fileSystemFault(path: path), let queue = openForReading(path) else { throw failure }
+        return (queue, fault)
+    }
+
+    /// The store opened read-only as an immutable file, for a store on a file system that
+    /// takes no writes (read-only, or full: SQLite cannot even create the shared-memory file a
+    /// WAL reader needs). Only when the write-ahead log is absent or empty, so the database
+    /// file holds every commit; and only when the schema is current. Nil otherwise.
+    private static func openForReading(_ path: String) -> DatabaseQueue? {
+        var info = stat()
+        if stat(path + "-wal", &info) == 0 {
+            guard info.st_size == 0 else { return nil }
+        } else if errno != ENOENT {
+            return nil
+        }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "/-._~")
+        guard let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "chime"
+        guard let queue = try? DatabaseQueue(path: "file:\(encoded)?immutable=1", configuration: configuration),
+            (try? queue.read({ try migrator.hasCompletedMigrations($0) })) == true
+        else { return nil }
+        return queue
+    }
+
+    /// Why the file system refuses to write the store at `path`, when it does: mounted
+    /// read-only, no write permission, or (almost) no space left. Nil when none of these holds.
+    static func fileSystemFault(path: String) -> ChimeError? {
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
+        var fileSystem = statvfs()
+        let known = statvfs(directory, &fileSystem) == 0
+        if known && fileSystem.f_flag & UInt(ST_RDONLY) != 0 {
+            return ChimeError(
+                .store,
+                "store '\(path)' is read-only: its file system is mounted read-only; remount it read-write, or name another --store"
+            )
+        }
+        if access(directory, W_OK) != 0 || (access(path, F_OK) == 0 && access(path, W_OK) != 0) {
+            return ChimeError(
+                .store,
+                "store '\(path)' is read-only: no write permission on it or on '\(directory)'; fix the permissions, or name another --store"
+            )
+        }
+        // Less than 64 KiB left: SQLite cannot grow its 32 KiB shared-memory file or its log.
+        if known && UInt64(fileSystem.f_bavail) * UInt64(fileSystem.f_frsize) < 64 << 10 {
+            return diskFull(path: path, directory: directory)
+        }
+        return nil
+    }
+
+    private static func diskFull(path: String, directory: String) -> ChimeError {
+        ChimeError(
+            .store,
+            "store '\(path)' cannot be written: the disk is full (no space left in '\(directory)'); free some space, then try again"
+        )
     }
 
     /// Named migrations, from the first schema on. Never edit one that has shipped: add another.
@@ -166,7 +255,9 @@ public final class ReminderStore: Sendable {
         }
         let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if created < 0 && errno != EEXIST {
-            throw ChimeError(.store, "cannot create store '\(path)': \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            if let fault = fileSystemFault(path: path) { throw fault }
+            throw ChimeError(.store, "cannot create store '\(path)': \(reason)")
         }
         if created >= 0 { close(created) }
     }
@@ -180,15 +271,29 @@ public final class ReminderStore: Sendable {
                     .store,
                     "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away"
                 )
-            case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
+            case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_IOERR, .SQLITE_FULL:
+                // SQLite says "unable to open database file" or "disk I/O error" for a read-only
+                // file system or a full disk: ask the file system which.
+                if let fault = fileSystemFault(path: path) { return fault }
+                if error.resultCode == .SQLITE_FULL {
+                    let parent = (path as NSString).deletingLastPathComponent
+                    return diskFull(path: path, directory: parent.isEmpty ? "." : parent)
+                }
+                if error.resultCode == .SQLITE_IOERR {
+                    return ChimeError(
+                        .store,
+                        "store '\(path)' failed: \(error.message ?? "disk I/O error"): check the disk, then try again"
+                    )
+                }
                 return ChimeError(
                     .store,
                     "cannot write store '\(path)': \(error.message ?? "read-only"): check its permissions, or name another --store"
                 )
-            case .SQLITE_FULL:
-                return ChimeError(.store, "store '\(path)' is full: the disk has no room left; free some space")
             case .SQLITE_BUSY, .SQLITE_LOCKED:
-                return ChimeError(.store, "store '\(path)' is locked by another process: try again")
+                return ChimeError(
+                    .store,
+                    "store '\(path)' is locked by another process (waited 5 s): try again when that process is done with it"
+                )
             default:
                 return ChimeError(.store, "store '\(path)' failed: \(error.message ?? String(describing: error))")
             }
@@ -203,6 +308,7 @@ public final class ReminderStore: Sendable {
     /// Runs `body` in one IMMEDIATE transaction (it takes the write lock at once, so the busy
     /// timeout applies instead of a failed upgrade), mapping failures to ``ChimeError``.
     func write<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
+        if let unwritable { throw unwritable }
         do {
             return try dbQueue.writeWithoutTransaction { db in
                 var result: T?
@@ -219,6 +325,7 @@ public final class ReminderStore: Sendable {
 
     /// Folds the write-ahead log into the database without waiting for readers or writers.
     public func idle() {
+        guard unwritable == nil else { return }
         _ = try? dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
     }
 

@@ -184,7 +184,7 @@ struct Next: AsyncParsableCommand {
             )
             return
         }
-        Output.line("\(reminder.id): \(reminder.trigger.summary)  \(reminder.title)")
+        Output.line("\(reminder.id): \(reminder.trigger.summary)  \(oneLine(reminder.title))")
         for occurrence in occurrences {
             var line = "  " + TimeText.local(occurrence.instant, in: zone)
             if let note = Self.note(occurrence.resolution) { line += "  (\(note))" }
@@ -226,7 +226,7 @@ struct List: AsyncParsableCommand {
             let idWidth = max(2, reminders.map(\.id.count).max() ?? 2)
             let rows = reminders.map { reminder -> (String, String, String, String) in
                 let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
-                return (reminder.id, next, reminder.trigger.summary, reminder.title)
+                return (reminder.id, next, reminder.trigger.summary, oneLine(reminder.title))
             }
             let ruleWidth = max(7, rows.map(\.2.count).max() ?? 7)
             func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
@@ -269,7 +269,7 @@ struct Cancel: AsyncParsableCommand {
             }
             Output.json(Cancelled(cancelled: cancelled.map(\.id), runner: running))
         } else {
-            for reminder in cancelled { Output.line("Cancelled \(reminder.id)  \(reminder.title)") }
+            for reminder in cancelled { Output.line("Cancelled \(reminder.id)  \(oneLine(reminder.title))") }
         }
     }
 }

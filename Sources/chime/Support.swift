@@ -25,16 +25,23 @@ struct GlobalOptions: ParsableArguments {
 
     /// Opens the store. The default location's directory is created; a path a person named is not.
     /// - Parameter runner: the runner's connection, which defers WAL checkpoints to idle moments.
+    ///   The other commands may read a store whose file system is read-only or full (`chime
+    ///   list` works; a write fails with the reason); the runner must be able to write.
     func openStore(runner: Bool = false) throws(ChimeError) -> ReminderStore {
         let environment = ProcessInfo.processInfo.environment
         if let store {
             guard !store.isEmpty else { throw ChimeError.invalid("store path", store, expected: "a file path") }
-            return try ReminderStore(path: store, deferCheckpoints: runner)
+            return try ReminderStore(path: store, deferCheckpoints: runner, readOnlyFallback: !runner)
         }
         if let named = environment["CHIME_STORE"], !named.isEmpty {
-            return try ReminderStore(path: named, deferCheckpoints: runner)
+            return try ReminderStore(path: named, deferCheckpoints: runner, readOnlyFallback: !runner)
         }
-        return try ReminderStore(path: ReminderStore.defaultPath(environment: environment), createDirectory: true, deferCheckpoints: runner)
+        return try ReminderStore(
+            path: ReminderStore.defaultPath(environment: environment),
+            createDirectory: true,
+            deferCheckpoints: runner,
+            readOnlyFallback: !runner
+        )
     }
 }
 
@@ -151,9 +158,17 @@ func report(_ result: ScheduleResult, store: ReminderStore, json: Bool) {
         text += "  \(TimeText.local(due, in: displayZone)) (\(TimeText.relative(due, from: Date())))"
     }
     if reminder.trigger.isRecurring { text += "  \(reminder.trigger.summary)" }
-    text += "  \(reminder.title)"
+    text += "  \(oneLine(reminder.title))"
     if result.replaced { text += "  (replaced the pending reminder with this id)" }
     Output.line(text)
+}
+
+/// Text from a reminder in a human line: its control characters (a newline, an escape
+/// sequence) become spaces, so it neither breaks the line nor drives the terminal. (`--json`
+/// carries the text verbatim.)
+func oneLine(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+    return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
 }
 
 /// argument-parser reports errors thrown from `validate()` as usage errors (exit 64) only when

@@ -40,7 +40,9 @@ final class OutageStore: SchedulerStore {
     }
 
     func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws {
-        try write()
+        // As SQLite on a full disk: an UPDATE that matches no row writes nothing and succeeds.
+        let recorded = Set(try base.ledger().filter { $0.state == "due" }.map(\.due.micros))
+        if keys.contains(where: { recorded.contains($0.dueMicros) }) { try write() }
         try base.markPosted(keys, at: at, noteID: noteID)
     }
 
