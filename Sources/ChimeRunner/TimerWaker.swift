@@ -142,12 +142,17 @@ public final class TimerWaker: Waker {
                 deliver(.shutdown)
                 return
             }
+            // Everything that happened since the last poll is told at once, as the strongest
+            // reason: a deadline that passed while a poke waited unread (the runner descheduled
+            // across an instant) must not post what is staged before the store is read again,
+            // or a reminder cancelled before its instant would be shown all the same.
+            var reason: WakeReason?
             if fds[0].revents != 0 {
                 var expirations: UInt64 = 0
                 if read(timerFD, &expirations, 8) < 0 {
-                    if errno == ECANCELED { deliver(.clockChanged) }
+                    if errno == ECANCELED { reason = Self.stronger(reason, .clockChanged) }
                 } else {
-                    deliver(.deadline)
+                    reason = Self.stronger(reason, .deadline)
                 }
             }
             if fds[2].revents != 0 {
@@ -158,11 +163,12 @@ public final class TimerWaker: Waker {
             if fds[3].revents != 0 && Self.zoneFileChanged(zoneFD) {
                 // Foundation caches the system zone: forget it, so the next read sees the new one.
                 NSTimeZone.resetSystemTimeZone()
-                deliver(.zoneChanged)
+                reason = Self.stronger(reason, .zoneChanged)
             }
             if fds.count > 4, fds[4].revents != 0, let socketFD {
-                if WakeSocket.drain(socketFD) > 0 { deliver(.poked) }
+                if WakeSocket.drain(socketFD) > 0 { reason = Self.stronger(reason, .poked) }
             }
+            if let reason { deliver(reason) }
         }
         deliver(.shutdown)
     }
