@@ -52,6 +52,8 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
             default: return (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
             }
         }
+        // Printable ASCII, the usual case, needs no Unicode property lookups.
+        if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) { return text }
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var escaped = ""
         for scalar in text.unicodeScalars {

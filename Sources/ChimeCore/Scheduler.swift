@@ -97,7 +97,10 @@ public actor Scheduler {
             // what is recorded (staged occurrences and retries).
             let candidates = [due.map { $0.addingTimeInterval(-lookahead) }, ready, staged.first?.readyAt].compactMap { $0 }
             let next = candidates.min()
-            if next.map({ $0.timeIntervalSince(clock.now()) > 1 }) ?? true { store.idle() }
+            // Housekeeping (folding the write-ahead log back, an fsync or two: milliseconds) in
+            // any gap of a quarter second or more, so that a busy stretch never lets the log
+            // grow until SQLite folds it at a commit, in the middle of firing.
+            if next.map({ $0.timeIntervalSince(clock.now()) > 0.25 }) ?? true { store.idle() }
             return next
         } catch {
             storeFailed(error)
@@ -153,6 +156,8 @@ public actor Scheduler {
     /// or cancellation. A poke or a clock change drops what was staged and reads the store
     /// again (a cancelled reminder is not posted).
     public func run(waker: any Waker) async {
+        // Start with the write-ahead log folded back (the CLI may have left it long).
+        store.idle()
         var reason = WakeReason.poked
         while !Task.isCancelled {
             if reason == .deadline { await postStaged() }

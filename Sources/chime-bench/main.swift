@@ -299,8 +299,9 @@ struct LatenessNotifier: Notifier {
 func measureLateness(count: Int, spread: Double, others: Int) async throws -> [Double] {
     let directory = temporaryDirectory("lateness")
     defer { try? FileManager.default.removeItem(atPath: directory) }
+    // The others are scheduled as the CLI would, through a connection of its own.
+    if others > 0 { try populate(try ReminderStore(path: directory + "/chime.sqlite"), count: others) }
     let store = try ReminderStore(path: directory + "/chime.sqlite", deferCheckpoints: true)
-    if others > 0 { try populate(store, count: others) }
     let now = Date()
     let firstDue = now.addingTimeInterval(1.0)
     let batch = (0..<count).map { index in

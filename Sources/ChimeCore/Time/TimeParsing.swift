@@ -7,18 +7,19 @@ public enum TimeParsing {
 
     /// "25m", "1h30m", "90s", "2d", "1h 30m", "1w" (units case-insensitive); positive, at most 366 days.
     public static func duration(_ s: String) throws(ChimeError) -> Int64 {
-        let bad = ChimeError.invalid("duration", s, expected: durationExpected)
+        // Made only when thrown: building a message (and escaping it) costs more than parsing.
+        func bad() -> ChimeError { ChimeError.invalid("duration", s, expected: durationExpected) }
         var total: Int64 = 0
         var number: Int64? = nil
         var sawUnit = false
         for ch in s.lowercased() {
             if ch.isWhitespace {
-                guard number == nil else { throw bad }  // "1 h" is not a duration
+                guard number == nil else { throw bad() }  // "1 h" is not a duration
                 continue
             }
             if ch.isASCIIDigit, let digit = ch.wholeNumberValue {
                 let n = (number ?? 0) * 10 + Int64(digit)
-                guard n <= maxDuration else { throw bad }
+                guard n <= maxDuration else { throw bad() }
                 number = n
                 continue
             }
@@ -29,15 +30,15 @@ public enum TimeParsing {
             case "h": size = 3_600
             case "d": size = 86_400
             case "w": size = 604_800
-            default: throw bad
+            default: throw bad()
             }
-            guard let n = number else { throw bad }
+            guard let n = number else { throw bad() }
             total += n * size
-            guard total <= maxDuration else { throw bad }
+            guard total <= maxDuration else { throw bad() }
             number = nil
             sawUnit = true
         }
-        guard sawUnit, number == nil, total > 0 else { throw bad }
+        guard sawUnit, number == nil, total > 0 else { throw bad() }
         return total
     }
 
@@ -61,10 +62,10 @@ public enum TimeParsing {
             }
             throw ChimeError.invalid("time", s, expected: instantExpected)  // unreachable in practice
         }
-        let bad = ChimeError.invalid("time", s, expected: instantExpected)
+        func bad() -> ChimeError { ChimeError.invalid("time", s, expected: instantExpected) }
         // Bytes rather than Characters: `chime import` reads 100,000 of these.
         let chars = Array(text.utf8)
-        guard chars.count >= 16 else { throw bad }
+        guard chars.count >= 16 else { throw bad() }
         // YYYY-MM-DD
         func num(_ r: Range<Int>) -> Int? {
             guard r.upperBound <= chars.count else { return nil }
@@ -79,25 +80,25 @@ public enum TimeParsing {
         guard let year = num(0..<4), char(4) == "-", let month = num(5..<7), char(7) == "-", let day = num(8..<10),
             char(10) == " " || char(10) == "T" || char(10) == "t",
             let hour = num(11..<13), char(13) == ":", let minute = num(14..<16)
-        else { throw bad }
+        else { throw bad() }
         var i = 16
         var second = 0
         var fraction = 0.0
         if i < chars.count, char(i) == ":" {
-            guard let sec = num(17..<19) else { throw bad }
+            guard let sec = num(17..<19) else { throw bad() }
             second = sec
             i = 19
             // Fractional seconds, as Chime's own JSON (and JavaScript's toISOString) write them.
             if i < chars.count, char(i) == "." {
                 let digits = chars[(i + 1)...].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-                guard (1...9).contains(digits.count), let value = num((i + 1)..<(i + 1 + digits.count)) else { throw bad }
+                guard (1...9).contains(digits.count), let value = num((i + 1)..<(i + 1 + digits.count)) else { throw bad() }
                 fraction = Double(value) / pow(10, Double(digits.count))
                 i += 1 + digits.count
             }
         }
         guard (1...12).contains(month), (1...ZoneMath.daysInMonth(year: year, month: month)).contains(day),
             (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
-        else { throw bad }
+        else { throw bad() }
         let local = CivilDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         let result: Date
         let rest = String(decoding: chars[i...], as: UTF8.self)
@@ -107,13 +108,13 @@ public enum TimeParsing {
             result = Date(timeIntervalSince1970: TimeInterval(local.naiveSeconds))
         } else {
             let r = Array(rest)
-            guard r[0] == "+" || r[0] == "-" else { throw bad }
+            guard r[0] == "+" || r[0] == "-" else { throw bad() }
             let digits = r.dropFirst().filter { $0 != ":" }
             guard digits.count == 4, digits.allSatisfy(\.isASCIIDigit),
                 r.count == 5 || (r.count == 6 && r[3] == ":"),
                 let oh = Int(String(digits.prefix(2))), let om = Int(String(digits.suffix(2))),
                 oh <= 18, om <= 59
-            else { throw bad }
+            else { throw bad() }
             let offset = (oh * 3_600 + om * 60) * (r[0] == "-" ? -1 : 1)
             result = Date(timeIntervalSince1970: TimeInterval(local.naiveSeconds - offset))
         }
