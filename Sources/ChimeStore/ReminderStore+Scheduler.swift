@@ -66,53 +66,39 @@ extension ReminderStore: SchedulerStore {
                     }
                 }
             }
-            let ready = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
-                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                    WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
-                    """,
-                arguments: [horizonMicros, Scheduler.claimBatch]
+            return try Self.recordedDue(db, readyBy: horizonMicros)
+        }
+    }
+
+    /// Occurrences recorded as due and ready at or before `micros`, by ready time (at most a
+    /// claim batch).
+    static func recordedDue(_ db: Database, readyBy micros: Int64) throws -> [PendingOccurrence] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
+                FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
+                """,
+            arguments: [micros, Scheduler.claimBatch]
+        ).map { row in
+            PendingOccurrence(
+                key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
+                reminderID: row[4],
+                kind: row[5],
+                title: row[6],
+                body: row[7],
+                missedCount: row[2],
+                attempts: row[3],
+                readyAt: Date(micros: row[8])
             )
-            return ready.map { row in
-                PendingOccurrence(
-                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
-                    reminderID: row[4],
-                    kind: row[5],
-                    title: row[6],
-                    body: row[7],
-                    missedCount: row[2],
-                    attempts: row[3],
-                    readyAt: Date(micros: row[8])
-                )
-            }
         }
     }
 
     public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] {
         try read { db in
             let limit = Scheduler.claimBatch
-            let recorded = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
-                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                    WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
-                    """,
-                arguments: [now.micros, limit]
-            ).map { row in
-                PendingOccurrence(
-                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
-                    reminderID: row[4],
-                    kind: row[5],
-                    title: row[6],
-                    body: row[7],
-                    missedCount: row[2],
-                    attempts: row[3],
-                    readyAt: Date(micros: row[8])
-                )
-            }
+            let recorded = try Self.recordedDue(db, readyBy: now.micros)
             let unrecorded = try Row.fetchAll(
                 db,
                 sql: """

@@ -406,19 +406,12 @@ func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async thr
 func spawnRunner(store: String, runtime: String, output: String) throws -> pid_t {
     var environment = ProcessInfo.processInfo.environment
     environment["XDG_RUNTIME_DIR"] = runtime
-    let arguments = [chimeExecutable, "run", "--store", store, "--notifier", "json", "--log-level", "warning"]
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { for pointer in argv + envp { free(pointer) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var pid = pid_t()
-    guard posix_spawn(&pid, chimeExecutable, &actions, nil, argv, envp) == 0 else {
-        throw ChimeError(.failure, "cannot start \(chimeExecutable)")
-    }
+    let pid = try spawn(
+        chimeExecutable,
+        ["run", "--store", store, "--notifier", "json", "--log-level", "warning"],
+        environment: environment,
+        output: output
+    )
     let socket = RunnerPaths(storePath: store, environment: environment).socket
     let deadline = Date().addingTimeInterval(30)
     while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(5_000) }
@@ -610,44 +603,41 @@ func benchCLI(runs: Int) throws {
 
 // MARK: - Desktop: post latency against a real notification server
 
-/// Runs `executable` with posix_spawn and waits; returns the wall time in ms. (Not Foundation's
-/// Process: its waitUntilExit polls its run loop every 50 ms and would swamp what is measured.)
-func timeSpawn(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Double {
+/// Starts `executable` with posix_spawn, its standard output appended to `output` and its
+/// errors to /dev/null; returns its pid. (Not Foundation's Process: its waitUntilExit polls
+/// its run loop every 50 ms and would swamp what is measured.)
+func spawn(_ executable: String, _ arguments: [String], environment: [String: String], output: String = "/dev/null") throws -> pid_t {
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { for pointer in argv + envp { free(pointer) } }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     var pid = pid_t()
-    let start = monotonicSeconds()
     guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else { throw ChimeError(.failure, "cannot spawn \(executable)") }
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
-    return (monotonicSeconds() - start) * 1000
+    return pid
 }
 
-/// Runs `executable` with posix_spawn, output to /dev/null, and waits: wall seconds, exit
-/// status and the child's peak RSS (wait4's ru_maxrss, kB).
-func runMeasured(_ executable: String, _ arguments: [String]) throws -> (seconds: Double, status: Int32, maxRSSkB: Int) {
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { for pointer in argv + envp { free(pointer) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var pid = pid_t()
+/// Runs `executable` and waits: wall seconds, exit status and the child's peak RSS (wait4's
+/// ru_maxrss, kB).
+func runMeasured(
+    _ executable: String,
+    _ arguments: [String],
+    environment: [String: String] = ProcessInfo.processInfo.environment
+) throws -> (seconds: Double, status: Int32, maxRSSkB: Int) {
     let start = monotonicSeconds()
-    guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else { throw ChimeError(.failure, "cannot spawn \(executable)") }
+    let pid = try spawn(executable, arguments, environment: environment)
     var status: Int32 = 0
     var usage = rusage()
     wait4(pid, &status, 0, &usage)
-    let seconds = monotonicSeconds() - start
-    return (seconds, (status >> 8) & 0xff, usage.ru_maxrss)
+    return (monotonicSeconds() - start, (status >> 8) & 0xff, usage.ru_maxrss)
+}
+
+/// Runs `executable` and waits; returns the wall time in ms.
+func timeSpawn(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Double {
+    try runMeasured(executable, arguments, environment: environment).seconds * 1000
 }
 
 func benchDesktop(posts: Int, spawns: Int) async throws {
