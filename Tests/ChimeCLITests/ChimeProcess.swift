@@ -191,3 +191,61 @@ final class RunningChime: Sendable {
 func jsonObject(_ line: String) throws -> [String: Any] {
     try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 }
+
+/// Programs started with posix_spawn rather than Foundation's Process: Process learns that a
+/// child ended when a descriptor the child inherited closes (daemons a script leaves running,
+/// or a `chime` started while another thread holds a runner's pipe, would keep it open), and a
+/// child of a test thread would inherit that thread's blocked signals (daemons would ignore
+/// SIGTERM). Here the signal mask is reset and every descriptor from 3 on is closed.
+enum Spawn {
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on), which the Glibc module
+    /// does not import.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+            unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }
+    }()
+
+    /// Starts `path` with standard input from /dev/null, standard output to the file `output`
+    /// and standard error to `errors` (nil: the same file). Returns its pid, or the errno.
+    static func start(
+        _ path: String,
+        _ arguments: [String],
+        environment: [String: String],
+        output: String,
+        errors: String? = nil
+    ) -> Result<pid_t, POSIXError> {
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        if let errors {
+            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        _ = closeFrom?(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard spawned == 0 else { return .failure(POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL)) }
+        return .success(pid)
+    }
+
+    /// Waits for `pid` and returns its exit status (128 + the signal when a signal ended it).
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+}

@@ -104,42 +104,17 @@ final class NotificationServer {
         return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
 
-    /// Starts a program with posix_spawn rather than Foundation's Process: Process learns that a
-    /// child ended when a descriptor the child inherited closes, and daemons the script leaves
-    /// running would hold it open for ever; and a child of a test thread would inherit its
-    /// blocked signals (the daemons would ignore SIGTERM). Here the mask is reset.
+    /// Starts a program (see ``Spawn``) with `extra` added to this process's environment.
     static func spawn(_ path: String, _ arguments: [String], environment extra: [String: String], output: String) throws -> pid_t {
         var environment = ProcessInfo.processInfo.environment
         environment.merge(extra) { $1 }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var pid = pid_t()
-        guard posix_spawn(&pid, path, &actions, &attributes, argv, envp) == 0 else {
+        guard case .success(let pid) = Spawn.start(path, arguments, environment: environment, output: output) else {
             throw ServerError(message: "cannot run \(path) \(arguments)")
         }
         return pid
     }
 
-    /// Waits for `pid` and returns its exit status.
-    static func wait(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    }
+    static func wait(_ pid: pid_t) -> Int32 { Spawn.wait(pid) }
 }
 
 /// The desktop notifier against a real notification server: the real `chime` executable,

@@ -562,16 +562,7 @@ private final class ScriptedCLI: Sendable {
         }
     }
 
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on), which the Glibc module does
-    /// not import: the child closes every descriptor from 3 on, so it holds no pipe of ours
-    /// (a runner's output pipe, while another thread starts a runner) open.
-    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
-            unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-        }
-    }()
-
-    /// Runs `chime` to completion with posix_spawn, its output in files: no pipe of this
+    /// Runs `chime` to completion (see ``Spawn``), its output in files: no pipe of this
     /// process (the runner's among them) is inherited by it, so none is held open.
     private func run(_ arguments: [String]) -> (status: Int32, stdout: String, stderr: String) {
         let name = "\(directory)/cli-\(UUID().uuidString)"
@@ -580,29 +571,12 @@ private final class ScriptedCLI: Sendable {
             unlink(name + ".err")
         }
         let path = ChimeExecutable.url.path
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, name + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, name + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        _ = Self.closeFrom?(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard spawned == 0 else { return (-1, "", "posix_spawn \(path): \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let pid: pid_t
+        switch Spawn.start(path, arguments, environment: environment, output: name + ".out", errors: name + ".err") {
+        case .success(let started): pid = started
+        case .failure(let error): return (-1, "", "posix_spawn \(path): \(String(cString: strerror(error.code.rawValue)))")
+        }
+        let code = Spawn.wait(pid)
         let out = (try? String(contentsOfFile: name + ".out", encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: name + ".err", encoding: .utf8)) ?? ""
         return (code, out, err)
