@@ -33,4 +33,12 @@ public enum WakeReason: String, Sendable, Hashable {
 public protocol Waker: Sendable {
     /// Returns when `deadline` has passed (never, when it is `nil`) or something else happened.
     func wait(until deadline: Date?) async -> WakeReason
+    /// Whether a poke (or anything else) has arrived that the next ``wait(until:)`` would
+    /// report at once: asked at a deadline, before posting what was recorded ahead, so that a
+    /// reminder cancelled just before its instant is not shown.
+    func hasPendingWake() -> Bool
+}
+
+extension Waker {
+    public func hasPendingWake() -> Bool { false }
 }

@@ -160,7 +160,9 @@ public actor Scheduler {
         store.idle()
         var reason = WakeReason.poked
         while !Task.isCancelled {
-            if reason == .deadline { await postStaged() }
+            // At a deadline, post what was recorded ahead, unless a poke is waiting: the CLI
+            // changed the store (perhaps cancelled one of them), so the pass reads it first.
+            if reason == .deadline && !waker.hasPendingWake() { await postStaged() }
             if reason == .clockChanged {
                 // Set back, a retry's wall-clock instant would lie further off than its backoff.
                 do {

@@ -20,6 +20,8 @@ public final class TimerWaker: Waker {
     private struct State {
         var waiter: CheckedContinuation<WakeReason, Never>?
         var pending: WakeReason?
+        /// A poke read off the socket by the poll thread and not yet delivered.
+        var pokeRead = false
         var stopped = false
         var onSignal: (@Sendable () -> Void)?
     }
@@ -76,6 +78,19 @@ public final class TimerWaker: Waker {
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// A reason the poll thread delivered with no one waiting, or a poke still unread on the
+    /// socket (a poll with no timeout: no wake-up, no blocking).
+    public func hasPendingWake() -> Bool {
+        // Under the lock the poll thread drains the socket with: a poke is on the socket, or
+        // read and noted, never in between.
+        state.withLock { state in
+            if state.pending != nil || state.pokeRead { return true }
+            guard let socketFD else { return false }
+            var fd = pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)
+            return poll(&fd, 1, 0) > 0 && fd.revents & Int16(POLLIN) != 0
         }
     }
 
@@ -166,7 +181,12 @@ public final class TimerWaker: Waker {
                 reason = Self.stronger(reason, .zoneChanged)
             }
             if fds.count > 4, fds[4].revents != 0, let socketFD {
-                if WakeSocket.drain(socketFD) > 0 { reason = Self.stronger(reason, .poked) }
+                let poked = state.withLock { state in
+                    guard WakeSocket.drain(socketFD) > 0 else { return false }
+                    state.pokeRead = true
+                    return true
+                }
+                if poked { reason = Self.stronger(reason, .poked) }
             }
             if let reason { deliver(reason) }
         }
@@ -194,6 +214,7 @@ public final class TimerWaker: Waker {
 
     private func deliver(_ reason: WakeReason) {
         let waiter: CheckedContinuation<WakeReason, Never>? = state.withLock { state in
+            state.pokeRead = false
             if reason == .shutdown { state.stopped = true }
             if let waiter = state.waiter {
                 state.waiter = nil

@@ -167,6 +167,25 @@ struct TimerWakerTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func timerWakerSaysAPokeIsPendingUntilAWaitTakesIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("runner.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+        let waker = try TimerWaker(socketFD: fd)
+        defer { waker.shutdown() }
+        #expect(!waker.hasPendingWake())
+
+        // A poke is pending from the moment it is sent (unread on the socket, or read by the
+        // poll thread and held for the next wait) until a wait returns it
+        #expect(WakeSocket.poke(path: path))
+        #expect(waker.hasPendingWake())
+        #expect(await waker.wait(until: nil) == .poked)
+        #expect(!waker.hasPendingWake())
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func timerWakerReturnsShutdownAndKeepsReturningIt() async throws {
         let waker = try TimerWaker(socketFD: nil)
 

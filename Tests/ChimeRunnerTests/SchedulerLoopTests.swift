@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeStore
 import ChimeTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// The scheduler's loop, `run(waker:)`, parked on the manual clock. The test moves the clock only
@@ -171,6 +172,36 @@ struct SchedulerLoopTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aPokeWaitingAtTheInstantIsReadBeforeWhatWasStagedIsPosted() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        try h.once("tea", at: 60)
+        try h.once("cake", at: 60)
+        let waker = PokeWaitingWaker(clock: h.clock)
+        let loop = Task { await h.scheduler.run(waker: waker) }
+
+        // Given both recorded ahead and waiting for their instant
+        h.clock.advance(to: try #require(await h.clock.parked()))
+        #expect(await h.clock.parked() == h.at(60))
+
+        // When the CLI cancels tea and its poke is still unread as the instant comes (the
+        // runner had no CPU across it)
+        try h.store.cancel(id: "tea", now: h.clock.now())
+        waker.leavePokeWaiting()
+        h.clock.advance(to: h.at(60))
+
+        // Then the store is read first: cake fires, on time; tea does not
+        let cake = await h.notifier.nextPost()
+        #expect(cake.id == "cake")
+        #expect(cake.postedAt == h.at(60))
+        #expect(await h.clock.parked() == nil)
+        h.clock.shutdown()
+        await loop.value
+        #expect(h.notifier.posts.map(\.id) == ["cake"])
+        #expect(try h.store.ledger(id: "tea").map(\.state) == ["cancelled"])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func shutdownBeforeTheFirstParkEndsTheLoopAtOnce() async throws {
         let h = try Harness()
         defer { h.cleanUp() }
@@ -182,4 +213,28 @@ struct SchedulerLoopTests {
         #expect(h.clock.waits == 1)
         #expect(h.notifier.attempts == 0)
     }
+}
+
+/// The manual clock as the scheduler's waker, with a poke that can be left unread, as the
+/// runner's socket holds one the poll thread has not read yet.
+struct PokeWaitingWaker: Waker {
+    let clock: ManualWallClock
+    private final class Flag: Sendable { let waiting = Mutex(false) }
+    private let flag = Flag()
+
+    init(clock: ManualWallClock) { self.clock = clock }
+
+    func leavePokeWaiting() { flag.waiting.withLock { $0 = true } }
+
+    func wait(until deadline: Date?) async -> WakeReason {
+        if flag.waiting.withLock({ waiting in
+            defer { waiting = false }
+            return waiting
+        }) {
+            return .poked
+        }
+        return await clock.wait(until: deadline)
+    }
+
+    func hasPendingWake() -> Bool { flag.waiting.withLock { $0 } }
 }
