@@ -123,6 +123,15 @@ func populate(_ store: ReminderStore, count: Int, prefix: String = "p") throws {
     }
 }
 
+/// A plain GRDB connection to a store file, with the pragmas Chime's CLI uses: the baselines'
+/// way in, with none of Chime's checks.
+func rawConnection(_ path: String) throws -> DatabaseQueue {
+    var configuration = Configuration()
+    configuration.journalMode = .wal
+    configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384") }
+    return try DatabaseQueue(path: path, configuration: configuration)
+}
+
 // MARK: - W1: schedule 100,000 in one batch
 
 func benchSchedule(runs: Int, count: Int) throws {
@@ -144,10 +153,7 @@ func benchSchedule(runs: Int, count: Int) throws {
         // pragmas), by one prepared INSERT in one transaction: no validation, no id checks.
         let rawDirectory = temporaryDirectory("raw")
         let rawStore = try ReminderStore(path: rawDirectory + "/raw.sqlite")
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384") }
-        let raw = try DatabaseQueue(path: rawStore.path, configuration: configuration)
+        let raw = try rawConnection(rawStore.path)
         let rows = batch.map { new -> (String, String, Int64) in
             guard case .once(let at) = new.trigger else { fatalError() }
             return (new.id!, new.title, at.micros)
@@ -236,10 +242,7 @@ func benchCancel(runs: Int, scheduled: Int, cancelled: Int) throws {
         precondition(left == scheduled - cancelled)
         // Baseline: the same store, one autocommit UPDATE per id through a prepared statement.
         let (rawStore, rawDirectory) = try freshStore("cancel-raw")
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384") }
-        let raw = try DatabaseQueue(path: rawStore.path, configuration: configuration)
+        let raw = try rawConnection(rawStore.path)
         start = monotonicSeconds()
         try raw.writeWithoutTransaction { db in
             let update = try db.makeStatement(

@@ -151,23 +151,7 @@ struct TimerWakerTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func timerWakerReturnsPokedWhenTheSocketIsPoked() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.file("runner.sock")
-        let fd = try WakeSocket.bind(path: path)
-        defer { close(fd) }
-        let waker = try TimerWaker(socketFD: fd)
-        defer { waker.shutdown() }
-
-        #expect(WakeSocket.poke(path: path))
-
-        // No deadline: only the poke can wake it
-        #expect(await waker.wait(until: nil) == .poked)
-    }
-
-    @Test(.timeLimit(.minutes(1)))
-    func timerWakerSaysAPokeIsPendingUntilAWaitTakesIt() async throws {
+    func timerWakerReturnsPokedWhenTheSocketIsPokedAndSaysItIsPendingUntilThen() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.file("runner.sock")
@@ -181,6 +165,8 @@ struct TimerWakerTests {
         // poll thread and held for the next wait) until a wait returns it
         #expect(WakeSocket.poke(path: path))
         #expect(waker.hasPendingWake())
+
+        // No deadline: only the poke can wake it
         #expect(await waker.wait(until: nil) == .poked)
         #expect(!waker.hasPendingWake())
     }

@@ -43,12 +43,17 @@ struct Harness {
     let events = EventLog()
     let scheduler: Scheduler
 
-    init(configuration: Scheduler.Configuration = Scheduler.Configuration()) throws {
+    /// - Parameter schedulerStore: what the scheduler sees of the store (a wrapper that injects
+    ///   faults, say); the store itself by default.
+    init(
+        configuration: Scheduler.Configuration = Scheduler.Configuration(),
+        schedulerStore: (ReminderStore) -> any SchedulerStore = { $0 }
+    ) throws {
         directory = try TemporaryDirectory()
         store = try ReminderStore(path: directory.file("chime.sqlite"))
         let events = events
         scheduler = Scheduler(
-            store: store,
+            store: schedulerStore(store),
             notifier: notifier,
             clock: clock,
             configuration: configuration,

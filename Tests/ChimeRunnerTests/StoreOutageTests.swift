@@ -57,27 +57,25 @@ final class OutageStore: SchedulerStore {
 /// The store fails while reminders fall due: every alert is still shown, once, and the ledger
 /// catches up when the store takes writes again.
 struct StoreOutageTests {
-    let directory: TemporaryDirectory
-    let base: ReminderStore
+    let h: Harness
+    /// The scheduler's view of the store, whose writes the tests make fail.
     let store: OutageStore
-    let notifier = RecordingNotifier()
-    let clock = ManualWallClock(now: Harness.t0)
-    let events = EventLog()
-    let scheduler: Scheduler
 
     init() throws {
-        directory = try TemporaryDirectory()
-        base = try ReminderStore(path: directory.file("chime.sqlite"))
-        store = OutageStore(base)
-        let events = events
-        scheduler = Scheduler(
-            store: store,
-            notifier: notifier,
-            clock: clock,
-            systemZone: { Harness.utc },
-            log: { events.record($0) }
-        )
+        var outage: OutageStore?
+        h = try Harness { base in
+            outage = OutageStore(base)
+            return outage!
+        }
+        store = try #require(outage)
     }
+
+    var base: ReminderStore { h.store }
+    var notifier: RecordingNotifier { h.notifier }
+    var clock: ManualWallClock { h.clock }
+    var events: EventLog { h.events }
+    var scheduler: Scheduler { h.scheduler }
+    var directory: TemporaryDirectory { h.directory }
 
     func at(_ seconds: TimeInterval) -> Date { Harness.t0.addingTimeInterval(seconds) }
 
