@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where the scheduler reads wall time. Production reads the system clock; tests inject
 /// `ManualWallClock` from ChimeTesting and never sleep.
 public protocol WallClock: Sendable {
@@ -42,3 +46,56 @@ public protocol Waker: Sendable {
 extension Waker {
     public func hasPendingWake() -> Bool { false }
 }
+
+/// A reading of the machine's clocks for time that must not count sleep (focus time): the
+/// wall clock, the time the machine has been awake in this boot, and which boot this is.
+public struct MachineTime: Sendable, Hashable {
+    public var wall: Date
+    /// Microseconds awake since boot (Linux: CLOCK_MONOTONIC, which stops while suspended).
+    public var awakeMicros: Int64
+    /// Identifies the boot (Linux: /proc/sys/kernel/random/boot_id); awake time is comparable
+    /// only within one boot.
+    public var boot: String
+
+    public init(wall: Date, awakeMicros: Int64, boot: String) {
+        self.wall = wall
+        self.awakeMicros = awakeMicros
+        self.boot = boot
+    }
+}
+
+/// Where focus sessions read time. Production reads the system; tests inject
+/// `ManualMachineClock` from ChimeTesting (suspend, reboot, a clock set back) and never sleep.
+public protocol MachineClock: Sendable {
+    func now() -> MachineTime
+}
+
+#if canImport(Glibc)
+/// The system's clocks: CLOCK_REALTIME, CLOCK_MONOTONIC (not CLOCK_BOOTTIME, which counts
+/// suspend) and the kernel's boot id.
+public struct SystemMachineClock: MachineClock {
+    /// Read once per process: it changes only at a reboot.
+    private static let boot: String = {
+        let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Without /proc, the boot's start on the wall clock stands in (to the second).
+        if !id.isEmpty { return id }
+        var awake = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &awake)
+        return "boot-at-\(Int(Date().timeIntervalSince1970) - awake.tv_sec)"
+    }()
+
+    public init() {}
+
+    public func now() -> MachineTime {
+        var awake = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &awake)
+        let wall = Date()
+        return MachineTime(
+            wall: wall,
+            awakeMicros: Int64(awake.tv_sec) * 1_000_000 + Int64(awake.tv_nsec) / 1_000,
+            boot: Self.boot
+        )
+    }
+}
+#endif

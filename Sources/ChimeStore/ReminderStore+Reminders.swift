@@ -136,35 +136,90 @@ extension ReminderStore {
         try write { db in
             var cancelled: [Reminder] = []
             for id in ids {
-                if let row = try Self.fetchPendingRow(id: id, in: db) {
-                    try Self.end(key: row["key"], as: "cancelled", at: now.micros, in: db)
-                    cancelled.append(try Self.reminder(from: row))
-                } else if let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT r.* FROM reminder r
-                        WHERE r.id = ? AND r.state = 'done'
-                          AND EXISTS (SELECT 1 FROM occurrence o WHERE o.reminder_key = r.key AND o.state = 'due')
-                        ORDER BY r.key DESC LIMIT 1
-                        """,
-                    arguments: [id]
-                ) {
-                    let key: Int64 = row["key"]
-                    try db.execute(
-                        sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE key = ?",
-                        arguments: [now.micros, key]
-                    )
-                    try db.execute(
-                        sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'",
-                        arguments: [key]
-                    )
-                    cancelled.append(try Self.reminder(from: row))
-                } else {
-                    throw try Self.notFound(id: id, in: db)
-                }
+                guard let reminder = try Self.cancel(id: id, at: now.micros, in: db) else { throw try Self.notFound(id: id, in: db) }
+                cancelled.append(reminder)
             }
             return cancelled
         }
+    }
+
+    /// Cancels reminder `id` in the caller's transaction: the pending one, or a one-shot whose
+    /// occurrence is recorded but not yet posted. Returns it, or nil when neither exists.
+    package static func cancel(id: String, at micros: Int64, in db: Database) throws -> Reminder? {
+        if let row = try fetchPendingRow(id: id, in: db) {
+            try end(key: row["key"], as: "cancelled", at: micros, in: db)
+            return try reminder(from: row)
+        }
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT r.* FROM reminder r
+                    WHERE r.id = ? AND r.state = 'done'
+                      AND EXISTS (SELECT 1 FROM occurrence o WHERE o.reminder_key = r.key AND o.state = 'due')
+                    ORDER BY r.key DESC LIMIT 1
+                    """,
+                arguments: [id]
+            )
+        else { return nil }
+        let key: Int64 = row["key"]
+        try db.execute(sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE key = ?", arguments: [micros, key])
+        try db.execute(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'", arguments: [key])
+        return try reminder(from: row)
+    }
+
+    /// Schedules a one-shot reminder in the caller's transaction (a family's alert, written
+    /// together with the family's own rows), replacing a pending reminder with the same id.
+    /// - Precondition: `new` has an id and a `.once` trigger.
+    @discardableResult
+    package static func scheduleOnce(_ new: NewReminder, now: Date, in db: Database) throws -> Reminder {
+        guard let id = new.id, case .once(let due) = new.trigger else {
+            preconditionFailure("scheduleOnce takes a one-shot reminder with an id")
+        }
+        try end(id: id, as: "replaced", at: now.micros, in: db)
+        let insert = try BatchInsert(db, rowsPerStatement: 1)
+        let row = BatchInsert.Row(id: id, new: new, columns: TriggerColumns(new.trigger), nextDueMicros: due.micros)
+        try insert.insert([row][...], createdMicros: now.micros)
+        return Reminder(
+            id: id,
+            title: new.title,
+            body: new.body,
+            trigger: new.trigger,
+            kind: new.kind,
+            createdAt: Date(micros: now.micros),
+            nextDue: Date(micros: due.micros)
+        )
+    }
+
+    /// Moves the pending one-shot `id` to `due`, in the caller's transaction. Returns false when
+    /// it is not pending (already recorded as due, fired or cancelled): then nothing changes.
+    package static func moveOnce(id: String, to due: Date, in db: Database) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE reminder SET at_us = ?1, next_due_us = ?1
+                WHERE id = ?2 AND state = 'pending' AND trigger_kind = 'once'
+                """,
+            arguments: [due.micros, id]
+        )
+        return db.changesCount > 0
+    }
+
+    /// Whether an alert of the latest reminder `id` has been shown (posted), in the caller's transaction.
+    package static func wasShown(id: String, in db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM occurrence
+                               WHERE reminder_key = (SELECT max(key) FROM reminder WHERE id = ?) AND state = 'posted')
+                """,
+            arguments: [id]
+        ) ?? false
+    }
+
+    /// The next due time of the pending reminder `id`, in the caller's transaction.
+    package static func pendingDue(id: String, in db: Database) throws -> Date? {
+        try Int64.fetchOne(db, sql: "SELECT next_due_us FROM reminder WHERE id = ? AND state = 'pending'", arguments: [id])
+            .map(Date.init(micros:))
     }
 
     /// Pending reminders, earliest next due time first.

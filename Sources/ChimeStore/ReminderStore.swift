@@ -230,6 +230,41 @@ public final class ReminderStore: Sendable {
                     """
             )
         }
+        migrator.registerMigration("v3: focus sessions") { db in
+            try db.execute(
+                sql: """
+                    -- One focus session (ChimeFocus). Times in microseconds: wall clock (_us) for
+                    -- what people see; focus time counted on CLOCK_MONOTONIC, which stops while the
+                    -- machine sleeps, within one boot.
+                    CREATE TABLE focus_session (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'completed', 'abandoned')),
+                        length_s INTEGER NOT NULL CHECK (length_s > 0),
+                        started_us INTEGER NOT NULL,
+                        -- When it was completed or abandoned.
+                        ended_us INTEGER,
+                        -- Focus time: before the running segment while active; all of it once ended.
+                        focus_us INTEGER NOT NULL DEFAULT 0,
+                        -- Time spent paused (not focus time), and when the current pause began.
+                        paused_us INTEGER NOT NULL DEFAULT 0,
+                        paused_at_us INTEGER,
+                        -- The running segment (while active): its boot, and CLOCK_MONOTONIC and the
+                        -- wall clock when it began.
+                        boot_id TEXT,
+                        segment_awake_us INTEGER,
+                        segment_wall_us INTEGER,
+                        -- Abandoned: 'gave-up' or 'restarted' (the machine restarted mid-session).
+                        end_reason TEXT
+                    );
+                    -- One session at a time, whatever races: at most one row is active or paused.
+                    CREATE UNIQUE INDEX focus_session_open ON focus_session(state IN ('active', 'paused'))
+                        WHERE state IN ('active', 'paused');
+                    -- The forest (newest first) and the stats read this index alone.
+                    CREATE INDEX focus_session_completed ON focus_session(ended_us, focus_us) WHERE state = 'completed';
+                    CREATE INDEX focus_session_state ON focus_session(state);
+                    """
+            )
+        }
         return migrator
     }
 
@@ -307,7 +342,9 @@ public final class ReminderStore: Sendable {
 
     /// Runs `body` in one IMMEDIATE transaction (it takes the write lock at once, so the busy
     /// timeout applies instead of a failed upgrade), mapping failures to ``ChimeError``.
-    func write<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
+    /// (`package`: the families' modules in this package, ChimeFocus, write their own tables
+    /// and the reminders they own in the same transaction.)
+    package func write<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
         if let unwritable { throw unwritable }
         do {
             return try dbQueue.writeWithoutTransaction { db in
@@ -329,7 +366,7 @@ public final class ReminderStore: Sendable {
         _ = try? dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
+    package func read<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
         do {
             return try dbQueue.read(body)
         } catch {

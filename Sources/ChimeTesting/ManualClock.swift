@@ -112,3 +112,53 @@ public final class ManualWallClock: WallClock, Waker {
         woken?.continuation.resume(returning: .deadline)
     }
 }
+
+/// The machine's clocks in a test: wall time is `wall`'s (a ``ManualWallClock`` a scheduler
+/// may share), awake time moves with it except across a suspend, and a reboot starts a new
+/// boot. So `wall.advance(by:)` is time awake, ``suspend(for:)`` is not.
+public final class ManualMachineClock: MachineClock {
+    private struct State {
+        /// Wall time minus awake time, in microseconds: grows by every suspend and clock change.
+        var wallMinusAwake: Int64
+        var boot: String
+        var boots = 1
+    }
+    public let wall: ManualWallClock
+    private let state: Mutex<State>
+
+    /// - Parameter awake: how long the machine has been awake at `wall`'s now.
+    public init(wall: ManualWallClock, awake: TimeInterval = 3_600) {
+        self.wall = wall
+        state = Mutex(State(wallMinusAwake: wall.now().micros - Int64(awake * 1_000_000), boot: "boot-1"))
+    }
+
+    public func now() -> MachineTime {
+        let wallNow = wall.now()
+        return state.withLock { MachineTime(wall: wallNow, awakeMicros: wallNow.micros - $0.wallMinusAwake, boot: $0.boot) }
+    }
+
+    /// The machine sleeps for `seconds` and resumes: the wall clock jumps (the scheduler wakes
+    /// with ``WakeReason/clockChanged``, as after a real resume); awake time does not move.
+    public func suspend(for seconds: TimeInterval) {
+        state.withLock { $0.wallMinusAwake += Int64(seconds * 1_000_000) }
+        wall.set(to: wall.now().addingTimeInterval(seconds))
+    }
+
+    /// A person (or NTP) sets the wall clock: awake time does not move.
+    public func setWall(to instant: Date) {
+        let delta = instant.micros - wall.now().micros
+        state.withLock { $0.wallMinusAwake += delta }
+        wall.set(to: instant)
+    }
+
+    /// The machine restarts, down for `seconds`: a new boot, awake time starting again near zero.
+    public func reboot(downFor seconds: TimeInterval = 60) {
+        let instant = wall.now().addingTimeInterval(seconds)
+        state.withLock { state in
+            state.boots += 1
+            state.boot = "boot-\(state.boots)"
+            state.wallMinusAwake = instant.micros - 20_000_000
+        }
+        wall.set(to: instant)
+    }
+}
