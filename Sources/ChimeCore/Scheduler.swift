@@ -31,18 +31,22 @@ public actor Scheduler {
     public nonisolated let configuration: Configuration
     private let systemZone: @Sendable () -> TimeZone
     private let log: @Sendable (SchedulerEvent) -> Void
+    /// The families whose state the scheduler keeps in step, by reminder kind.
+    private let families: [String: any ReminderFamily]
 
     /// - Parameters:
     ///   - systemZone: the zone floating reminders follow, read at each pass and after a
     ///     ``WakeReason/zoneChanged`` (travel changes it).
     ///   - log: told about failures and catch-up; the runner forwards it to swift-log.
+    ///   - families: prepared before every pass of ``run(waker:)``; they dress their own alerts.
     public init(
         store: any SchedulerStore,
         notifier: any Notifier,
         clock: any WallClock = SystemWallClock(),
         configuration: Configuration = Configuration(),
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
-        log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in }
+        log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
+        families: [any ReminderFamily] = []
     ) {
         self.store = store
         self.notifier = notifier
@@ -50,6 +54,7 @@ public actor Scheduler {
         self.configuration = configuration
         self.systemZone = systemZone
         self.log = log
+        self.families = Dictionary(families.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Occurrences already recorded as due whose instant had not come at the last pass,
@@ -178,9 +183,21 @@ public actor Scheduler {
                     storeFailed(error)
                 }
             }
+            prepareFamilies(reason)
             let next = await runPass()
             reason = await waker.wait(until: next)
             if reason == .shutdown { return }
+        }
+    }
+
+    /// Lets each family bring its state in step before a pass (see ``ReminderFamily/prepare(reason:)``).
+    private func prepareFamilies(_ reason: WakeReason) {
+        for family in families.values {
+            do {
+                try family.prepare(reason: reason)
+            } catch {
+                storeFailed(error)
+            }
         }
     }
 
@@ -247,14 +264,17 @@ public actor Scheduler {
     }
 
     private func note(for occurrence: PendingOccurrence) -> (Date) -> Note {
-        { postedAt in
-            Note(
+        let family = families[occurrence.kind]
+        return { postedAt in
+            var note = Note(
                 id: occurrence.reminderID,
                 title: occurrence.title,
                 body: occurrence.body,
                 deliveries: [Self.delivery(occurrence)],
                 postedAt: postedAt
             )
+            family?.decorate(&note, for: occurrence)
+            return note
         }
     }
 
