@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "ChimeRunner", targets: ["ChimeRunner"]),
         .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
         .library(name: "ChimeLibnotify", targets: ["ChimeLibnotify"]),
+        .library(name: "ChimeFocus", targets: ["ChimeFocus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -40,13 +41,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Focus sessions (the Forest Focus seeds): the timer's state machine over the store, the
+        // forest and its stats, the runner's part.
+        .target(
+            name: "ChimeFocus",
+            dependencies: ["ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
         // timerfd and eventfd, which Swift's Glibc module does not import.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // The long-running process: store + scheduler + notifier, timerfd sleep, wake-up socket.
         .target(
             name: "ChimeRunner",
             dependencies: [
-                "ChimeCore", "ChimeStore", "CLinux",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -66,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeRunner", "ChimeLibnotify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -76,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "chime-bench",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -97,8 +105,19 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "ChimeFocusTests",
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeRunner", "ChimeTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ChimeCLITests",
-            dependencies: ["ChimeCore", "ChimeStore", "ChimeLibnotify", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeTesting", "ChimeLibnotify",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
     ],

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeFocus
 import ChimeStore
 import Foundation
 import Logging
@@ -48,6 +49,16 @@ public final class Runner: Service {
         self.socketFD = socketFD
         self.waker = waker
         let log = logger
+        let focus = FocusFamily(timer: FocusTimer(store: store)) { settled in
+            switch settled {
+            case .completed(let session):
+                log.info("Focus session completed", metadata: ["session.id": "\(session.id)"])
+            case .abandoned(let session):
+                log.notice("Focus session abandoned: the machine restarted during it", metadata: ["session.id": "\(session.id)"])
+            case .none, .open:
+                break
+            }
+        }
         self.scheduler = Scheduler(
             store: store,
             notifier: notifier,
@@ -66,7 +77,8 @@ public final class Runner: Service {
                 case .storeRecovered:
                     log.notice("Store recovered: what was shown meanwhile is recorded now")
                 }
-            }
+            },
+            families: [focus]
         )
     }
 

@@ -1,0 +1,93 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import Synchronization
+
+/// Focus sessions in the runner: before each pass the open session is settled (its alert moved
+/// after a suspend or a clock change, completed at its end, abandoned after a reboot); the
+/// completion alert carries the grown tree's icon.
+public final class FocusFamily: ReminderFamily {
+    public let kind = FocusTimer.kind
+    public let timer: FocusTimer
+    /// The grown tree's icon file, when one is installed.
+    public let icon: String?
+    /// Whether a session was open at the last settle (nil: not known yet). A deadline with none
+    /// open needs no look at the store: every change to sessions pokes the runner.
+    private let sessionOpen = Mutex<Bool?>(nil)
+    private let onChange: @Sendable (FocusTimer.Settled) -> Void
+
+    /// - Parameter onChange: told when a settle completed or abandoned a session (the runner logs it).
+    public init(
+        timer: FocusTimer,
+        icon: String? = FocusIcons.path(stage: TreeStage.grown),
+        onChange: @escaping @Sendable (FocusTimer.Settled) -> Void = { _ in }
+    ) {
+        self.timer = timer
+        self.icon = icon
+        self.onChange = onChange
+    }
+
+    public func prepare(reason: WakeReason) throws {
+        if reason == .deadline, sessionOpen.withLock({ $0 }) == false { return }
+        let settled = try timer.settle()
+        sessionOpen.withLock { $0 = settled.openSession != nil }
+        switch settled {
+        case .completed, .abandoned: onChange(settled)
+        case .none, .open: break
+        }
+    }
+
+    public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
+        note.icon = icon
+        note.category = "x-chime.focus"
+    }
+}
+
+/// The tree icons (`Resources/icons/tree-stage-1.svg` … `-5.svg`), found where they are
+/// installed: `$XDG_DATA_HOME/chime/icons` (what `scripts/quickstart` installs), each of
+/// `$XDG_DATA_DIRS` + `/chime/icons` (a system package), `../share/chime/icons` next to the
+/// executable, or the source tree's `Resources/icons` above it (a development build).
+public enum FocusIcons {
+    public static func fileName(stage: Int) -> String { "tree-stage-\(min(max(stage, 1), 5)).svg" }
+
+    /// The icon of `stage`, or nil when none is installed (the alert then goes without one).
+    public static func path(
+        stage: Int,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        executable: String = FocusIcons.executablePath
+    ) -> String? {
+        let name = fileName(stage: stage)
+        return directories(environment: environment, executable: executable)
+            .map { $0 + "/" + name }
+            .first { FileManager.default.isReadableFile(atPath: $0) }
+    }
+
+    /// This process's executable (`/proc/self/exe`: argv[0] may be a bare name found on PATH).
+    public static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
+    }
+
+    /// Where icons are looked for, in order.
+    public static func directories(environment: [String: String], executable: String) -> [String] {
+        var result: [String] = []
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            result.append(data + "/chime/icons")
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            result.append(home + "/.local/share/chime/icons")
+        }
+        let dataDirs = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
+        for directory in dataDirs.split(separator: ":") where directory.hasPrefix("/") {
+            result.append(directory + "/chime/icons")
+        }
+        let resolved = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
+        if !executable.isEmpty {
+            result.append(resolved.deletingLastPathComponent().path + "/share/chime/icons")
+            var directory = resolved
+            for _ in 0..<4 {
+                result.append(directory.path + "/Resources/icons")
+                directory = directory.deletingLastPathComponent()
+            }
+        }
+        return result
+    }
+}

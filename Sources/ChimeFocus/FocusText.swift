@@ -1,0 +1,165 @@
+import ChimeCore
+import Foundation
+
+/// The tree as text art, stages 1 to 5: six lines of twelve columns, the ground on the last.
+public enum TreeArt {
+    public static let width = 12
+    public static let height = 6
+
+    static let stages: [[String]] = [
+        [
+            "            ",
+            "            ",
+            "            ",
+            "            ",
+            "     .      ",
+            "  ~~~~~~~~  ",
+        ],
+        [
+            "            ",
+            "            ",
+            "            ",
+            "    \\ /     ",
+            "     |      ",
+            "  ~~~~~~~~  ",
+        ],
+        [
+            "            ",
+            "            ",
+            "    .oo.    ",
+            "   (oooo)   ",
+            "     ||     ",
+            "  ~~~~~~~~  ",
+        ],
+        [
+            "            ",
+            "    .@@.    ",
+            "   (@@@@)   ",
+            "  (@@@@@@)  ",
+            "     ||     ",
+            "  ~~~~~~~~  ",
+        ],
+        [
+            "   .@@@@.   ",
+            "  (@@@@@@)  ",
+            " (@@@@@@@@) ",
+            "  `(@@@@)'  ",
+            "     ||     ",
+            "  ~~~~~~~~  ",
+        ],
+    ]
+
+    /// The art of `stage` (clamped to 1…5).
+    public static func lines(stage: Int) -> [String] { stages[min(max(stage, 1), 5) - 1] }
+}
+
+/// Terminal text for focus sessions: the countdown, the forest grid, the trees-per-day chart.
+public enum FocusText {
+    /// `[##########..........]`: `done` of `total` in `width` cells.
+    public static func progressBar(done: Int64, total: Int64, width: Int = 30) -> String {
+        let filled = total > 0 ? Int(min(max(done, 0), total) * Int64(width) / total) : width
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
+    }
+
+    /// What `chime focus status` shows of an open session at `time`: the tree, MM:SS, a bar.
+    public static func frame(_ session: FocusSession, at time: MachineTime) -> [String] {
+        let remaining = session.remainingSeconds(at: time)
+        let stage = session.stage(at: time)
+        let state = session.state == .paused ? "paused" : "focusing"
+        var lines = TreeArt.lines(stage: stage).map { "    " + $0 }
+        lines.append("")
+        lines.append(
+            "    \(FocusTimer.countdown(remaining))  "
+                + progressBar(done: session.focusMicros(at: time), total: session.lengthMicros, width: 25)
+                + "  stage \(stage) of 5, \(state)"
+        )
+        return lines
+    }
+
+    /// The forest as a grid that fits `width` columns (the seed's adaptive grid): each cell the
+    /// grown tree, its id and its completion day in `zone`.
+    public static func grid(_ trees: [FocusSession], width: Int, zone: TimeZone) -> [String] {
+        let cell = TreeArt.width + 2
+        let columns = max(1, width / cell)
+        var lines: [String] = []
+        let art = TreeArt.lines(stage: TreeStage.grown)
+        var index = 0
+        while index < trees.count {
+            let row = trees[index..<min(index + columns, trees.count)]
+            for line in art {
+                lines.append(String(repeating: line + "  ", count: row.count).trimmedRight())
+            }
+            lines.append(row.map { pad(centered("#\($0.id)", TreeArt.width), cell) }.joined().trimmedRight())
+            lines.append(row.map { pad(centered(shortDay($0.endedAt!, zone: zone), TreeArt.width), cell) }.joined().trimmedRight())
+            lines.append("")
+            index += columns
+        }
+        return lines
+    }
+
+    /// Trees per day for the `count` days up to `today`, as columns of block characters
+    /// (`height` rows), a day-of-month axis under them, and the peak on the left.
+    public static func chart(days: [Int: DayTotals], today: Int, count: Int = 30, height: Int = 5) -> [String] {
+        let range = (today - count + 1)...today
+        let values = range.map { days[$0]?.trees ?? 0 }
+        let peak = max(values.max() ?? 0, 1)
+        let blocks: [Character] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        let label = String(peak)
+        let margin = label.count + 1
+        var lines: [String] = []
+        for level in stride(from: height, through: 1, by: -1) {
+            var line =
+                level == height ? label.padding(toLength: margin, withPad: " ", startingAt: 0) : String(repeating: " ", count: margin)
+            line += "│"
+            for value in values {
+                // Eighths of a row: the column's height is value / peak of `height` rows.
+                let eighths = value * height * 8 / peak - (level - 1) * 8
+                let block = blocks[min(max(eighths, value > 0 && level == 1 ? 1 : 0), 8)]
+                line += String(repeating: block, count: 2)
+            }
+            lines.append(line.trimmedRight())
+        }
+        lines.append(String(repeating: " ", count: margin) + "└" + String(repeating: "─", count: count * 2))
+        // Day-of-month labels every 7 days, ending with today.
+        var axis = Array(repeating: Character(" "), count: count * 2 + 1)
+        for offset in stride(from: count - 1, through: 0, by: -7) {
+            let day = ZoneMath.civilFromDays(range.lowerBound + offset).day
+            let text = Array(String(day))
+            let at = offset * 2 + 1
+            for (i, c) in text.enumerated() where at + i < axis.count { axis[at + i] = c }
+        }
+        lines.append(String(repeating: " ", count: margin) + String(axis).trimmedRight())
+        return lines
+    }
+
+    /// `Nov 22` in `zone`.
+    public static func shortDay(_ date: Date, zone: TimeZone) -> String {
+        let (local, _) = ZoneMath.civil(date, in: zone)
+        return "\(monthNames[local.month - 1]) \(local.day)"
+    }
+
+    static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// `25 minutes` (the seed's detail view), `1 minute`.
+    public static func minutes(_ micros: Int64) -> String {
+        let minutes = micros / 60_000_000
+        return minutes == 1 ? "1 minute" : "\(minutes) minutes"
+    }
+
+    private static func centered(_ text: String, _ width: Int) -> String {
+        let space = max(0, width - text.count)
+        return String(repeating: " ", count: space / 2) + text + String(repeating: " ", count: space - space / 2)
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+extension String {
+    func trimmedRight() -> String {
+        var copy = self
+        while copy.last == " " { copy.removeLast() }
+        return copy
+    }
+}

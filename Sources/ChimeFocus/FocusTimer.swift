@@ -1,0 +1,353 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import GRDB
+
+/// The focus-session timer (the seed's `TimerViewModel`) over Chime's store: start, pause,
+/// resume, give up, and completion, each one transaction that changes the session and its
+/// completion alert together. The alert is an ordinary one-shot reminder (``FocusSession/reminderID``)
+/// that the runner's scheduler fires; nothing here ticks.
+///
+/// Every reader settles first (``settle()``): an active session whose focus time has reached
+/// its length becomes completed, one from before a reboot is abandoned, and the alert is moved
+/// to the end the awake clock now gives (after a suspend or a clock change). The runner
+/// settles before each pass (``FocusFamily``), so the alert fires at the end of focus time.
+public struct FocusTimer: Sendable {
+    public static let defaultMinutes = 25
+    public static let minutesRange = 10...120
+    /// The alert at completion (the seed's texts).
+    public static let alertTitle = "Tree planted!"
+    public static let alertBody = "Great focus session!"
+    /// The reminder kind of completion alerts.
+    public static let kind = "focus"
+    /// How far the alert's instant may drift from the end the awake clock gives before it is
+    /// moved (the wall and awake clocks drift apart by NTP's slewing: parts per million).
+    static let alertTolerance: Int64 = 10_000
+    /// An active session this close to its end when the runner has posted its alert counts as
+    /// completed (the alert fires at the instant, within the tolerance above).
+    static let completionSlack: Int64 = 50_000
+
+    public let store: ReminderStore
+    public let clock: any MachineClock
+
+    public init(store: ReminderStore, clock: any MachineClock = SystemMachineClock()) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// What a settle found or did.
+    public enum Settled: Sendable, Hashable {
+        /// No session is open.
+        case none
+        /// The open session, still active or paused (its alert moved when it had to).
+        case open(FocusSession)
+        /// The session completed by this settle.
+        case completed(FocusSession)
+        /// The session abandoned by this settle (the machine restarted).
+        case abandoned(FocusSession)
+
+        public var openSession: FocusSession? {
+            if case .open(let session) = self { return session }
+            return nil
+        }
+    }
+
+    // MARK: - Transitions
+
+    /// Starts a session of `minutes` (10 to 120; 25 by default), scheduling its alert.
+    /// - Throws: `.usage` for minutes out of range; `.conflict` naming the session already open.
+    public func start(minutes: Int = FocusTimer.defaultMinutes) throws(ChimeError) -> FocusSession {
+        guard Self.minutesRange.contains(minutes) else {
+            throw ChimeError.invalid("minutes", String(minutes), expected: "a whole number of minutes from 10 to 120 (default 25)")
+        }
+        let time = clock.now()
+        return try store.write { db in
+            if let open = try Self.settle(at: time, in: db).openSession {
+                throw ChimeError(
+                    .conflict,
+                    "a focus session is already running: \(Self.describe(open, at: time)): "
+                        + "pause it, resume it or give it up ('chime focus give-up') before starting another"
+                )
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO focus_session (state, length_s, started_us, boot_id, segment_awake_us, segment_wall_us)
+                    VALUES ('active', ?, ?, ?, ?, ?)
+                    """,
+                arguments: [minutes * 60, time.wall.micros, time.boot, time.awakeMicros, time.wall.micros]
+            )
+            let session = try Self.fetch(id: db.lastInsertedRowID, in: db)!
+            try Self.scheduleAlert(for: session, at: time, in: db)
+            return session
+        }
+    }
+
+    /// Pauses the active session: its countdown stops and its alert is cancelled.
+    public func pause() throws(ChimeError) -> FocusSession {
+        try transition(to: .paused, verb: "pause") { session, time, db in
+            var paused = session
+            paused.state = .paused
+            paused.focusMicros = session.focusMicros(at: time)
+            paused.pausedAt = time.wall
+            paused.segment = nil
+            try Self.cancelAlert(of: session, at: time, in: db)
+            return paused
+        }
+    }
+
+    /// Resumes the paused session from its remaining time, scheduling its alert for the new end.
+    public func resume() throws(ChimeError) -> FocusSession {
+        try transition(to: .active, verb: "resume") { session, time, db in
+            var active = session
+            active.state = .active
+            if let pausedAt = session.pausedAt {
+                active.pausedMicros += max(0, time.wall.micros - pausedAt.micros)
+            }
+            active.pausedAt = nil
+            active.segment = FocusSession.Segment(boot: time.boot, awakeMicros: time.awakeMicros, wall: time.wall)
+            try Self.scheduleAlert(for: active, at: time, in: db)
+            return active
+        }
+    }
+
+    /// Gives up the open session: abandoned, with the focus time it had; its alert cancelled.
+    public func giveUp() throws(ChimeError) -> FocusSession {
+        try transition(to: .abandoned, verb: "give up") { session, time, db in
+            var abandoned = session
+            if let pausedAt = session.pausedAt {
+                abandoned.pausedMicros += max(0, time.wall.micros - pausedAt.micros)
+            }
+            abandoned.state = .abandoned
+            abandoned.focusMicros = session.focusMicros(at: time)
+            abandoned.endedAt = time.wall
+            abandoned.pausedAt = nil
+            abandoned.segment = nil
+            abandoned.endReason = .gaveUp
+            try Self.cancelAlert(of: session, at: time, in: db)
+            return abandoned
+        }
+    }
+
+    /// One transition of the open session, refused unless the seed's state machine allows it.
+    private func transition(
+        to target: SessionState,
+        verb: String,
+        _ change: (FocusSession, MachineTime, Database) throws -> FocusSession
+    ) throws(ChimeError) -> FocusSession {
+        let time = clock.now()
+        return try store.write { db in
+            let settled = try Self.settle(at: time, in: db)
+            guard let session = settled.openSession else {
+                throw try Self.nothingOpen(verb: verb, settled: settled, in: db)
+            }
+            guard session.state.canTransition(to: target) else {
+                let left = "\(Self.countdown(session.remainingSeconds(at: time))) left"
+                throw ChimeError(
+                    .conflict,
+                    session.state == .paused
+                        ? "focus session #\(session.id) is already paused (\(left)): resume it with 'chime focus resume'"
+                        : "focus session #\(session.id) is not paused: it is active (\(left)); pause it with 'chime focus pause'"
+                )
+            }
+            let changed = try change(session, time, db)
+            try Self.update(changed, in: db)
+            return changed
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Settles, then returns the open session (active or paused), if any.
+    public func current() throws(ChimeError) -> Settled {
+        try settle()
+    }
+
+    /// The most recent session, whatever its state (after settling).
+    public func latest() throws(ChimeError) -> FocusSession? {
+        _ = try settle()
+        return try store.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM focus_session ORDER BY id DESC LIMIT 1").map(Self.session(from:))
+        }
+    }
+
+    /// The session `id`, after settling. - Throws: `.notFound`.
+    public func session(id: Int64) throws(ChimeError) -> FocusSession {
+        _ = try settle()
+        guard let session = try store.read({ db in try Self.fetch(id: id, in: db) }) else {
+            throw ChimeError(.notFound, "no focus session has the id '\(id)': see 'chime forest' for completed sessions")
+        }
+        return session
+    }
+
+    /// Brings the open session in step with the clocks (see the type's discussion). Writes only
+    /// when something changes, so a store that takes no writes can still be read.
+    @discardableResult
+    public func settle() throws(ChimeError) -> Settled {
+        let time = clock.now()
+        let open = try store.read { db in try Self.fetchOpen(in: db) }
+        guard let open else { return .none }
+        guard try Self.needsWrite(open, at: time, store: store) else { return .open(open) }
+        return try store.write { db in try Self.settle(at: time, in: db) }
+    }
+
+    /// Whether settling `session` would change the store.
+    private static func needsWrite(_ session: FocusSession, at time: MachineTime, store: ReminderStore) throws(ChimeError) -> Bool {
+        guard session.state == .active else { return false }
+        guard let segment = session.segment, segment.boot == time.boot else { return true }
+        return try store.read { db in
+            if try isDone(session, at: time, in: db) { return true }
+            guard let due = try ReminderStore.pendingDue(id: session.reminderID, in: db) else { return false }
+            return abs(due.micros - expectedEnd(session, at: time).micros) > alertTolerance
+        }
+    }
+
+    /// Whether the active `session` has reached its length: by the awake clock, or within
+    /// ``completionSlack`` of it once its alert has been shown (the alert fires at the end the
+    /// wall clock gives, which may lie a few milliseconds before the awake clock's).
+    private static func isDone(_ session: FocusSession, at time: MachineTime, in db: Database) throws -> Bool {
+        let remaining = session.lengthMicros - session.uncappedFocusMicros(at: time)
+        if remaining <= 0 { return true }
+        return try remaining <= completionSlack && ReminderStore.wasShown(id: session.reminderID, in: db)
+    }
+
+    /// The settle, in the caller's transaction.
+    static func settle(at time: MachineTime, in db: Database) throws -> Settled {
+        guard var session = try fetchOpen(in: db) else { return .none }
+        guard session.state == .active else { return .open(session) }
+        guard let segment = session.segment, segment.boot == time.boot else {
+            // The machine restarted mid-session: what it was awake for since the last start or
+            // resume is unknown, so only the focus time counted before it is kept.
+            session.state = .abandoned
+            session.endReason = .restarted
+            // Ended at the latest when this boot began (the wall clock minus the awake time).
+            let bootStart = time.wall.micros - time.awakeMicros
+            session.endedAt = Date(micros: max(bootStart, session.segment?.wall.micros ?? session.startedAt.micros))
+            session.segment = nil
+            try update(session, in: db)
+            try cancelAlert(of: session, at: time, in: db)
+            return .abandoned(session)
+        }
+        if try isDone(session, at: time, in: db) {
+            let remaining = session.lengthMicros - session.uncappedFocusMicros(at: time)
+            // Completed when its focus time reached the length: `-remaining` awake time ago.
+            session.state = .completed
+            session.endedAt = Date(micros: time.wall.micros + min(0, remaining))
+            session.focusMicros = session.lengthMicros
+            session.segment = nil
+            try update(session, in: db)
+            // The alert fires now if its instant still lies ahead (the clock was set back).
+            if let due = try ReminderStore.pendingDue(id: session.reminderID, in: db), due > time.wall {
+                _ = try ReminderStore.moveOnce(id: session.reminderID, to: time.wall, in: db)
+            }
+            return .completed(session)
+        }
+        let end = expectedEnd(session, at: time)
+        if let due = try ReminderStore.pendingDue(id: session.reminderID, in: db), abs(due.micros - end.micros) > alertTolerance {
+            _ = try ReminderStore.moveOnce(id: session.reminderID, to: end, in: db)
+        }
+        return .open(session)
+    }
+
+    /// The wall-clock instant the active `session` ends, read at `time`.
+    static func expectedEnd(_ session: FocusSession, at time: MachineTime) -> Date {
+        Date(micros: time.wall.micros + session.remainingMicros(at: time))
+    }
+
+    // MARK: - Alert
+
+    private static func scheduleAlert(for session: FocusSession, at time: MachineTime, in db: Database) throws {
+        let alert = NewReminder(
+            id: session.reminderID,
+            title: FocusTimer.alertTitle,
+            body: FocusTimer.alertBody,
+            trigger: .once(expectedEnd(session, at: time)),
+            kind: FocusTimer.kind
+        )
+        try ReminderStore.scheduleOnce(alert, now: time.wall, in: db)
+    }
+
+    private static func cancelAlert(of session: FocusSession, at time: MachineTime, in db: Database) throws {
+        _ = try ReminderStore.cancel(id: session.reminderID, at: time.wall.micros, in: db)
+    }
+
+    // MARK: - Rows
+
+    static func fetchOpen(in db: Database) throws -> FocusSession? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM focus_session WHERE state IN ('active', 'paused')")
+        ).map(session(from:))
+    }
+
+    static func fetch(id: Int64, in db: Database) throws -> FocusSession? {
+        try Row.fetchOne(db, sql: "SELECT * FROM focus_session WHERE id = ?", arguments: [id]).map(session(from:))
+    }
+
+    static func update(_ session: FocusSession, in db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE focus_session SET state = ?, ended_us = ?, focus_us = ?, paused_us = ?, paused_at_us = ?,
+                    boot_id = ?, segment_awake_us = ?, segment_wall_us = ?, end_reason = ?
+                WHERE id = ?
+                """,
+            arguments: [
+                session.state.rawValue, session.endedAt?.micros, session.focusMicros, session.pausedMicros,
+                session.pausedAt?.micros, session.segment?.boot, session.segment?.awakeMicros, session.segment?.wall.micros,
+                session.endReason?.rawValue, session.id,
+            ]
+        )
+    }
+
+    static func session(from row: Row) throws -> FocusSession {
+        let stateText: String = row["state"]
+        guard let state = SessionState(rawValue: stateText) else {
+            throw ChimeError(.store, "unknown focus session state '\(stateText)' in the store")
+        }
+        var segment: FocusSession.Segment?
+        if let boot: String = row["boot_id"], let awake: Int64 = row["segment_awake_us"], let wall: Int64 = row["segment_wall_us"] {
+            segment = FocusSession.Segment(boot: boot, awakeMicros: awake, wall: Date(micros: wall))
+        }
+        return FocusSession(
+            id: row["id"],
+            state: state,
+            lengthSeconds: row["length_s"],
+            startedAt: Date(micros: row["started_us"]),
+            endedAt: (row["ended_us"] as Int64?).map(Date.init(micros:)),
+            focusMicros: row["focus_us"],
+            pausedMicros: row["paused_us"],
+            pausedAt: (row["paused_at_us"] as Int64?).map(Date.init(micros:)),
+            segment: segment,
+            endReason: (row["end_reason"] as String?).flatMap(EndReason.init(rawValue:))
+        )
+    }
+
+    // MARK: - Text
+
+    /// `#12, active, 18:32 left, started Sun 2026-11-22 14:02 +01:00`.
+    static func describe(_ session: FocusSession, at time: MachineTime) -> String {
+        let started = TimeText.local(session.startedAt, in: .current)
+        return "#\(session.id), \(session.state.rawValue), \(countdown(session.remainingSeconds(at: time))) left, started \(started)"
+    }
+
+    /// MM:SS (minutes past 59 stay minutes: 120:00).
+    public static func countdown(_ seconds: Int) -> String {
+        String(format: "%02d:%02d", seconds / 60, seconds % 60)
+    }
+
+    /// Not found, saying what became of the last session when there was one.
+    private static func nothingOpen(verb: String, settled: Settled, in db: Database) throws -> ChimeError {
+        let start = "start one with 'chime focus start'"
+        let last: FocusSession? =
+            switch settled {
+            case .completed(let session), .abandoned(let session): session
+            default: try Row.fetchOne(db, sql: "SELECT * FROM focus_session ORDER BY id DESC LIMIT 1").map(session(from:))
+            }
+        guard let last else { return ChimeError(.notFound, "no focus session to \(verb): \(start)") }
+        let what =
+            switch (last.state, last.endReason) {
+            case (.completed, _): "the last one, #\(last.id), was completed"
+            case (.abandoned, .restarted?): "the last one, #\(last.id), was abandoned when the machine restarted"
+            default: "the last one, #\(last.id), was given up"
+            }
+        return ChimeError(.notFound, "no focus session to \(verb): \(what); \(start)")
+    }
+}

@@ -1,0 +1,174 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import GRDB
+
+/// Completed and abandoned sessions per local day.
+public struct DayTotals: Sendable, Hashable {
+    public var trees = 0
+    public var focusMicros: Int64 = 0
+    public init(trees: Int = 0, focusMicros: Int64 = 0) {
+        self.trees = trees
+        self.focusMicros = focusMicros
+    }
+}
+
+/// The seed's `ForestStats`, computed on demand (never stored, so never stale).
+public struct ForestStats: Sendable, Hashable {
+    public var totalTrees: Int
+    /// Focus time of the completed sessions (paused time excluded).
+    public var totalFocusMicros: Int64
+    /// Completed and abandoned sessions.
+    public var totalSessions: Int
+    public var todaysTrees: Int
+    public var todaysFocusMicros: Int64
+    /// Consecutive local days with at least one completed session, up to today (or up to
+    /// yesterday while today has none yet: a streak breaks only when a day ends without a tree).
+    public var currentStreak: Int
+    public var longestStreak: Int
+    public var abandonedCount: Int
+    /// Completed ÷ (completed + abandoned) × 100; 0 with no sessions.
+    public var completionRate: Double
+
+    /// `2h 5m`, or `45m` under an hour (the seed's `formattedTotalFocusTime`).
+    public var formattedTotalFocusTime: String { Self.formatFocus(totalFocusMicros) }
+    public var formattedTodaysFocusTime: String { Self.formatFocus(todaysFocusMicros) }
+
+    public static func formatFocus(_ micros: Int64) -> String {
+        let seconds = micros / 1_000_000
+        let hours = seconds / 3_600
+        let minutes = seconds % 3_600 / 60
+        return hours > 0 ? "\(hours)h \(minutes)m" : "\(minutes)m"
+    }
+
+    /// The stats from completed trees per local day (`day` numbers as ``ZoneMath/daysFromCivil(year:month:day:)``),
+    /// the abandoned count, and today's local day.
+    public static func from(days: [Int: DayTotals], abandoned: Int, today: Int) -> ForestStats {
+        let totalTrees = days.values.reduce(0) { $0 + $1.trees }
+        let totalFocus = days.values.reduce(Int64(0)) { $0 + $1.focusMicros }
+        let treeDays = days.filter { $0.value.trees > 0 }.keys.sorted()
+        var longest = 0
+        var run = 0
+        var previous: Int?
+        for day in treeDays {
+            run = previous == day - 1 ? run + 1 : 1
+            longest = max(longest, run)
+            previous = day
+        }
+        var current = 0
+        let hasTree = Set(treeDays)
+        var day = hasTree.contains(today) ? today : today - 1
+        while hasTree.contains(day) {
+            current += 1
+            day -= 1
+        }
+        let sessions = totalTrees + abandoned
+        return ForestStats(
+            totalTrees: totalTrees,
+            totalFocusMicros: totalFocus,
+            totalSessions: sessions,
+            todaysTrees: days[today]?.trees ?? 0,
+            todaysFocusMicros: days[today]?.focusMicros ?? 0,
+            currentStreak: current,
+            longestStreak: longest,
+            abandonedCount: abandoned,
+            completionRate: sessions > 0 ? Double(totalTrees) / Double(sessions) * 100 : 0
+        )
+    }
+
+    /// The seed's `ForestStats.from(sessions:)`: valid completed trees count (see
+    /// ``FocusSession/isValidTree``), abandoned ones count against the completion rate.
+    public static func from(sessions: [FocusSession], now: Date, zone: TimeZone) -> ForestStats {
+        var days: [Int: DayTotals] = [:]
+        var localDay = LocalDays(zone: zone)
+        for session in sessions where session.isValidTree {
+            let day = localDay.number(of: session.endedAt!)
+            days[day, default: DayTotals()].trees += 1
+            days[day, default: DayTotals()].focusMicros += session.focusMicros
+        }
+        let abandoned = sessions.filter { $0.state == .abandoned }.count
+        return from(days: days, abandoned: abandoned, today: localDay.number(of: now))
+    }
+}
+
+/// Local day numbers of instants in a zone: midnight to midnight, DST days 23 or 25 hours long.
+/// The zone's offset is looked up once per stretch between two of its transitions (not once
+/// per instant: Foundation's lookup would dominate a 100,000-session forest).
+public struct LocalDays {
+    let zone: TimeZone
+    private var offset = 0
+    private var validFrom = Date.distantFuture
+    private var validUntil = Date.distantPast
+
+    public init(zone: TimeZone) { self.zone = zone }
+
+    public mutating func number(of instant: Date) -> Int {
+        if instant < validFrom || instant >= validUntil {
+            offset = zone.secondsFromGMT(for: instant)
+            // The stretch runs from the previous transition (unknown: from here) to the next one.
+            validFrom = instant
+            validUntil = zone.nextDaylightSavingTimeTransition(after: instant) ?? .distantFuture
+        }
+        let seconds = Int(instant.timeIntervalSince1970.rounded(.down)) + offset
+        return seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+    }
+}
+
+/// The forest (the seed's `ForestViewModel`) and the stats, read from the store. Only valid
+/// trees appear (completed, with an end time and focus time): a bad row is left out, never a
+/// crash.
+public struct Forest: Sendable {
+    public let store: ReminderStore
+
+    public init(store: ReminderStore) { self.store = store }
+
+    static let validTree = "state = 'completed' AND ended_us IS NOT NULL AND focus_us > 0"
+
+    /// How many trees are planted.
+    public func treeCount() throws(ChimeError) -> Int {
+        try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM focus_session WHERE \(Self.validTree)") ?? 0 }
+    }
+
+    /// Completed trees, newest first (by end time); at most `limit`.
+    public func trees(limit: Int? = nil) throws(ChimeError) -> [FocusSession] {
+        try store.read { db in
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: "SELECT * FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us DESC, id DESC LIMIT ?",
+                arguments: [limit ?? -1]
+            )
+            var result: [FocusSession] = []
+            while let row = try cursor.next() { result.append(try FocusTimer.session(from: row)) }
+            return result
+        }
+    }
+
+    /// Trees and focus time per local day in `zone`, and the abandoned count.
+    public func days(zone: TimeZone) throws(ChimeError) -> (days: [Int: DayTotals], abandoned: Int) {
+        try store.read { db in
+            var days: [Int: DayTotals] = [:]
+            var localDay = LocalDays(zone: zone)
+            // The partial index (ended_us, focus_us) covers this: no table rows are read.
+            let statement = try db.makeStatement(
+                sql: "SELECT ended_us, focus_us FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us"
+            )
+            let cursor = try Row.fetchCursor(statement)
+            while let row = try cursor.next() {
+                let ended: Int64 = row[0]
+                let focus: Int64 = row[1]
+                let day = localDay.number(of: Date(micros: ended))
+                days[day, default: DayTotals()].trees += 1
+                days[day, default: DayTotals()].focusMicros += focus
+            }
+            let abandoned = try Int.fetchOne(db, sql: "SELECT count(*) FROM focus_session WHERE state = 'abandoned'") ?? 0
+            return (days, abandoned)
+        }
+    }
+
+    /// The stats as of `now` in `zone`.
+    public func stats(now: Date, zone: TimeZone) throws(ChimeError) -> (stats: ForestStats, days: [Int: DayTotals]) {
+        let (days, abandoned) = try days(zone: zone)
+        var localDay = LocalDays(zone: zone)
+        return (ForestStats.from(days: days, abandoned: abandoned, today: localDay.number(of: now)), days)
+    }
+}
