@@ -16,7 +16,10 @@ struct Chime: AsyncParsableCommand {
             6 a runner already runs for the store, 7 not delivered, 1 anything else.
             """,
         version: "0.1.0",
-        subcommands: [In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Notify.self, Run.self, Doctor.self]
+        subcommands: [
+            In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Notify.self, Run.self, Doctor.self,
+            Focus.self, ForestCommand.self, Stats.self,
+        ]
     )
 }
 

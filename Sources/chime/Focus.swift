@@ -1,0 +1,302 @@
+import ArgumentParser
+import ChimeCore
+import ChimeFocus
+import ChimeRunner
+import ChimeStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Focus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Focus sessions: grow a tree for 25 minutes of focus; pause, resume or give up.",
+        discussion: """
+            One session at a time. Focus time is time awake: a suspended machine does not grow the \
+            tree. A runner restarted in the same boot goes on with the session; after a reboot a \
+            running session is abandoned (a paused one waits). The alert "Tree planted!" fires \
+            through the runner at the end; its identifier is focus-ID.
+            Examples:
+              chime focus start --watch
+              chime focus pause
+              chime focus resume
+              chime focus give-up --yes
+              chime focus status --watch
+            """,
+        subcommands: [FocusStart.self, FocusPause.self, FocusResume.self, FocusGiveUp.self, FocusStatus.self]
+    )
+}
+
+/// How a session appears in `--json` output.
+struct SessionJSON: Encodable {
+    var id: Int64
+    var state: String
+    var lengthSeconds: Int
+    var remainingSeconds: Int
+    var focusSeconds: Int64
+    var pausedSeconds: Int64
+    var stage: Int
+    var started: String
+    var ended: String?
+    var endReason: String?
+    var alert: String
+    var alertDue: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, state, stage, started, ended, alert
+        case lengthSeconds = "length_s"
+        case remainingSeconds = "remaining_s"
+        case focusSeconds = "focus_s"
+        case pausedSeconds = "paused_s"
+        case endReason = "end_reason"
+        case alertDue = "alert_due"
+    }
+
+    init(_ session: FocusSession, at time: MachineTime, alertDue: Date? = nil) {
+        id = session.id
+        state = session.state.rawValue
+        lengthSeconds = session.lengthSeconds
+        remainingSeconds = session.remainingSeconds(at: time)
+        focusSeconds = session.focusMicros(at: time) / 1_000_000
+        var paused = session.pausedMicros
+        if let pausedAt = session.pausedAt { paused += max(0, time.wall.micros - pausedAt.micros) }
+        pausedSeconds = paused / 1_000_000
+        stage = session.stage(at: time)
+        started = TimeText.iso(session.startedAt)
+        ended = session.endedAt.map(TimeText.iso)
+        endReason = session.endReason?.rawValue
+        alert = session.reminderID
+        self.alertDue = alertDue.map(TimeText.iso)
+    }
+}
+
+/// What the focus commands share: the timer on the store, and how they report a session.
+struct FocusContext {
+    let store: ReminderStore
+    let timer: FocusTimer
+
+    init(_ global: GlobalOptions) throws(ChimeError) {
+        store = try global.openStore()
+        timer = FocusTimer(store: store)
+    }
+
+    func alertDue(_ session: FocusSession) -> Date? {
+        guard session.state == .active else { return nil }
+        return (try? store.reminder(id: session.reminderID))?.nextDue
+    }
+
+    /// After a transition: wake the runner, then print the session.
+    func report(_ session: FocusSession, headline: String, json: Bool) {
+        let running = pokeRunner(store, json: json)
+        let time = timer.clock.now()
+        if json {
+            struct Changed: Encodable {
+                var session: SessionJSON
+                var runner: Bool
+            }
+            Output.json(Changed(session: SessionJSON(session, at: time, alertDue: alertDue(session)), runner: running))
+            return
+        }
+        Output.line(headline)
+        if session.state.isOpen {
+            for line in FocusText.frame(session, at: time) { Output.line(line) }
+            if let due = alertDue(session) {
+                Output.line(
+                    "    \"\(FocusTimer.alertTitle)\" at \(TimeText.local(due, in: .current, seconds: true)) (alert \(session.reminderID))"
+                )
+            }
+        }
+    }
+}
+
+struct FocusStart: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "start",
+        abstract: "Start a focus session (25 minutes unless --minutes says otherwise)."
+    )
+
+    @Option(help: ArgumentHelp("The session's length in minutes, 10 to 120.", valueName: "minutes"))
+    var minutes = FocusTimer.defaultMinutes
+    @Flag(help: "Then watch the countdown (as 'chime focus status --watch').")
+    var watch = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try FocusContext(global)
+        let session = try context.timer.start(minutes: minutes)
+        if watch && !global.json {
+            _ = pokeRunner(context.store, json: false)
+            try FocusWatch(context: context).run()
+            return
+        }
+        context.report(
+            session,
+            headline: "Started focus session #\(session.id): \(minutes) minutes. Your tree is planted as a seed.",
+            json: global.json
+        )
+    }
+}
+
+struct FocusPause: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract: "Pause the active session: the countdown stops and its alert is cancelled."
+    )
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try FocusContext(global)
+        let session = try context.timer.pause()
+        let left = FocusTimer.countdown(session.remainingSeconds(at: context.timer.clock.now()))
+        context.report(
+            session,
+            headline: "Paused focus session #\(session.id) with \(left) to go: 'chime focus resume' goes on.",
+            json: global.json
+        )
+    }
+}
+
+struct FocusResume: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resume",
+        abstract: "Resume the paused session from its remaining time; its alert moves to the new end."
+    )
+    @Flag(help: "Then watch the countdown.")
+    var watch = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try FocusContext(global)
+        let session = try context.timer.resume()
+        if watch && !global.json {
+            _ = pokeRunner(context.store, json: false)
+            try FocusWatch(context: context).run()
+            return
+        }
+        context.report(session, headline: "Resumed focus session #\(session.id).", json: global.json)
+    }
+}
+
+struct FocusGiveUp: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "give-up",
+        abstract: "Give up the session: it is recorded as abandoned, with the focus time it had.",
+        discussion: """
+            Asks "This will kill your tree. Give up? [y/N]" unless --yes. Without a terminal to ask \
+            on, --yes is required (exit 64); answering no changes nothing (exit 1).
+            """
+    )
+    @Flag(name: [.short, .long], help: "Do not ask.")
+    var yes = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try FocusContext(global)
+        guard case .open(let open) = try context.timer.current() else {
+            _ = try context.timer.giveUp()  // throws the not-found error, saying what became of the last one
+            return
+        }
+        if !yes {
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw ChimeError(.usage, "give-up needs a confirmation: run it in a terminal to answer, or pass --yes")
+            }
+            FileHandle.standardError.write(Data("This will kill your tree. Give up? [y/N] ".utf8))
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            guard answer == "y" || answer == "yes" else {
+                throw ChimeError(.failure, "not given up: focus session #\(open.id) goes on")
+            }
+        }
+        let session = try context.timer.giveUp()
+        let focus = FocusText.minutes(session.focusMicros)
+        context.report(
+            session,
+            headline: "Gave up focus session #\(session.id) after \(focus) of focus. The tree did not make it.",
+            json: global.json
+        )
+    }
+}
+
+struct FocusStatus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the session: countdown, progress and the tree at its stage.",
+        discussion: """
+            With --watch, redraws every second until the session ends; Ctrl-C stops watching and \
+            leaves the session as it is. With no session running, says how the last one ended.
+            """
+    )
+    @Flag(help: "Redraw the countdown every second until the session ends.")
+    var watch = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try FocusContext(global)
+        if watch && !global.json {
+            try FocusWatch(context: context).run()
+            return
+        }
+        let settled = try context.timer.current()
+        let time = context.timer.clock.now()
+        let session: FocusSession? =
+            switch settled {
+            case .open(let session), .completed(let session), .abandoned(let session): session
+            case .none: try context.timer.latest()
+            }
+        if global.json {
+            struct Status: Encodable {
+                var session: SessionJSON?
+                var running: Bool
+                var note: String?
+                var runner: Bool
+            }
+            Output.json(
+                Status(
+                    session: session.map { SessionJSON($0, at: time, alertDue: context.alertDue($0)) },
+                    running: session?.state.isOpen ?? false,
+                    note: session.flatMap { Self.outcome($0) },
+                    runner: RunnerControl.isRunning(storePath: context.store.path)
+                )
+            )
+            return
+        }
+        guard let session else {
+            Output.line("No focus session yet. Plant your first tree: chime focus start")
+            return
+        }
+        if session.state.isOpen {
+            Output.line("Focus session #\(session.id), started \(TimeText.local(session.startedAt, in: .current))")
+            for line in FocusText.frame(session, at: time) { Output.line(line) }
+            if let due = context.alertDue(session) {
+                Output.line(
+                    "    \"\(FocusTimer.alertTitle)\" at \(TimeText.local(due, in: .current, seconds: true)) (alert \(session.reminderID))"
+                )
+            } else if session.state == .active {
+                Output.line("    No alert is scheduled (it was cancelled): the session still completes at 00:00.")
+            }
+            if !RunnerControl.isRunning(storePath: context.store.path) {
+                Output.note("No runner is running for this store: the alert fires once 'chime run' starts.")
+            }
+        } else {
+            Output.line("No focus session running. " + (Self.outcome(session) ?? ""))
+            Output.line("Start one with 'chime focus start'.")
+        }
+    }
+
+    /// How an ended session ended, in a sentence.
+    static func outcome(_ session: FocusSession) -> String? {
+        let zone = TimeZone.current
+        let ended = session.endedAt.map { TimeText.local($0, in: zone) } ?? "at an unknown time"
+        switch (session.state, session.endReason) {
+        case (.completed, _):
+            return "The last one, #\(session.id), was completed \(ended): \(FocusText.minutes(session.focusMicros)) of focus."
+        case (.abandoned, .restarted?):
+            return "The last one, #\(session.id), was abandoned: the machine restarted during it (by \(ended)), "
+                + "so its focus time since the last start or resume is unknown; \(FocusText.minutes(session.focusMicros)) counted."
+        case (.abandoned, _):
+            return "The last one, #\(session.id), was given up \(ended) after \(FocusText.minutes(session.focusMicros)) of focus."
+        default:
+            return nil
+        }
+    }
+}

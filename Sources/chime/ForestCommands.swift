@@ -1,0 +1,239 @@
+import ArgumentParser
+import ChimeCore
+import ChimeFocus
+import ChimeStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The terminal's size: stdout's window when it is a terminal, else $COLUMNS and $LINES, else 80×24.
+enum TerminalSize {
+    static func current() -> (columns: Int, rows: Int) {
+        var size = winsize()
+        if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return (Int(size.ws_col), Int(size.ws_row))
+        }
+        let environment = ProcessInfo.processInfo.environment
+        return (environment["COLUMNS"].flatMap(Int.init) ?? 80, environment["LINES"].flatMap(Int.init) ?? 24)
+    }
+}
+
+/// How a tree appears in `--json` output.
+struct TreeJSON: Encodable {
+    var id: Int64
+    var started: String
+    var completed: String
+    var focusSeconds: Int64
+    var pausedSeconds: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case id, started, completed
+        case focusSeconds = "focus_s"
+        case pausedSeconds = "paused_s"
+    }
+
+    init(_ session: FocusSession) {
+        id = session.id
+        started = TimeText.iso(session.startedAt)
+        completed = TimeText.iso(session.endedAt!)
+        focusSeconds = session.focusMicros / 1_000_000
+        pausedSeconds = session.pausedMicros / 1_000_000
+    }
+}
+
+struct ForestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forest",
+        abstract: "Your forest: every completed focus session as a tree, newest first.",
+        subcommands: [ForestGrid.self, ForestShow.self],
+        defaultSubcommand: ForestGrid.self
+    )
+}
+
+struct ForestGrid: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grid",
+        abstract: "Draw the forest as a grid that fits the terminal (the default).",
+        discussion: "Shows the newest trees that fit one screen unless --all or --limit; --json lists every tree."
+    )
+    @Flag(help: "Draw every tree.") var all = false
+    @Option(help: ArgumentHelp("Draw (or list) at most this many trees.", valueName: "count")) var limit: Int?
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if let limit, limit < 1 {
+            throw ValidationError(ChimeError.invalid("limit", String(limit), expected: "a number from 1 up").message)
+        }
+    }
+
+    func run() async throws {
+        let store = try global.openStore()
+        try FocusTimer(store: store).settle()
+        let forest = Forest(store: store)
+        let count = try forest.treeCount()
+        let (columns, rows) = TerminalSize.current()
+        if global.json {
+            struct Listing: Encodable {
+                var count: Int
+                var trees: [TreeJSON]
+            }
+            Output.json(Listing(count: count, trees: try forest.trees(limit: limit).map(TreeJSON.init)))
+            return
+        }
+        guard count > 0 else {
+            Output.line("Plant your first tree")
+            Output.line("Start a 25-minute focus session to grow your forest: chime focus start")
+            return
+        }
+        let perRow = max(1, columns / (TreeArt.width + 2))
+        // One screen: each row of trees takes the art, two label lines and a blank one.
+        let screenful = max(1, (rows - 3) / (TreeArt.height + 3)) * perRow
+        let shown = all ? count : min(count, limit ?? screenful)
+        let trees = try forest.trees(limit: shown)
+        Output.line("My Forest: \(count) \(count == 1 ? "tree" : "trees") planted")
+        Output.line("")
+        var text = ""
+        for line in FocusText.grid(trees, width: columns, zone: .current) { text += line + "\n" }
+        FileHandle.standardOutput.write(Data(text.utf8))
+        if trees.count < count {
+            Output.line("The newest \(trees.count) of \(count): 'chime forest --all' draws them all; 'chime forest show ID' one tree.")
+        } else {
+            Output.line("'chime forest show ID' shows one tree.")
+        }
+    }
+}
+
+struct ForestShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "One tree: when it was completed, its focus time, when it was started."
+    )
+    @Argument(help: ArgumentHelp("The session's id (as the forest shows it: 12 or #12).", valueName: "id")) var id: String
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let digits = id.hasPrefix("#") ? String(id.dropFirst()) : id
+        guard let number = Int64(digits), number > 0 else {
+            throw ChimeError.invalid("session id", id, expected: "a number such as 12 (see 'chime forest')")
+        }
+        let store = try global.openStore()
+        let timer = FocusTimer(store: store)
+        let session = try timer.session(id: number)
+        guard session.isValidTree else {
+            let what =
+                switch session.state {
+                case .active, .paused: "it is still \(session.state.rawValue) ('chime focus status')"
+                case .abandoned: session.endReason == .restarted ? "it was abandoned when the machine restarted" : "it was given up"
+                case .completed: "its record has no end time or no focus time"
+                }
+            throw ChimeError(.notFound, "focus session #\(number) is not a tree in the forest: \(what)")
+        }
+        if global.json {
+            Output.json(TreeJSON(session))
+            return
+        }
+        let zone = TimeZone.current
+        for line in TreeArt.lines(stage: TreeStage.grown) { Output.line("    " + line) }
+        Output.line("Tree #\(session.id)")
+        Output.line("  Completed   \(TimeText.local(session.endedAt!, in: zone))")
+        Output.line("  Focus Time  \(FocusText.minutes(session.focusMicros))")
+        Output.line("  Started     \(TimeText.local(session.startedAt, in: zone))")
+        if session.pausedMicros >= 60_000_000 { Output.line("  Paused      \(FocusText.minutes(session.pausedMicros))") }
+    }
+}
+
+struct Stats: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Focus stats: trees, focus time, streaks, completion rate, and trees per day for 30 days.",
+        discussion: """
+            A streak counts consecutive local days (midnight to midnight) with at least one completed \
+            session; today's empty day does not break it until it ends. Completion rate: completed ÷ \
+            (completed + abandoned).
+            """
+    )
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let store = try global.openStore()
+        try FocusTimer(store: store).settle()
+        let zone = TimeZone.current
+        let now = Date()
+        let (stats, days) = try Forest(store: store).stats(now: now, zone: zone)
+        var localDays = LocalDays(zone: zone)
+        let today = localDays.number(of: now)
+        if global.json {
+            struct Day: Encodable {
+                var date: String
+                var trees: Int
+                var focusSeconds: Int64
+                enum CodingKeys: String, CodingKey {
+                    case date, trees
+                    case focusSeconds = "focus_s"
+                }
+            }
+            struct StatsJSON: Encodable {
+                var totalTrees: Int
+                var totalFocusSeconds: Int64
+                var totalFocus: String
+                var totalSessions: Int
+                var todaysTrees: Int
+                var todaysFocusSeconds: Int64
+                var currentStreak: Int
+                var longestStreak: Int
+                var abandoned: Int
+                var completionRate: Double
+                var last30Days: [Day]
+                enum CodingKeys: String, CodingKey {
+                    case abandoned
+                    case totalTrees = "total_trees"
+                    case totalFocusSeconds = "total_focus_s"
+                    case totalFocus = "total_focus"
+                    case totalSessions = "total_sessions"
+                    case todaysTrees = "todays_trees"
+                    case todaysFocusSeconds = "todays_focus_s"
+                    case currentStreak = "current_streak"
+                    case longestStreak = "longest_streak"
+                    case completionRate = "completion_rate"
+                    case last30Days = "last_30_days"
+                }
+            }
+            let last30 = ((today - 29)...today).map { day in
+                let civil = ZoneMath.civilFromDays(day)
+                return Day(
+                    date: String(format: "%04d-%02d-%02d", civil.year, civil.month, civil.day),
+                    trees: days[day]?.trees ?? 0,
+                    focusSeconds: (days[day]?.focusMicros ?? 0) / 1_000_000
+                )
+            }
+            Output.json(
+                StatsJSON(
+                    totalTrees: stats.totalTrees,
+                    totalFocusSeconds: stats.totalFocusMicros / 1_000_000,
+                    totalFocus: stats.formattedTotalFocusTime,
+                    totalSessions: stats.totalSessions,
+                    todaysTrees: stats.todaysTrees,
+                    todaysFocusSeconds: stats.todaysFocusMicros / 1_000_000,
+                    currentStreak: stats.currentStreak,
+                    longestStreak: stats.longestStreak,
+                    abandoned: stats.abandonedCount,
+                    completionRate: (stats.completionRate * 10).rounded() / 10,
+                    last30Days: last30
+                )
+            )
+            return
+        }
+        func dayCount(_ count: Int) -> String { count == 1 ? "1 day" : "\(count) days" }
+        Output.line("Trees planted    \(stats.totalTrees)")
+        Output.line("Focus time       \(stats.formattedTotalFocusTime)")
+        Output.line("Today            \(stats.todaysTrees) \(stats.todaysTrees == 1 ? "tree" : "trees"), \(stats.formattedTodaysFocusTime)")
+        Output.line("Current streak   \(dayCount(stats.currentStreak))")
+        Output.line("Longest streak   \(dayCount(stats.longestStreak))")
+        Output.line("Sessions         \(stats.totalSessions) (\(stats.abandonedCount) abandoned)")
+        Output.line("Completion rate  \(String(format: "%.0f", stats.completionRate))%")
+        Output.line("")
+        Output.line("Trees per day, last 30 days")
+        for line in FocusText.chart(days: days, today: today) { Output.line(line) }
+    }
+}
