@@ -12,6 +12,30 @@ public enum TimeText {
         let days = ZoneMath.floorDiv(seconds, 86_400)
         let (year, month, day) = ZoneMath.civilFromDays(days)
         let inDay = seconds - days * 86_400
+        let fraction = millis - seconds * 1000
+        if (0...9999).contains(year) {
+            // Digit by digit: String(format:) made listing 100,000 trees as JSON take twice as long.
+            return String(unsafeUninitializedCapacity: 24) { buffer in
+                func put(_ value: Int, at offset: Int, digits: Int) {
+                    var value = value
+                    for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                        value /= 10
+                    }
+                }
+                put(year, at: 0, digits: 4)
+                put(month, at: 5, digits: 2)
+                put(day, at: 8, digits: 2)
+                put(inDay / 3_600, at: 11, digits: 2)
+                put(inDay / 60 % 60, at: 14, digits: 2)
+                put(inDay % 60, at: 17, digits: 2)
+                put(fraction, at: 20, digits: 3)
+                let (dash, colon) = (UInt8(ascii: "-"), UInt8(ascii: ":"))
+                (buffer[4], buffer[7], buffer[10]) = (dash, dash, UInt8(ascii: "T"))
+                (buffer[13], buffer[16], buffer[19], buffer[23]) = (colon, colon, UInt8(ascii: "."), UInt8(ascii: "Z"))
+                return 24
+            }
+        }
         return String(
             format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
             year,
@@ -20,7 +44,7 @@ public enum TimeText {
             inDay / 3_600,
             inDay / 60 % 60,
             inDay % 60,
-            millis - seconds * 1000
+            fraction
         )
     }
 

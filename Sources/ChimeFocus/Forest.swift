@@ -132,13 +132,30 @@ public struct Forest: Sendable {
     /// Completed trees, newest first (by end time); at most `limit`.
     public func trees(limit: Int? = nil) throws(ChimeError) -> [FocusSession] {
         try store.read { db in
+            // Only the columns a tree has, read by position: decoding whole rows by column name
+            // was half the time of listing 100,000 trees.
             let cursor = try Row.fetchCursor(
                 db,
-                sql: "SELECT * FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us DESC, id DESC LIMIT ?",
+                sql: """
+                    SELECT id, length_s, started_us, ended_us, focus_us, paused_us FROM focus_session
+                    WHERE \(Self.validTree) ORDER BY ended_us DESC LIMIT ?
+                    """,
                 arguments: [limit ?? -1]
             )
             var result: [FocusSession] = []
-            while let row = try cursor.next() { result.append(try FocusTimer.session(from: row)) }
+            while let row = try cursor.next() {
+                result.append(
+                    FocusSession(
+                        id: row[0],
+                        state: .completed,
+                        lengthSeconds: row[1],
+                        startedAt: Date(micros: row[2]),
+                        endedAt: Date(micros: row[3]),
+                        focusMicros: row[4],
+                        pausedMicros: row[5]
+                    )
+                )
+            }
             return result
         }
     }
@@ -148,7 +165,7 @@ public struct Forest: Sendable {
         try store.read { db in
             var days: [Int: DayTotals] = [:]
             var localDay = LocalDays(zone: zone)
-            // The partial index (ended_us, focus_us) covers this: no table rows are read.
+            // The index (state, ended_us, focus_us) covers this: no table rows are read.
             let statement = try db.makeStatement(
                 sql: "SELECT ended_us, focus_us FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us"
             )

@@ -259,9 +259,10 @@ public final class ReminderStore: Sendable {
                     -- One session at a time, whatever races: at most one row is active or paused.
                     CREATE UNIQUE INDEX focus_session_open ON focus_session(state IN ('active', 'paused'))
                         WHERE state IN ('active', 'paused');
-                    -- The forest (newest first) and the stats read this index alone.
-                    CREATE INDEX focus_session_completed ON focus_session(ended_us, focus_us) WHERE state = 'completed';
-                    CREATE INDEX focus_session_state ON focus_session(state);
+                    -- The forest (newest first), the stats and the counts by state read this index
+                    -- alone. (Not a partial index on completed rows: without ANALYZE statistics,
+                    -- SQLite's planner preferred an index on state alone and read every row.)
+                    CREATE INDEX focus_session_by_state ON focus_session(state, ended_us, focus_us);
                     """
             )
         }

@@ -75,11 +75,7 @@ struct ForestGrid: AsyncParsableCommand {
         let count = try forest.treeCount()
         let (columns, rows) = TerminalSize.current()
         if global.json {
-            struct Listing: Encodable {
-                var count: Int
-                var trees: [TreeJSON]
-            }
-            Output.json(Listing(count: count, trees: try forest.trees(limit: limit).map(TreeJSON.init)))
+            Self.writeJSON(count: count, trees: try forest.trees(limit: limit))
             return
         }
         guard count > 0 else {
@@ -102,6 +98,25 @@ struct ForestGrid: AsyncParsableCommand {
         } else {
             Output.line("'chime forest show ID' shows one tree.")
         }
+    }
+}
+
+extension ForestGrid {
+    /// `{"count":N,"trees":[…]}` with each tree as ``TreeJSON`` encodes it (keys sorted, as
+    /// every `--json` output), written by hand rather than through JSONEncoder: the fields are
+    /// numbers and ISO instants (nothing to escape), and JSONEncoder took 300 ms of the 430 ms
+    /// that listing 85,000 trees took (`chime-bench focus`).
+    static func writeJSON(count: Int, trees: [FocusSession]) {
+        var text = "{\"count\":\(count),\"trees\":["
+        text.reserveCapacity(40 + trees.count * 120)
+        for (index, tree) in trees.enumerated() {
+            if index > 0 { text += "," }
+            let json = TreeJSON(tree)
+            text += "{\"completed\":\"\(json.completed)\",\"focus_s\":\(json.focusSeconds),\"id\":\(json.id),"
+            text += "\"paused_s\":\(json.pausedSeconds),\"started\":\"\(json.started)\"}"
+        }
+        text += "]}\n"
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 }
 
