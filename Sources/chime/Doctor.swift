@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChimeCore
+import ChimeFocus
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -44,6 +45,13 @@ struct Doctor: AsyncParsableCommand {
         var store: Store
         var runner: RunnerState
         var notifier: String
+        /// The grown tree's icon for focus alerts, when one is installed.
+        var focusIcon: String?
+
+        enum CodingKeys: String, CodingKey {
+            case desktop, store, runner, notifier
+            case focusIcon = "focus_icon"
+        }
     }
 
     /// The store's state and its runner's; a store that cannot be opened is a finding, not a failure.
@@ -81,7 +89,13 @@ struct Doctor: AsyncParsableCommand {
             capabilities: status.capabilities
         )
         let (storeReport, runner) = inspectStore()
-        let report = Report(desktop: desktop, store: storeReport, runner: runner, notifier: status.isAvailable ? "desktop" : "console")
+        let report = Report(
+            desktop: desktop,
+            store: storeReport,
+            runner: runner,
+            notifier: status.isAvailable ? "desktop" : "console",
+            focusIcon: FocusIcons.path(stage: TreeStage.grown)
+        )
         if global.json {
             Output.json(report)
             return
@@ -107,5 +121,6 @@ struct Doctor: AsyncParsableCommand {
         }
         Output.line("Runner:               " + (runner.pid.map { "running (pid \($0))" } ?? "not running: start it with 'chime run'"))
         Output.line("Alerts go to:         \(report.notifier) (with --notifier auto)")
+        Output.line("Focus alert icon:     " + (report.focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
     }
 }
