@@ -184,21 +184,23 @@ public struct FocusTimer: Sendable {
     @discardableResult
     public func settle() throws(ChimeError) -> Settled {
         let time = clock.now()
-        let open = try store.read { db in try Self.fetchOpen(in: db) }
+        // One read decides; the write (which settles again, inside its transaction) only when needed.
+        let (open, needsWrite) = try store.read { db in
+            let open = try Self.fetchOpen(in: db)
+            return (open, try open.map { try Self.needsWrite($0, at: time, in: db) } ?? false)
+        }
         guard let open else { return .none }
-        guard try Self.needsWrite(open, at: time, store: store) else { return .open(open) }
+        guard needsWrite else { return .open(open) }
         return try store.write { db in try Self.settle(at: time, in: db) }
     }
 
     /// Whether settling `session` would change the store.
-    private static func needsWrite(_ session: FocusSession, at time: MachineTime, store: ReminderStore) throws(ChimeError) -> Bool {
+    private static func needsWrite(_ session: FocusSession, at time: MachineTime, in db: Database) throws -> Bool {
         guard session.state == .active else { return false }
         guard let segment = session.segment, segment.boot == time.boot else { return true }
-        return try store.read { db in
-            if try isDone(session, at: time, in: db) { return true }
-            guard let due = try ReminderStore.pendingDue(id: session.reminderID, in: db) else { return false }
-            return abs(due.micros - expectedEnd(session, at: time).micros) > alertTolerance
-        }
+        if try isDone(session, at: time, in: db) { return true }
+        guard let due = try ReminderStore.pendingDue(id: session.reminderID, in: db) else { return false }
+        return abs(due.micros - expectedEnd(session, at: time).micros) > alertTolerance
     }
 
     /// Whether the active `session` has reached its length: by the awake clock, or within

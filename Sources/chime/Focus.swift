@@ -99,13 +99,19 @@ struct FocusContext {
             return
         }
         Output.line(headline)
-        if session.state.isOpen {
-            for line in FocusText.frame(session, at: time) { Output.line(line) }
-            if let due = alertDue(session) {
-                Output.line(
-                    "    \"\(FocusTimer.alertTitle)\" at \(TimeText.local(due, in: .current, seconds: true)) (alert \(session.reminderID))"
-                )
-            }
+        if session.state.isOpen { draw(session, at: time) }
+    }
+
+    /// An open session for a person: the tree, MM:SS and the bar, then when its alert fires;
+    /// an active session whose alert was cancelled (`chime cancel focus-ID`) says so.
+    func draw(_ session: FocusSession, at time: MachineTime) {
+        for line in FocusText.frame(session, at: time) { Output.line(line) }
+        if let due = alertDue(session) {
+            Output.line(
+                "    \"\(FocusTimer.alertTitle)\" at \(TimeText.local(due, in: .current, seconds: true)) (alert \(session.reminderID))"
+            )
+        } else if session.state == .active {
+            Output.line("    No alert is scheduled (it was cancelled): the session still completes at 00:00.")
         }
     }
 }
@@ -266,14 +272,7 @@ struct FocusStatus: AsyncParsableCommand {
         }
         if session.state.isOpen {
             Output.line("Focus session #\(session.id), started \(TimeText.local(session.startedAt, in: .current))")
-            for line in FocusText.frame(session, at: time) { Output.line(line) }
-            if let due = context.alertDue(session) {
-                Output.line(
-                    "    \"\(FocusTimer.alertTitle)\" at \(TimeText.local(due, in: .current, seconds: true)) (alert \(session.reminderID))"
-                )
-            } else if session.state == .active {
-                Output.line("    No alert is scheduled (it was cancelled): the session still completes at 00:00.")
-            }
+            context.draw(session, at: time)
             if !RunnerControl.isRunning(storePath: context.store.path) {
                 Output.note("No runner is running for this store: the alert fires once 'chime run' starts.")
             }
