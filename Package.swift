@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
         .library(name: "ChimeLibnotify", targets: ["ChimeLibnotify"]),
         .library(name: "ChimeFocus", targets: ["ChimeFocus"]),
+        .library(name: "ChimeDoses", targets: ["ChimeDoses"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -48,13 +49,20 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
+        // Dose reminders (the OpenMedTracker seed): medications, schedules, doses, adherence, and
+        // the runner's part (alerts with actions, repeats, missed doses).
+        .target(
+            name: "ChimeDoses",
+            dependencies: ["ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
         // timerfd and eventfd, which Swift's Glibc module does not import.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // The long-running process: store + scheduler + notifier, timerfd sleep, wake-up socket.
         .target(
             name: "ChimeRunner",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "CLinux",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -74,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeRunner", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeRunner", "ChimeLibnotify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -84,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "chime-bench",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -113,9 +121,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "ChimeDosesTests",
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeDoses", "ChimeRunner", "ChimeTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ChimeCLITests",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeTesting", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeTesting", "ChimeLibnotify",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict

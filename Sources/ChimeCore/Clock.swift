@@ -28,6 +28,9 @@ public enum WakeReason: String, Sendable, Hashable {
     case zoneChanged
     /// The runner is shutting down.
     case shutdown
+    /// Not from a waker: the scheduler has just posted one of a family's alerts, and lets the
+    /// families take their next step (plan a dose's repeat, schedule its next dose).
+    case posted
 }
 
 /// Parks the scheduler until a wall-clock deadline, a poke, a clock change or shutdown.

@@ -50,6 +50,10 @@ public struct Note: Sendable, Hashable {
     public var category: String?
     /// Extra string hints for the server.
     public var hints: [String: String] = [:]
+    /// How to answer the alert without its ``actions`` (the commands that do what the buttons
+    /// do): a notifier that cannot show buttons (a server without `actions`, the console)
+    /// shows this instead.
+    public var answerInstead: String?
     public var deliveries: [Delivery]
     /// When the scheduler handed the note over; lateness is measured from each delivery's due time.
     public var postedAt: Date

@@ -12,10 +12,16 @@ public protocol ReminderFamily: Sendable {
     /// first): e.g. a focus session moves its alert after a suspend, or completes. Errors are
     /// the store's, logged once per outage by the scheduler.
     func prepare(reason: WakeReason) throws
-    /// Adds the family's look (an icon, a category) to the alert for one of its occurrences.
+    /// Adds the family's look (an icon, a category, actions) to the alert for one of its occurrences.
     func decorate(_ note: inout Note, for occurrence: PendingOccurrence)
+    /// Handles what a person did with one of the family's alerts (a dose's "Mark as Taken").
+    /// Returns true when the response was the family's and it changed something; the runner
+    /// then wakes the scheduler so it sees the change.
+    func respond(to response: NoteResponse, at instant: Date) throws -> Bool
 }
 
 extension ReminderFamily {
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {}
+
+    public func respond(to response: NoteResponse, at instant: Date) throws -> Bool { false }
 }

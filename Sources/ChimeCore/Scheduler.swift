@@ -68,6 +68,10 @@ public actor Scheduler {
     /// The last store failure logged, so that an outage is logged once, not at every retry.
     private var storeFailure: String?
 
+    /// Set when a pass posted one of a family's alerts: the family may have a next step to
+    /// take at once (a dose's repeat to plan, its next dose to schedule).
+    private var familyPosted = false
+
     /// Fires everything due now, records what falls due within the look-ahead, and returns the
     /// next instant the scheduler must wake at.
     @discardableResult
@@ -184,7 +188,15 @@ public actor Scheduler {
                 }
             }
             prepareFamilies(reason)
-            let next = await runPass()
+            familyPosted = false
+            var next = await runPass()
+            // A family's alert was shown: let the families take their next step before sleeping
+            // (a bounded number of times: each pass posts only what is newly due).
+            for _ in 0..<8 where familyPosted {
+                familyPosted = false
+                prepareFamilies(.posted)
+                next = await runPass()
+            }
             reason = await waker.wait(until: next)
             if reason == .shutdown { return }
         }
@@ -236,6 +248,7 @@ public actor Scheduler {
                 for key in keys { shownUnrecorded[key] = (noteID, postedAt) }
                 return
             }
+            if occurrences.contains(where: { families[$0.kind] != nil }) { familyPosted = true }
             do {
                 try store.markPosted(keys, at: postedAt, noteID: noteID)
             } catch {

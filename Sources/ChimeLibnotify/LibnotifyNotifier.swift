@@ -144,7 +144,12 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         g_free(owner)
         let markup = status.capabilities.contains("body-markup")
         let title = markup ? Self.escapeMarkup(note.title) : note.title
-        let body = markup ? Self.escapeMarkup(note.body) : note.body
+        var plainBody = note.body
+        if let answer = note.answerInstead, !note.actions.isEmpty, !status.capabilities.contains("actions") {
+            // No buttons on this server: say which commands answer the alert.
+            plainBody += (plainBody.isEmpty ? "" : "\n") + answer
+        }
+        let body = markup ? Self.escapeMarkup(plainBody) : plainBody
         let notification: UnsafeMutablePointer<NotifyNotification>
         if let existing = shown[note.id] {
             notify_notification_update(existing, title, body, note.icon)

@@ -51,6 +51,7 @@ public struct ConsoleNotifier: Notifier {
         guard note.isSummary else {
             var text = "\(stamp) \(oneLine(note.title))"
             if !note.body.isEmpty { text += " — \(oneLine(note.body))" }
+            if let answer = note.answerInstead { text += " — \(oneLine(answer))" }
             if let delivery = note.deliveries.first {
                 text += " (\(describe(delivery, in: note, zone: zone)))"
             } else {
@@ -85,6 +86,10 @@ public struct ConsoleNotifier: Notifier {
             ("body", quote(note.body)),
             ("posted", quote(TimeText.iso(note.postedAt))),
         ]
+        if !note.actions.isEmpty {
+            fields.append(("actions", "[" + note.actions.map { quote($0.key) }.joined(separator: ",") + "]"))
+        }
+        if let answer = note.answerInstead { fields.append(("answer", quote(answer))) }
         let occurrences = note.deliveries.map { delivery in
             let lateMs =
                 Double(note.lateness(of: delivery).components.attoseconds) / 1e15

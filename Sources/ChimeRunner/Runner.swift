@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeDoses
 import ChimeFocus
 import ChimeStore
 import Foundation
@@ -23,6 +24,8 @@ public final class Runner: Service {
     private let lock: RunnerLock
     private let waker: TimerWaker
     private let socketFD: Int32
+    /// The families whose alerts are answered through the runner (a dose's "Mark as Taken").
+    private let families: [any ReminderFamily]
 
     public init(
         store: ReminderStore,
@@ -59,6 +62,33 @@ public final class Runner: Service {
                 break
             }
         }
+        let doses = DoseFamily(
+            book: DoseBook(store: store),
+            onChange: { settled in
+                if !settled.missed.isEmpty {
+                    log.notice("Doses missed: their window passed unanswered", metadata: ["dose.ids": "\(settled.missed)"])
+                }
+                if let summary = settled.summaryID {
+                    log.notice(
+                        "Doses fell due while nothing ran: one summary alert",
+                        metadata: ["reminder.id": .string(summary), "dose.ids": "\(settled.summarized)"]
+                    )
+                }
+            },
+            onAnswer: { event in
+                if let entry = event.entry {
+                    log.info(
+                        "Dose answered from its alert",
+                        metadata: [
+                            "dose.id": "\(entry.dose.id)", "action": .string(event.action), "status": .string(entry.dose.status.rawValue),
+                        ]
+                    )
+                } else if let refused = event.refused {
+                    log.notice("Dose answer changed nothing", metadata: ["action": .string(event.action), "reason": .string(refused)])
+                }
+            }
+        )
+        self.families = [focus, doses]
         self.scheduler = Scheduler(
             store: store,
             notifier: notifier,
@@ -78,7 +108,7 @@ public final class Runner: Service {
                     log.notice("Store recovered: what was shown meanwhile is recorded now")
                 }
             },
-            families: [focus]
+            families: [focus, doses]
         )
     }
 
@@ -136,6 +166,17 @@ public final class Runner: Service {
             } catch {
                 logger.error("Store failed", metadata: ["error": .string(String(describing: error))])
             }
+            // The family acts on it (a dose marked taken, snoozed, skipped); the scheduler then
+            // looks at the store again (a repeat cancelled, a snoozed alert scheduled).
+            var changed = false
+            for family in families {
+                do {
+                    if try family.respond(to: response, at: Date()) { changed = true }
+                } catch {
+                    logger.error("Store failed", metadata: ["error": .string(String(describing: error))])
+                }
+            }
+            if changed { _ = WakeSocket.poke(path: paths.socket) }
         }
     }
 

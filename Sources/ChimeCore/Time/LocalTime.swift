@@ -11,7 +11,7 @@ public struct LocalTime: Sendable, Hashable, Codable, Comparable, CustomStringCo
         self.minute = minute
     }
 
-    static let midnight = LocalTime(hour: 0, minute: 0)!
+    public static let midnight = LocalTime(hour: 0, minute: 0)!
 
     public var secondsIntoDay: Int { hour * 3_600 + minute * 60 }
 

@@ -1,0 +1,315 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import GRDB
+
+/// What a person does with a dose.
+public enum DoseAnswer: String, Sendable, Hashable, CaseIterable {
+    case take, skip, miss, reset
+
+    var status: DoseStatus {
+        switch self {
+        case .take: .taken
+        case .skip: .skipped
+        case .miss: .missed
+        case .reset: .pending
+        }
+    }
+}
+
+/// Which dose a command means.
+public enum DoseReference: Sendable, Hashable {
+    /// A dose's number (`chime doses` shows it).
+    case id(Int64)
+    /// An alert's identifier, `med-3-20261122-0800`.
+    case occurrence(String)
+    /// The medication's dose due now (or, for an as-needed medication, a new dose).
+    case medication(String)
+    /// The one dose due now, of any medication.
+    case due
+
+    /// A number, an occurrence id, else a medication name.
+    public static func parse(_ text: String) -> DoseReference {
+        if let id = Int64(text), id > 0 { return .id(id) }
+        if DoseOccurrenceID.matches(text) { return .occurrence(text) }
+        return .medication(text)
+    }
+}
+
+/// The outcome of answering a dose.
+public struct AnsweredDose: Sendable, Hashable {
+    public var entry: DoseEntry
+    public var previous: DoseStatus?
+    /// As needed: taken sooner than the medication's minimum interval.
+    public var warning: String?
+    /// The stock fell to its refill threshold: a refill reminder was scheduled.
+    public var refill: String?
+}
+
+extension DoseBook {
+    /// Marks a dose taken, skipped or missed, or resets it to pending, with optional notes; its
+    /// alert (and any repeat) is cancelled. Taking a dose of an as-needed medication by name logs
+    /// a new dose, with a warning when it comes sooner than the minimum interval.
+    ///
+    /// - Throws: `.notFound` (no such dose or medication), `.conflict` (already in that status;
+    ///   several doses due and none named), `.usage` (notes too long).
+    public func answer(_ answer: DoseAnswer, _ reference: DoseReference, notes: String? = nil) throws(ChimeError) -> AnsweredDose {
+        if let notes, notes.count > 500 {
+            throw ChimeError(.usage, "invalid notes '\(notes.prefix(40))…': expected at most 500 characters")
+        }
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in
+            try Self.settle(now: now, zone: zone, in: db)
+            if answer == .take, case .medication(let name) = reference, let medication = try Self.findMedication(name, in: db),
+                let schedule = try Self.asNeededSchedule(of: medication.id, in: db)
+            {
+                return try Self.logAsNeeded(medication, schedule: schedule, notes: notes, now: now, zone: zone, in: db)
+            }
+            let dose = try Self.resolve(reference, now: now, in: db)
+            return try Self.apply(answer, to: dose, notes: notes, now: now, in: db)
+        }
+    }
+
+    /// Snoozes a due dose: its alert comes again in `minutes` (10 by default), titled
+    /// "Medication Reminder (Snoozed)", and is repeated from there while unanswered.
+    public func snooze(_ reference: DoseReference, minutes: Int = DoseRules.snoozeMinutes) throws(ChimeError) -> DoseEntry {
+        guard (1...240).contains(minutes) else {
+            throw ChimeError.invalid("minutes", String(minutes), expected: "a whole number of minutes from 1 to 240 (default 10)")
+        }
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in
+            try Self.settle(now: now, zone: zone, in: db)
+            let entry = try Self.resolve(reference, now: now, in: db)
+            return try Self.snooze(entry, minutes: minutes, now: now, in: db)
+        }
+    }
+
+    /// The doses a command without a dose could mean: due (or within their grace window ahead)
+    /// and pending, newest first.
+    public func dueDoses() throws(ChimeError) -> [DoseEntry] {
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in
+            try Self.settle(now: now, zone: zone, in: db)
+            return try Self.dueDoses(medicationID: nil, now: now, in: db)
+        }
+    }
+
+    // MARK: - In a transaction
+
+    static func snooze(_ entry: DoseEntry, minutes: Int, now: Date, in db: Database) throws -> DoseEntry {
+        let dose = entry.dose
+        guard dose.status == .pending else {
+            throw ChimeError(
+                .conflict,
+                "dose \(dose.id) (\(describe(entry))) is \(dose.status.rawValue): only a pending dose can be snoozed"
+            )
+        }
+        guard let occurrence = dose.occurrence else {
+            throw ChimeError(.conflict, "dose \(dose.id) has no alert to snooze")
+        }
+        if dose.scheduled > now {
+            throw ChimeError(.conflict, "dose \(dose.id) (\(describe(entry))) is not due yet: nothing to snooze")
+        }
+        let until = now.addingTimeInterval(TimeInterval(minutes * 60))
+        try db.execute(
+            sql: "UPDATE dose SET snoozed_us = ?, snooze_until_us = ?, summarized = 0, updated_us = ? WHERE id = ?",
+            arguments: [now.micros, until.micros, now.micros, dose.id]
+        )
+        let instructions =
+            try String.fetchOne(db, sql: "SELECT instructions FROM medication WHERE id = ?", arguments: [dose.medicationID]) ?? ""
+        let body =
+            alertBody(label: entry.label, instructions: instructions) + "\nDue at \(TimeText.clock(dose.scheduled, in: dose.timeZone))"
+        try ReminderStore.scheduleOnce(
+            NewReminder(id: occurrence, title: snoozedTitle, body: body, trigger: .once(until), kind: kind),
+            now: now,
+            in: db
+        )
+        return try entryFor(id: dose.id, in: db)
+    }
+
+    static func apply(_ answer: DoseAnswer, to entry: DoseEntry, notes: String?, now: Date, in db: Database) throws -> AnsweredDose {
+        let dose = entry.dose
+        let status = answer.status
+        if dose.status == status {
+            var text = "dose \(dose.id) (\(describe(entry))) is already \(status.rawValue)"
+            if status == .taken, let taken = dose.takenAt { text += " (at \(TimeText.clock(taken, in: dose.timeZone)))" }
+            throw ChimeError(.conflict, text + ": 'chime dose reset \(dose.id)' first to change it")
+        }
+        try db.execute(
+            sql: """
+                UPDATE dose SET status = ?, taken_us = ?, notes = coalesce(?, notes), answered = 1, auto_missed = 0, updated_us = ?
+                WHERE id = ?
+                """,
+            arguments: [status.rawValue, status == .taken ? now.micros : nil, notes, now.micros, dose.id]
+        )
+        if status != .pending, let occurrence = dose.occurrence {
+            _ = try ReminderStore.cancel(id: occurrence, at: now.micros, in: db)
+        }
+        var refill: String?
+        if status == .taken {
+            refill = try takeFromStock(dose.medicationID, now: now, in: db)
+        } else if dose.status == .taken {
+            try db.execute(
+                sql: "UPDATE medication SET stock = stock + 1 WHERE id = ? AND stock IS NOT NULL",
+                arguments: [dose.medicationID]
+            )
+        }
+        return AnsweredDose(entry: try entryFor(id: dose.id, in: db), previous: dose.status, refill: refill)
+    }
+
+    /// An as-needed dose, logged as taken now; a warning when it comes sooner than the minimum interval.
+    static func logAsNeeded(
+        _ medication: Medication,
+        schedule: DoseSchedule,
+        notes: String?,
+        now: Date,
+        zone: TimeZone,
+        in db: Database
+    ) throws -> AnsweredDose {
+        var warning: String?
+        if let interval = schedule.minInterval,
+            let last = try Int64.fetchOne(
+                db,
+                sql: "SELECT max(taken_us) FROM dose WHERE medication_id = ? AND status = 'taken'",
+                arguments: [medication.id]
+            ).map(Date.init(micros:)),
+            now.timeIntervalSince(last) < TimeInterval(interval)
+        {
+            let since = Duration.seconds(max(0, Int64(now.timeIntervalSince(last))))
+            let nextSafe = last.addingTimeInterval(TimeInterval(interval))
+            warning =
+                "\(medication.name) was last taken \(formatDuration(since)) ago, sooner than its minimum interval of "
+                + "\(Trigger.formatInterval(Int64(interval))) (next from \(TimeText.clock(nextSafe, in: zone)))"
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO dose (medication_id, schedule_id, scheduled_us, zone, status, taken_us, notes, overdue_us, missed_us,
+                                  answered, as_needed, updated_us)
+                VALUES (?1, ?2, ?3, ?4, 'taken', ?3, ?5, ?3, ?3, 1, 1, ?3)
+                """,
+            arguments: [medication.id, schedule.id, now.micros, zone.identifier, notes ?? ""]
+        )
+        let id = db.lastInsertedRowID
+        let refill = try takeFromStock(medication.id, now: now, in: db)
+        return AnsweredDose(entry: try entryFor(id: id, in: db), previous: nil, warning: warning, refill: refill)
+    }
+
+    /// One dose taken from the medication's stock, when counted; at the refill threshold a
+    /// refill reminder is scheduled (once, until the stock is set again).
+    static func takeFromStock(_ medicationID: Int64, now: Date, in db: Database) throws -> String? {
+        try db.execute(sql: "UPDATE medication SET stock = max(stock - 1, 0) WHERE id = ? AND stock IS NOT NULL", arguments: [medicationID])
+        guard let medication = try fetchMedication(id: medicationID, in: db), let stock = medication.stock,
+            try Bool.fetchOne(db, sql: "SELECT refill_alerted FROM medication WHERE id = ?", arguments: [medicationID]) == false
+        else { return nil }
+        let perDay = try schedules(of: medicationID, in: db).filter(\.isEnabled).map(\.dosesPerDay).reduce(0, +)
+        let daysLeft = perDay > 0 ? Double(stock) / perDay : nil
+        guard stock == 0 || (daysLeft.map { $0 <= Double(medication.refillDays) } ?? false) else { return nil }
+        let text: String
+        if stock == 0 {
+            text = "\(medication.name) has run out: refill it, then 'chime med edit \(medication.id) --stock N'"
+        } else {
+            let days = Int(daysLeft!.rounded(.down))
+            text =
+                "\(stock) dose\(stock == 1 ? "" : "s") of \(medication.name) left, about \(days) day\(days == 1 ? "" : "s"): time to refill"
+        }
+        try db.execute(sql: "UPDATE medication SET refill_alerted = 1 WHERE id = ?", arguments: [medicationID])
+        try ReminderStore.scheduleOnce(
+            NewReminder(id: "refill-\(medicationID)", title: "Refill \(medication.name)", body: text, trigger: .once(now), kind: kind),
+            now: now,
+            in: db
+        )
+        return text
+    }
+
+    /// The dose `reference` names.
+    static func resolve(_ reference: DoseReference, now: Date, in db: Database) throws -> DoseEntry {
+        switch reference {
+        case .id(let id):
+            guard let entry = try entry(where: "d.id = ?", [id], in: db) else {
+                throw ChimeError(.notFound, "no dose has the number \(id): see 'chime doses'")
+            }
+            return entry
+        case .occurrence(let occurrence):
+            guard let entry = try entry(where: "d.occurrence = ?", [occurrence], in: db) else {
+                throw ChimeError(.notFound, "no dose has the alert id '\(occurrence)': see 'chime doses'")
+            }
+            return entry
+        case .medication(let name):
+            guard let medication = try findMedication(name, in: db) else { throw try medicationNotFound(name, in: db) }
+            let due = try dueDoses(medicationID: medication.id, now: now, in: db)
+            guard let first = due.first else {
+                throw ChimeError(.notFound, "no dose of \(medication.name) is due: see 'chime doses --med \(medication.name)'")
+            }
+            return first
+        case .due:
+            let due = try dueDoses(medicationID: nil, now: now, in: db)
+            guard let first = due.first else {
+                throw ChimeError(.notFound, "no dose is due: name one ('chime dose take 12'); see 'chime doses'")
+            }
+            if due.count > 1 {
+                let names = due.prefix(5).map { "\($0.dose.id) (\(describe($0)))" }.joined(separator: ", ")
+                throw ChimeError(.conflict, "\(due.count) doses are due: \(names): name one, such as 'chime dose take \(first.dose.id)'")
+            }
+            return first
+        }
+    }
+
+    /// Pending doses due now, or within their grace window ahead (taken a little early), newest first.
+    static func dueDoses(medicationID: Int64?, now: Date, in db: Database) throws -> [DoseEntry] {
+        try entries(
+            where: """
+                d.status = 'pending' AND d.scheduled_us <= ?1 + (SELECT grace_s FROM medication WHERE id = d.medication_id) * 1000000
+                AND (?2 IS NULL OR d.medication_id = ?2)
+                """,
+            [now.micros, medicationID],
+            order: "d.scheduled_us DESC",
+            in: db
+        )
+    }
+
+    /// "Aspirin (100 mg), Sun 2026-11-22 08:00".
+    static func describe(_ entry: DoseEntry) -> String {
+        "\(entry.label), \(TimeText.local(entry.dose.scheduled, in: entry.dose.timeZone))"
+    }
+
+    static let entryColumns = Dose.columns + ", m.name, m.amount, m.unit"
+
+    static func entries(
+        where condition: String,
+        _ arguments: StatementArguments,
+        order: String = "d.scheduled_us",
+        limit: Int? = nil,
+        in db: Database
+    )
+        throws -> [DoseEntry]
+    {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT \(entryColumns) FROM dose d JOIN medication m ON m.id = d.medication_id
+                WHERE \(condition) ORDER BY \(order) LIMIT \(limit ?? -1)
+                """,
+            arguments: arguments
+        ).map(entry(from:))
+    }
+
+    static func entry(where condition: String, _ arguments: StatementArguments, in db: Database) throws -> DoseEntry? {
+        try entries(where: condition, arguments, limit: 1, in: db).first
+    }
+
+    static func entryFor(id: Int64, in db: Database) throws -> DoseEntry {
+        guard let entry = try entry(where: "d.id = ?", [id], in: db) else {
+            throw ChimeError(.notFound, "no dose has the number \(id)")
+        }
+        return entry
+    }
+
+    static func entry(from row: Row) -> DoseEntry {
+        let dose = Dose(row: row)
+        let name: String = row[14]
+        return DoseEntry(dose: dose, medicationName: name, label: Medication(name: name, amount: row[15], unit: row[16]).label)
+    }
+}

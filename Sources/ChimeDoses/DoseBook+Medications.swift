@@ -1,0 +1,428 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import GRDB
+
+/// A medication with its schedules and when its next dose falls due.
+public struct MedicationDetail: Sendable, Hashable {
+    public var medication: Medication
+    public var schedules: [DoseSchedule]
+    /// The next dose time of its enabled schedules, when active.
+    public var nextDose: Date?
+}
+
+/// What deleting a medication takes with it.
+public struct DeletionImpact: Sendable, Hashable {
+    public var medication: Medication
+    public var schedules: Int
+    public var doses: Int
+}
+
+/// Changes to a medication; nil leaves a field as it is.
+public struct MedicationChanges: Sendable, Hashable {
+    public var name: String?
+    public var amount: String?
+    public var unit: String?
+    public var instructions: String?
+    public var prescribedBy: String?
+    public var startDay: Int?
+    /// `.some(nil)` clears the end date.
+    public var endDay: Int??
+    public var grace: Int?
+    public var missedAfter: Int?
+    /// `.some(nil)` stops counting.
+    public var stock: Int??
+    public var refillDays: Int?
+    /// A new schedule replacing the enabled ones (their history stays).
+    public var schedule: ScheduleDraft?
+
+    public init() {}
+
+    public var isEmpty: Bool { self == MedicationChanges() }
+}
+
+/// A dose the schedules will create: for `chime med next`.
+public struct PlannedDose: Sendable, Hashable {
+    public var medicationID: Int64
+    public var label: String
+    public var scheduleID: Int64
+    public var due: Date
+    public var zone: TimeZone
+    /// Its alert's identifier, `med-{scheduleID}-{yyyyMMdd-HHmm}`.
+    public var occurrence: String
+    /// How the local time was read (shifted forward on a spring-forward day).
+    public var resolution: LocalResolution
+}
+
+extension DoseBook {
+    /// Adds a medication with its schedule (one transaction); its first dose is scheduled at once.
+    /// - Throws: `.usage` naming the field and the rule; `.conflict` when the name is taken.
+    public func addMedication(_ draft: MedicationDraft, schedule: ScheduleDraft) throws(ChimeError) -> MedicationDetail {
+        let (checked, amount) = try draft.validated()
+        let plan = try schedule.validated()
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in
+            if let existing = try Self.findMedication(checked.name, in: db) {
+                throw ChimeError(
+                    .conflict,
+                    "a medication named '\(existing.name)' exists already (number \(existing.id)): choose another name, or 'chime med edit \(existing.id)'"
+                )
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO medication (name, amount, unit, instructions, prescribed_by, start_day, end_day, grace_s, missed_after_s,
+                                            stock, refill_days, created_us)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    checked.name, amount, checked.unit, checked.instructions, checked.prescribedBy, checked.startDay, checked.endDay,
+                    checked.grace, checked.missedAfter, checked.stock, checked.refillDays, now.micros,
+                ]
+            )
+            let id = db.lastInsertedRowID
+            try Self.insertSchedule(plan, medicationID: id, now: now, in: db)
+            try Self.settle(now: now, zone: zone, in: db)
+            return try Self.detail(id: id, now: now, zone: zone, in: db)
+        }
+    }
+
+    /// Medications by name (case-insensitive), the seed's list: `search` matches part of the
+    /// name; inactive ones only with `includeInactive`.
+    public func medications(search: String? = nil, includeInactive: Bool = false) throws(ChimeError) -> [MedicationDetail] {
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.read { db in
+            let pattern = search.map { "%" + $0.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%" }
+            return try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM medication WHERE (?1 IS NULL OR name LIKE ?1) AND (?2 OR active = 1) ORDER BY name COLLATE NOCASE
+                    """,
+                arguments: [pattern, includeInactive]
+            ).map { try Self.detail(id: $0, now: now, zone: zone, in: db) }
+        }
+    }
+
+    /// The medication named by its number or its name (any case). - Throws: `.notFound`.
+    public func medication(_ reference: String) throws(ChimeError) -> MedicationDetail {
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.read { db in
+            guard let medication = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            return try Self.detail(id: medication.id, now: now, zone: zone, in: db)
+        }
+    }
+
+    /// Edits a medication; the result is checked by the same rules as a new one. Its doses not
+    /// yet due are made again (new texts, a new schedule); its history stays.
+    public func editMedication(_ reference: String, _ changes: MedicationChanges) throws(ChimeError) -> MedicationDetail {
+        guard !changes.isEmpty else {
+            throw ChimeError(.usage, "nothing to change: give at least one of --name, --amount, --unit, --at, --days, --stock …")
+        }
+        let plan = try changes.schedule.map { schedule throws(ChimeError) in try schedule.validated() }
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in
+            guard let current = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            var draft = MedicationDraft(
+                name: changes.name ?? current.name,
+                amount: changes.amount ?? Medication.format(amount: current.amount),
+                unit: changes.unit ?? current.unit,
+                startDay: changes.startDay ?? current.startDay
+            )
+            draft.instructions = changes.instructions ?? current.instructions
+            draft.prescribedBy = changes.prescribedBy ?? current.prescribedBy
+            draft.endDay = changes.endDay ?? current.endDay
+            draft.grace = changes.grace ?? current.grace
+            draft.missedAfter = changes.missedAfter ?? current.missedAfter
+            draft.stock = changes.stock ?? current.stock
+            draft.refillDays = changes.refillDays ?? current.refillDays
+            let (checked, amount) = try draft.validated()
+            if let other = try Self.findMedication(checked.name, in: db), other.id != current.id {
+                throw ChimeError(.conflict, "a medication named '\(other.name)' exists already (number \(other.id)): choose another name")
+            }
+            let stockChanged = changes.stock != nil
+            try db.execute(
+                sql: """
+                    UPDATE medication SET name = ?, amount = ?, unit = ?, instructions = ?, prescribed_by = ?, start_day = ?, end_day = ?,
+                        grace_s = ?, missed_after_s = ?, stock = ?, refill_days = ?,
+                        refill_alerted = CASE WHEN ? THEN 0 ELSE refill_alerted END
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    checked.name, amount, checked.unit, checked.instructions, checked.prescribedBy, checked.startDay, checked.endDay,
+                    checked.grace, checked.missedAfter, checked.stock, checked.refillDays, stockChanged, current.id,
+                ]
+            )
+            if let plan {
+                try db.execute(sql: "UPDATE dose_schedule SET enabled = 0 WHERE medication_id = ? AND enabled = 1", arguments: [current.id])
+                try Self.insertSchedule(plan, medicationID: current.id, now: now, in: db)
+            }
+            try Self.remakeFutureDoses(of: current.id, now: now, in: db)
+            try Self.settle(now: now, zone: zone, in: db)
+            return try Self.detail(id: current.id, now: now, zone: zone, in: db)
+        }
+    }
+
+    /// Deactivates or reactivates a medication: an inactive one gets no doses and no alerts
+    /// (its history stays); a reactivated one starts again from now, with nothing counted as
+    /// missed for the time it was inactive.
+    public func setActive(_ reference: String, _ active: Bool) throws(ChimeError) -> MedicationDetail {
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in
+            guard let medication = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            if medication.isActive == active {
+                throw ChimeError(.conflict, "\(medication.name) is already \(active ? "active" : "inactive")")
+            }
+            try db.execute(sql: "UPDATE medication SET active = ? WHERE id = ?", arguments: [active, medication.id])
+            if active {
+                try db.execute(
+                    sql: "UPDATE dose_schedule SET cursor_us = ? WHERE medication_id = ? AND enabled = 1",
+                    arguments: [now.micros, medication.id]
+                )
+            } else {
+                try Self.remakeFutureDoses(of: medication.id, now: now, in: db)
+                // Due and unanswered: no more alerts; the doses stay, to be answered or missed.
+                for occurrence in try String.fetchAll(
+                    db,
+                    sql: "SELECT occurrence FROM dose WHERE medication_id = ? AND status = 'pending' AND occurrence IS NOT NULL",
+                    arguments: [medication.id]
+                ) {
+                    _ = try ReminderStore.cancel(id: occurrence, at: now.micros, in: db)
+                }
+            }
+            try Self.settle(now: now, zone: zone, in: db)
+            return try Self.detail(id: medication.id, now: now, zone: zone, in: db)
+        }
+    }
+
+    /// What deleting a medication would take with it, for the question before it.
+    public func deletionImpact(_ reference: String) throws(ChimeError) -> DeletionImpact {
+        try store.read { db in
+            guard let medication = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            return try Self.impact(of: medication, in: db)
+        }
+    }
+
+    /// Deletes a medication with its schedules and its whole dose history; its alerts are cancelled.
+    @discardableResult
+    public func deleteMedication(_ reference: String) throws(ChimeError) -> DeletionImpact {
+        let now = clock.now()
+        return try store.write { db in
+            guard let medication = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            let impact = try Self.impact(of: medication, in: db)
+            for occurrence in try String.fetchAll(
+                db,
+                sql: "SELECT occurrence FROM dose WHERE medication_id = ? AND status = 'pending' AND occurrence IS NOT NULL",
+                arguments: [medication.id]
+            ) {
+                _ = try ReminderStore.cancel(id: occurrence, at: now.micros, in: db)
+            }
+            _ = try ReminderStore.cancel(id: "refill-\(medication.id)", at: now.micros, in: db)
+            try db.execute(sql: "DELETE FROM medication WHERE id = ?", arguments: [medication.id])
+            return impact
+        }
+    }
+
+    /// The next `count` doses the schedules will create (of one medication, or all active ones),
+    /// in time order: what `chime med next` previews, DST days and fixed zones included.
+    public func nextDoses(count: Int, medication reference: String? = nil) throws(ChimeError) -> [PlannedDose] {
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.read { db in
+            var medicationID: Int64?
+            if let reference {
+                guard let medication = try Self.findMedication(reference, in: db) else {
+                    throw try Self.medicationNotFound(reference, in: db)
+                }
+                medicationID = medication.id
+            }
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.id FROM dose_schedule s JOIN medication m ON m.id = s.medication_id
+                    WHERE s.enabled = 1 AND s.frequency != 'as-needed' AND m.active = 1 AND (?1 IS NULL OR m.id = ?1)
+                    """,
+                arguments: [medicationID]
+            )
+            var planned: [PlannedDose] = []
+            for row in rows {
+                guard let schedule = try Self.fetchSchedule(id: row[0], in: db),
+                    let medication = try Self.fetchMedication(id: schedule.medicationID, in: db)
+                else { continue }
+                planned += Self.plan(schedule, of: medication, after: now, count: count, zone: zone)
+            }
+            return Array(planned.sorted { ($0.due, $0.occurrence) < ($1.due, $1.occurrence) }.prefix(count))
+        }
+    }
+
+    // MARK: - In a transaction
+
+    static func plan(
+        _ schedule: DoseSchedule,
+        of medication: Medication,
+        after instant: Date,
+        count: Int,
+        zone systemZone: TimeZone
+    )
+        -> [PlannedDose]
+    {
+        guard let trigger = schedule.trigger else { return [] }
+        let zone = schedule.zone.resolve(system: systemZone)
+        var result: [PlannedDose] = []
+        var cursor = instant
+        var steps = 0
+        while result.count < count, steps < count + 1_000 {
+            steps += 1
+            guard let occurrence = trigger.occurrences(after: cursor, count: 1, systemZone: systemZone).first else { break }
+            cursor = occurrence.instant
+            let local = DoseOccurrenceID.nominal(occurrence, in: zone)
+            if let end = medication.endDay, local.dayNumber > end { break }
+            if local.dayNumber < medication.startDay {
+                let start = ZoneMath.resolve(CivilDateTime(dayNumber: medication.startDay, time: .midnight), in: zone).instant
+                cursor = max(cursor, start.addingTimeInterval(-1))
+                continue
+            }
+            result.append(
+                PlannedDose(
+                    medicationID: medication.id,
+                    label: medication.label,
+                    scheduleID: schedule.id,
+                    due: occurrence.instant,
+                    zone: zone,
+                    occurrence: DoseOccurrenceID.make(scheduleID: schedule.id, local: local),
+                    resolution: occurrence.resolution
+                )
+            )
+        }
+        return result
+    }
+
+    static func insertSchedule(_ plan: ScheduleDraft, medicationID: Int64, now: Date, in db: Database) throws {
+        var zone: String?
+        if case .fixed(let name) = plan.zone { zone = name }
+        try db.execute(
+            sql: """
+                INSERT INTO dose_schedule (medication_id, frequency, times, days, zone, min_interval_s, created_us, cursor_us)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                medicationID, plan.frequency.rawValue, plan.times.map(\.description).joined(separator: ","), Int(plan.days.rawValue), zone,
+                plan.minInterval, now.micros, now.micros,
+            ]
+        )
+    }
+
+    /// Deletes a medication's doses not yet due (never shown) and their alerts; its schedules
+    /// make them again from `now` at the next settle.
+    static func remakeFutureDoses(of medicationID: Int64, now: Date, in db: Database) throws {
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, occurrence, schedule_id FROM dose
+                WHERE medication_id = ? AND status = 'pending' AND scheduled_us > ? AND snoozed_us IS NULL
+                """,
+            arguments: [medicationID, now.micros]
+        ) {
+            try removeFutureDose(id: row[0], occurrence: row[1], scheduleID: row[2], now: now, in: db)
+        }
+        try db.execute(
+            sql: "UPDATE dose_schedule SET cursor_us = max(min(cursor_us, ?), created_us) WHERE medication_id = ? AND enabled = 1",
+            arguments: [now.micros, medicationID]
+        )
+    }
+
+    static func impact(of medication: Medication, in db: Database) throws -> DeletionImpact {
+        DeletionImpact(
+            medication: medication,
+            schedules: try Int.fetchOne(db, sql: "SELECT count(*) FROM dose_schedule WHERE medication_id = ?", arguments: [medication.id])
+                ?? 0,
+            doses: try Int.fetchOne(db, sql: "SELECT count(*) FROM dose WHERE medication_id = ?", arguments: [medication.id]) ?? 0
+        )
+    }
+
+    static func detail(id: Int64, now: Date, zone: TimeZone, in db: Database) throws -> MedicationDetail {
+        guard let medication = try fetchMedication(id: id, in: db) else {
+            throw ChimeError(.notFound, "no medication has the number \(id)")
+        }
+        let schedules = try schedules(of: id, in: db)
+        let next =
+            medication.isActive
+            ? schedules.filter(\.isEnabled).compactMap { plan($0, of: medication, after: now, count: 1, zone: zone).first?.due }.min()
+            : nil
+        return MedicationDetail(medication: medication, schedules: schedules, nextDose: next)
+    }
+
+    /// By number, else by name (any case).
+    static func findMedication(_ reference: String, in db: Database) throws -> Medication? {
+        if let id = Int64(reference), let medication = try fetchMedication(id: id, in: db) { return medication }
+        let id = try Int64.fetchOne(
+            db,
+            sql: "SELECT id FROM medication WHERE name = ? COLLATE NOCASE",
+            arguments: [reference.trimmingCharacters(in: .whitespaces)]
+        )
+        return try id.flatMap { try fetchMedication(id: $0, in: db) }
+    }
+
+    static func medicationNotFound(_ reference: String, in db: Database) throws -> ChimeError {
+        let names = try String.fetchAll(db, sql: "SELECT name FROM medication ORDER BY name COLLATE NOCASE LIMIT 8")
+        let known = names.isEmpty ? "none yet: 'chime med add' adds one" : "known: " + names.joined(separator: ", ")
+        return ChimeError(.notFound, "no medication is named or numbered '\(reference)' (\(known))")
+    }
+
+    static func fetchMedication(id: Int64, in db: Database) throws -> Medication? {
+        try Row.fetchOne(db, sql: "SELECT * FROM medication WHERE id = ?", arguments: [id]).map { row in
+            Medication(
+                id: row["id"],
+                name: row["name"],
+                amount: row["amount"],
+                unit: row["unit"],
+                instructions: row["instructions"],
+                prescribedBy: row["prescribed_by"],
+                startDay: row["start_day"],
+                endDay: row["end_day"],
+                isActive: row["active"],
+                grace: row["grace_s"],
+                missedAfter: row["missed_after_s"],
+                stock: row["stock"],
+                refillDays: row["refill_days"],
+                createdAt: Date(micros: row["created_us"])
+            )
+        }
+    }
+
+    static func schedules(of medicationID: Int64, in db: Database) throws -> [DoseSchedule] {
+        try Row.fetchAll(db, sql: "SELECT * FROM dose_schedule WHERE medication_id = ? ORDER BY id", arguments: [medicationID]).map(
+            schedule(from:)
+        )
+    }
+
+    static func fetchSchedule(id: Int64, in db: Database) throws -> DoseSchedule? {
+        try Row.fetchOne(db, sql: "SELECT * FROM dose_schedule WHERE id = ?", arguments: [id]).map(schedule(from:))
+    }
+
+    static func asNeededSchedule(of medicationID: Int64, in db: Database) throws -> DoseSchedule? {
+        try Row.fetchOne(
+            db,
+            sql: "SELECT * FROM dose_schedule WHERE medication_id = ? AND enabled = 1 AND frequency = 'as-needed' ORDER BY id DESC LIMIT 1",
+            arguments: [medicationID]
+        ).map(schedule(from:))
+    }
+
+    static func schedule(from row: Row) throws -> DoseSchedule {
+        let times: String = row["times"]
+        return DoseSchedule(
+            id: row["id"],
+            medicationID: row["medication_id"],
+            frequency: DoseFrequency(rawValue: row["frequency"]) ?? .daily,
+            times: times.isEmpty ? [] : try LocalTime.parseList(times),
+            days: WeekdaySet(rawValue: UInt8(row["days"] as Int)),
+            zone: (row["zone"] as String?).map { .fixed($0) } ?? .floating,
+            minInterval: row["min_interval_s"],
+            isEnabled: row["enabled"],
+            createdAt: Date(micros: row["created_us"])
+        )
+    }
+}

@@ -1,0 +1,390 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import GRDB
+
+/// Medications, their schedules and doses over Chime's store (the seed's view models, as one
+/// type): every change is one transaction that changes the doses and their alerts together.
+///
+/// A dose's alert is an ordinary one-shot reminder of kind ``kind`` whose id is the dose's
+/// occurrence id (`med-{scheduleID}-{yyyyMMdd-HHmm}`): the scheduler fires it exactly once, and
+/// a repeat or a snoozed re-alert reuses the id, so the desktop updates the alert in place.
+///
+/// Nothing here ticks. Every reader settles first (``settle()``), and the runner settles
+/// before each pass (``DoseFamily``):
+/// - each enabled schedule's occurrences become doses, up to its next one in the future, whose
+///   alert is scheduled;
+/// - a dose whose missed window passed unanswered becomes missed (its alert cancelled);
+/// - an unanswered alert is repeated every 15 minutes, at most 3 times, until the window ends;
+/// - doses that fell due while nothing ran (the runner down, the machine off) and are past their
+///   grace window get no alert of their own: one summary alert lists them.
+public struct DoseBook: Sendable {
+    /// The reminder kind of dose alerts.
+    public static let kind = "dose"
+    /// The seed's texts.
+    public static let alertTitle = "Medication Reminder"
+    public static let snoozedTitle = "Medication Reminder (Snoozed)"
+
+    public let store: ReminderStore
+    public let clock: any WallClock
+    public let systemZone: @Sendable () -> TimeZone
+
+    public init(
+        store: ReminderStore,
+        clock: any WallClock = SystemWallClock(),
+        systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current }
+    ) {
+        self.store = store
+        self.clock = clock
+        self.systemZone = systemZone
+    }
+
+    /// What a settle did.
+    public struct Settled: Sendable, Hashable {
+        /// Doses created from schedules.
+        public var created = 0
+        /// Doses marked missed because their window passed unanswered.
+        public var missed: [Int64] = []
+        /// Doses that fell due while nothing ran, reported in one summary alert (``summaryID``).
+        public var summarized: [Int64] = []
+        public var summaryID: String?
+        /// Repeats scheduled for unanswered alerts.
+        public var repeats: [String] = []
+        /// When a settle next has work: the earliest next dose to create, or missed window to end.
+        public var nextCheck: Date?
+    }
+
+    /// Brings the doses in step with the clock (see the type's documentation).
+    @discardableResult
+    public func settle() throws(ChimeError) -> Settled {
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in try Self.settle(now: now, zone: zone, in: db) }
+    }
+
+    // MARK: - Settling
+
+    @discardableResult
+    static func settle(now: Date, zone: TimeZone, in db: Database) throws -> Settled {
+        var settled = Settled()
+        var caughtUp: [CaughtUp] = []
+        let nowMicros = now.micros
+        // Windows that passed unanswered: missed, alert cancelled.
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT id, occurrence FROM dose WHERE status = 'pending' AND answered = 0 AND missed_us <= ?",
+            arguments: [nowMicros]
+        ) {
+            try db.execute(
+                sql: "UPDATE dose SET status = 'missed', auto_missed = 1, updated_us = ? WHERE id = ?",
+                arguments: [nowMicros, row[0] as Int64]
+            )
+            if let occurrence = row[1] as String? { _ = try ReminderStore.cancel(id: occurrence, at: nowMicros, in: db) }
+            settled.missed.append(row[0])
+        }
+        try followSystemZone(zone, now: now, in: db)
+        try materialize(now: now, zone: zone, settled: &settled, caughtUp: &caughtUp, in: db)
+        try summarizeStale(now: now, caughtUp: &caughtUp, settled: &settled, in: db)
+        try planRepeats(now: now, settled: &settled, in: db)
+        if !caughtUp.isEmpty { settled.summaryID = try scheduleSummary(caughtUp, now: now, zone: zone, in: db) }
+        let nextCursor = try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT min(s.cursor_us) FROM dose_schedule s JOIN medication m ON m.id = s.medication_id
+                WHERE s.enabled = 1 AND s.frequency != 'as-needed' AND m.active = 1
+                """
+        )
+        let nextMissed = try Int64.fetchOne(db, sql: "SELECT min(missed_us) FROM dose WHERE status = 'pending' AND answered = 0")
+        settled.nextCheck = [nextCursor, nextMissed].compactMap { $0 }.min().map(Date.init(micros:))
+        return settled
+    }
+
+    /// A dose that fell due while nothing ran, for the summary.
+    struct CaughtUp {
+        var doseID: Int64
+        var label: String
+        var scheduled: Date
+        var zone: TimeZone
+        var missed: Bool
+    }
+
+    /// Floating schedules follow the system zone (travel): a future dose made in another zone is
+    /// made again in this one.
+    static func followSystemZone(_ zone: TimeZone, now: Date, in db: Database) throws {
+        let moved = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT d.id, d.occurrence, d.schedule_id FROM dose d JOIN dose_schedule s ON s.id = d.schedule_id
+                WHERE d.status = 'pending' AND d.scheduled_us > ? AND s.zone IS NULL AND d.zone != ? AND d.snoozed_us IS NULL
+                """,
+            arguments: [now.micros, zone.identifier]
+        )
+        for row in moved {
+            try removeFutureDose(id: row[0], occurrence: row[1], scheduleID: row[2], now: now, in: db)
+        }
+    }
+
+    /// Deletes a future dose (never alerted) and its alert, and lets its schedule make it again from `now`.
+    static func removeFutureDose(id: Int64, occurrence: String?, scheduleID: Int64?, now: Date, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM dose WHERE id = ?", arguments: [id])
+        if let occurrence { _ = try ReminderStore.cancel(id: occurrence, at: now.micros, in: db) }
+        if let scheduleID {
+            try db.execute(
+                sql: "UPDATE dose_schedule SET cursor_us = min(cursor_us, ?) WHERE id = ?",
+                arguments: [now.micros, scheduleID]
+            )
+        }
+    }
+
+    /// Makes each enabled schedule's occurrences into doses, up to its first one after `now`.
+    static func materialize(
+        now: Date,
+        zone systemZone: TimeZone,
+        settled: inout Settled,
+        caughtUp: inout [CaughtUp],
+        in db: Database
+    ) throws {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT s.id, s.medication_id, s.times, s.days, s.zone, s.cursor_us,
+                       m.start_day, m.end_day, m.grace_s, m.missed_after_s, m.name, m.amount, m.unit, m.instructions
+                FROM dose_schedule s JOIN medication m ON m.id = s.medication_id
+                WHERE s.enabled = 1 AND s.frequency != 'as-needed' AND m.active = 1 AND s.cursor_us <= ?
+                """,
+            arguments: [now.micros]
+        )
+        guard !rows.isEmpty else { return }
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO dose (medication_id, schedule_id, occurrence, scheduled_us, zone, status, overdue_us, missed_us,
+                                  auto_missed, summarized, updated_us)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (occurrence) DO NOTHING
+                """
+        )
+        for row in rows {
+            let scheduleID: Int64 = row[0]
+            let medicationID: Int64 = row[1]
+            let rule: ZoneRule = (row[4] as String?).map { .fixed($0) } ?? .floating
+            let trigger = Trigger.weekly(
+                times: try LocalTime.parseList(row[2]),
+                days: WeekdaySet(rawValue: UInt8(row[3] as Int)),
+                zone: rule
+            )
+            let zone = rule.resolve(system: systemZone)
+            let startDay: Int = row[6]
+            let endDay: Int? = row[7]
+            let grace = TimeInterval(row[8] as Int)
+            let missedAfter = TimeInterval(row[9] as Int)
+            let label = Medication(name: row[10], amount: row[11], unit: row[12]).label
+            let body = alertBody(label: label, instructions: row[13])
+            let siblings = try medicationTriggers(medicationID, in: db)
+            var cursor = Date(micros: row[5])
+            var finished = false
+            while true {
+                guard let occurrence = trigger.occurrences(after: cursor, count: 1, systemZone: systemZone).first else {
+                    finished = true
+                    break
+                }
+                let local = DoseOccurrenceID.nominal(occurrence, in: zone)
+                if let endDay, local.dayNumber > endDay {
+                    finished = true
+                    break
+                }
+                if local.dayNumber < startDay {
+                    // Not started yet: go to the start day rather than walk the days before it.
+                    let start = ZoneMath.resolve(CivilDateTime(dayNumber: startDay, time: .midnight), in: zone).instant
+                    cursor = max(occurrence.instant, start.addingTimeInterval(-1))
+                    continue
+                }
+                let due = occurrence.instant
+                cursor = due
+                let nextSibling = siblings.compactMap { $0.nextOccurrence(after: due, systemZone: systemZone) }.min()
+                let missedAt = min(due.addingTimeInterval(missedAfter), nextSibling ?? .distantFuture)
+                let overdueAt = due.addingTimeInterval(grace)
+                let id = DoseOccurrenceID.make(scheduleID: scheduleID, local: local)
+                let isMissed = due <= now && now >= missedAt
+                let isStale = due <= now && !isMissed && now.timeIntervalSince(due) > grace
+                try insert.execute(arguments: [
+                    medicationID, scheduleID, id, due.micros, zone.identifier, isMissed ? "missed" : "pending",
+                    overdueAt.micros, missedAt.micros, isMissed, isStale, now.micros,
+                ])
+                if db.changesCount > 0 {
+                    settled.created += 1
+                    let doseID = db.lastInsertedRowID
+                    if isMissed || isStale {
+                        caughtUp.append(CaughtUp(doseID: doseID, label: label, scheduled: due, zone: zone, missed: isMissed))
+                        if isMissed { settled.missed.append(doseID) } else { settled.summarized.append(doseID) }
+                    } else {
+                        // Due now or later (within its grace window when late): its own alert.
+                        try ReminderStore.scheduleOnce(
+                            NewReminder(id: id, title: alertTitle, body: body, trigger: .once(due), kind: kind),
+                            now: now,
+                            in: db
+                        )
+                    }
+                }
+                if due > now { break }
+            }
+            // A finished schedule (past its medication's end date) is not looked at again.
+            try db.execute(
+                sql: "UPDATE dose_schedule SET cursor_us = ? WHERE id = ?",
+                arguments: [finished ? Int64.max : cursor.micros, scheduleID]
+            )
+        }
+    }
+
+    /// The rules of a medication's enabled schedules: the next dose of any of them ends a dose's window.
+    static func medicationTriggers(_ medicationID: Int64, in db: Database) throws -> [Trigger] {
+        try Row.fetchAll(
+            db,
+            sql: "SELECT times, days, zone FROM dose_schedule WHERE medication_id = ? AND enabled = 1 AND frequency != 'as-needed'",
+            arguments: [medicationID]
+        ).map { row in
+            let rule: ZoneRule = (row[2] as String?).map { .fixed($0) } ?? .floating
+            return .weekly(times: try LocalTime.parseList(row[0]), days: WeekdaySet(rawValue: UInt8(row[1] as Int)), zone: rule)
+        }
+    }
+
+    /// Alerts that were due while nothing ran (still pending, more than the grace window ago)
+    /// are not shown late one by one: cancelled, and their doses go in the summary.
+    static func summarizeStale(now: Date, caughtUp: inout [CaughtUp], settled: inout Settled, in db: Database) throws {
+        let stale = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT d.id, d.occurrence, d.scheduled_us, d.zone, m.name, m.amount, m.unit
+                FROM dose d JOIN medication m ON m.id = d.medication_id
+                JOIN reminder r ON r.kind = 'dose' AND r.id = d.occurrence AND r.state = 'pending'
+                WHERE d.status = 'pending' AND d.summarized = 0 AND d.scheduled_us <= ?1
+                  AND r.next_due_us + m.grace_s * 1000000 < ?1
+                """,
+            arguments: [now.micros]
+        )
+        for row in stale {
+            let doseID: Int64 = row[0]
+            _ = try ReminderStore.cancel(id: row[1], at: now.micros, in: db)
+            try db.execute(sql: "UPDATE dose SET summarized = 1, updated_us = ? WHERE id = ?", arguments: [now.micros, doseID])
+            let zone = TimeZone(identifier: row[3]) ?? .current
+            let label = Medication(name: row[4], amount: row[5], unit: row[6]).label
+            caughtUp.append(CaughtUp(doseID: doseID, label: label, scheduled: Date(micros: row[2]), zone: zone, missed: false))
+            settled.summarized.append(doseID)
+        }
+    }
+
+    /// An alert shown and not answered is shown again (same id: updated in place) every 15
+    /// minutes, at most 3 times, within the dose's window. A person who cancelled the alert
+    /// (`chime cancel med-…`) stops the repeats.
+    static func planRepeats(now: Date, settled: inout Settled, in db: Database) throws {
+        let open = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT d.occurrence, d.scheduled_us, d.missed_us, d.snoozed_us, d.zone, m.name, m.amount, m.unit, m.instructions
+                FROM dose d JOIN medication m ON m.id = d.medication_id
+                WHERE d.status = 'pending' AND d.summarized = 0 AND d.scheduled_us <= ? AND d.occurrence IS NOT NULL
+                """,
+            arguments: [now.micros]
+        )
+        for row in open {
+            let id: String = row[0]
+            guard
+                let latest = try Row.fetchOne(
+                    db,
+                    sql: "SELECT key, state FROM reminder WHERE kind = 'dose' AND id = ? ORDER BY key DESC LIMIT 1",
+                    arguments: [id]
+                )
+            else { continue }
+            let state: String = latest[1]
+            // In flight (pending, or recorded and not yet posted), or stopped by a person.
+            guard state == "done" else { continue }
+            let inFlight = try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM occurrence WHERE reminder_key = ? AND state = 'due')",
+                arguments: [latest[0] as Int64]
+            )
+            if inFlight == true { continue }
+            let snoozedMicros: Int64? = row[3]
+            guard
+                let shown = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*), max(o.posted_us) FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                        WHERE r.kind = 'dose' AND r.id = ? AND o.state = 'posted' AND o.posted_us >= ?
+                        """,
+                    arguments: [id, snoozedMicros ?? 0]
+                ),
+                let count = shown[0] as Int?, count > 0, count <= DoseRules.maxRepeats,
+                let lastPosted = shown[1] as Int64?
+            else { continue }
+            let next = Date(micros: lastPosted).addingTimeInterval(TimeInterval(DoseRules.repeatInterval))
+            guard next.micros < row[2] as Int64 else { continue }
+            let zone = TimeZone(identifier: row[4]) ?? .current
+            let label = Medication(name: row[5], amount: row[6], unit: row[7]).label
+            let scheduled = Date(micros: row[1])
+            let body = alertBody(label: label, instructions: row[8]) + "\nDue at \(TimeText.clock(scheduled, in: zone))"
+            try ReminderStore.scheduleOnce(
+                NewReminder(id: id, title: snoozedMicros == nil ? alertTitle : snoozedTitle, body: body, trigger: .once(next), kind: kind),
+                now: now,
+                in: db
+            )
+            settled.repeats.append(id)
+        }
+    }
+
+    /// One alert for the doses that fell due while nothing ran.
+    static func scheduleSummary(_ doses: [CaughtUp], now: Date, zone: TimeZone, in db: Database) throws -> String {
+        let sorted = doses.sorted { $0.scheduled < $1.scheduled }
+        var lines = ["While Chime was not running, \(sorted.count) dose\(sorted.count == 1 ? "" : "s") fell due:"]
+        for dose in sorted.prefix(10) {
+            let when = TimeText.local(dose.scheduled, in: dose.zone)
+            lines.append(
+                dose.missed ? "• \(dose.label), \(when): missed" : "• \(dose.label), \(when): overdue, 'chime dose take \(dose.doseID)'"
+            )
+        }
+        if sorted.count > 10 { lines.append("… and \(sorted.count - 10) more: 'chime doses --last 7d'") }
+        let local = ZoneMath.civil(now, in: zone).local
+        let id =
+            DoseOccurrenceID.make(scheduleID: 0, local: local).replacingOccurrences(of: "med-0-", with: "med-summary-")
+            + String(format: "%02d", local.second)
+        try ReminderStore.scheduleOnce(
+            NewReminder(id: id, title: alertTitle, body: lines.joined(separator: "\n"), trigger: .once(now), kind: kind),
+            now: now,
+            in: db
+        )
+        return id
+    }
+
+    /// "Aspirin (100 mg)" and the instructions on the next line, when set.
+    static func alertBody(label: String, instructions: String) -> String {
+        instructions.isEmpty ? label : label + "\n" + instructions
+    }
+}
+
+extension Medication {
+    /// A medication with only what its label needs (for texts built inside a transaction).
+    init(name: String, amount: Double, unit: String) {
+        self.init(
+            id: 0,
+            name: name,
+            amount: amount,
+            unit: unit,
+            instructions: "",
+            prescribedBy: "",
+            startDay: 0,
+            endDay: nil,
+            isActive: true,
+            grace: DoseRules.defaultGrace,
+            missedAfter: DoseRules.defaultMissedAfter,
+            stock: nil,
+            refillDays: DoseRules.defaultRefillDays,
+            createdAt: Date(timeIntervalSince1970: 0)
+        )
+    }
+}
+
+extension TimeText {
+    /// `08:00` in `zone`.
+    public static func clock(_ date: Date, in zone: TimeZone) -> String {
+        let local = ZoneMath.civil(date, in: zone).local
+        return String(format: "%02d:%02d", local.hour, local.minute)
+    }
+}

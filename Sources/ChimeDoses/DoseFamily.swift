@@ -1,0 +1,105 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import Synchronization
+
+/// Doses in the runner: before each pass the doses are settled (the next ones created and
+/// their alerts scheduled, windows that passed marked missed, repeats planned); dose alerts
+/// carry the actions "Mark as Taken", "Snooze 10 min" and "Skip", and the answers come back here.
+public final class DoseFamily: ReminderFamily {
+    public let kind = DoseBook.kind
+    public let book: DoseBook
+    /// The keys of the alert's actions.
+    public static let take = "take"
+    public static let snooze = "snooze"
+    public static let skip = "skip"
+
+    /// When a settle next has work (nil: not known yet). A plain deadline before it needs no
+    /// look at the store: every change to doses pokes the runner.
+    private let nextCheck = Mutex<Date?>(nil)
+    private let onChange: @Sendable (DoseBook.Settled) -> Void
+    private let onAnswer: @Sendable (AnsweredDoseEvent) -> Void
+
+    /// - Parameters:
+    ///   - onChange: told when a settle marked doses missed or sent a summary (the runner logs it).
+    ///   - onAnswer: told when an alert's action answered a dose.
+    public init(
+        book: DoseBook,
+        onChange: @escaping @Sendable (DoseBook.Settled) -> Void = { _ in },
+        onAnswer: @escaping @Sendable (AnsweredDoseEvent) -> Void = { _ in }
+    ) {
+        self.book = book
+        self.onChange = onChange
+        self.onAnswer = onAnswer
+    }
+
+    public func prepare(reason: WakeReason) throws {
+        if reason == .deadline, let next = nextCheck.withLock({ $0 }), book.clock.now() < next { return }
+        let settled = try book.settle()
+        nextCheck.withLock { $0 = settled.nextCheck }
+        if !settled.missed.isEmpty || settled.summaryID != nil { onChange(settled) }
+    }
+
+    public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
+        note.category = "x-chime.dose"
+        // A missed medication reminder is a real harm: the alert stays until answered.
+        note.sticky = true
+        guard DoseOccurrenceID.matches(occurrence.reminderID) else { return }
+        note.actions = [
+            Note.Action(key: Self.take, label: "Mark as Taken"),
+            Note.Action(key: Self.snooze, label: "Snooze \(DoseRules.snoozeMinutes) min"),
+            Note.Action(key: Self.skip, label: "Skip"),
+        ]
+        let id = occurrence.reminderID
+        note.answerInstead = "Answer: chime dose take \(id) (or snooze, skip)"
+    }
+
+    public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
+        guard DoseOccurrenceID.matches(response.noteID), case .action(let key) = response.kind else { return false }
+        let outcome = perform(key, on: DoseReference.occurrence(response.noteID))
+        switch outcome {
+        case .success(let event?):
+            onAnswer(event)
+        case .success(nil):
+            return false
+        case .failure(let error):
+            // Answered already (from the CLI, or a second click): the first answer stands.
+            guard error.code == .conflict || error.code == .notFound else { throw error }
+            onAnswer(AnsweredDoseEvent(action: key, entry: nil, refill: nil, refused: error.message))
+            return false
+        }
+        nextCheck.withLock { $0 = nil }
+        return true
+    }
+}
+
+extension DoseFamily {
+    /// Does what the action `key` asks; nil for a key that is not a dose action.
+    func perform(_ key: String, on reference: DoseReference) -> Result<AnsweredDoseEvent?, ChimeError> {
+        do throws(ChimeError) {
+            switch key {
+            case Self.take:
+                let answered = try book.answer(.take, reference)
+                return .success(AnsweredDoseEvent(action: key, entry: answered.entry, refill: answered.refill))
+            case Self.skip:
+                let answered = try book.answer(.skip, reference)
+                return .success(AnsweredDoseEvent(action: key, entry: answered.entry, refill: nil))
+            case Self.snooze:
+                return .success(AnsweredDoseEvent(action: key, entry: try book.snooze(reference), refill: nil))
+            default:
+                return .success(nil)
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// What an alert's action did, for the runner's log.
+public struct AnsweredDoseEvent: Sendable {
+    public var action: String
+    public var entry: DoseEntry?
+    public var refill: String?
+    /// Why the answer changed nothing (the dose was answered already).
+    public var refused: String?
+}

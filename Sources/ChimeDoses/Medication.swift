@@ -1,0 +1,252 @@
+import ChimeCore
+import Foundation
+
+/// A medication (the seed's `Medication`): what is taken, how much, and from when to when.
+public struct Medication: Sendable, Hashable, Identifiable {
+    public var id: Int64
+    public var name: String
+    /// The dosage amount, above 0 (`100` of `mg`).
+    public var amount: Double
+    public var unit: String
+    public var instructions: String
+    public var prescribedBy: String
+    /// The first and last local days it is taken (civil day numbers, see ``CivilDay``).
+    public var startDay: Int
+    public var endDay: Int?
+    public var isActive: Bool
+    /// A dose is overdue this long after its time, and missed by itself ``missedAfter`` after
+    /// it (or when the next dose of this medication falls due, whichever comes first).
+    public var grace: Int
+    public var missedAfter: Int
+    /// Doses left, when counted: each dose taken takes one.
+    public var stock: Int?
+    /// A refill reminder comes this many days before the stock runs out.
+    public var refillDays: Int
+    public var createdAt: Date
+
+    /// "Aspirin (100 mg)": the alert's body, as the seed wrote it.
+    public var label: String { "\(name) (\(Medication.format(amount: amount)) \(unit))" }
+
+    /// `100`, `2.5`, `0.125`: no trailing zeros.
+    public static func format(amount: Double) -> String {
+        if amount == amount.rounded(), abs(amount) < 1e15 { return String(Int64(amount)) }
+        var text = String(format: "%.6f", amount)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+}
+
+/// How often a schedule's doses fall due (the seed's frequencies).
+public enum DoseFrequency: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Every day, at each of its times.
+    case daily
+    /// On some days of the week.
+    case weekly
+    /// No reminders: doses are logged when taken.
+    case asNeeded = "as-needed"
+}
+
+/// When a medication is taken (the seed's `Schedule`, with several times of day).
+public struct DoseSchedule: Sendable, Hashable, Identifiable {
+    public var id: Int64
+    public var medicationID: Int64
+    public var frequency: DoseFrequency
+    /// Sorted; empty for as-needed.
+    public var times: [LocalTime]
+    public var days: WeekdaySet
+    /// Floating (the system zone: 08:00 stays 08:00 after travel) or a fixed zone.
+    public var zone: ZoneRule
+    /// As-needed: the shortest safe time between two doses, in seconds.
+    public var minInterval: Int?
+    public var isEnabled: Bool
+    public var createdAt: Date
+
+    /// The rule its doses follow; nil for as-needed.
+    public var trigger: Trigger? {
+        frequency == .asNeeded || times.isEmpty ? nil : .weekly(times: times, days: days, zone: zone)
+    }
+
+    /// "every day 08:00,20:00", "every mon-fri 08:00 (Europe/Berlin)", "as needed (at least 6h apart)".
+    public var summary: String {
+        guard let trigger else {
+            return minInterval.map { "as needed (at least \(Trigger.formatInterval(Int64($0))) apart)" } ?? "as needed"
+        }
+        return trigger.summary
+    }
+
+    /// Doses a day on average (for how long the stock lasts).
+    public var dosesPerDay: Double {
+        guard trigger != nil else { return 0 }
+        return Double(times.count * days.count) / 7
+    }
+}
+
+extension WeekdaySet {
+    /// How many days are in the set.
+    public var count: Int { rawValue.nonzeroBitCount }
+}
+
+/// A medication as typed: checked by ``validated()`` before anything is stored.
+public struct MedicationDraft: Sendable, Hashable {
+    public var name: String
+    /// The amount as typed, so that "abc" can be named in the error.
+    public var amount: String
+    public var unit: String
+    public var instructions: String = ""
+    public var prescribedBy: String = ""
+    public var startDay: Int
+    public var endDay: Int?
+    public var grace: Int = DoseRules.defaultGrace
+    public var missedAfter: Int = DoseRules.defaultMissedAfter
+    public var stock: Int?
+    public var refillDays: Int = DoseRules.defaultRefillDays
+
+    public init(name: String, amount: String, unit: String, startDay: Int) {
+        self.name = name
+        self.amount = amount
+        self.unit = unit
+        self.startDay = startDay
+    }
+
+    /// The seed's rules, one by one; the error names the field and the rule.
+    /// - Returns: the draft trimmed, and its amount read.
+    public func validated() throws(ChimeError) -> (draft: MedicationDraft, amount: Double) {
+        var copy = self
+        copy.name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        copy.unit = unit.trimmingCharacters(in: .whitespacesAndNewlines)
+        copy.instructions = instructions.trimmingCharacters(in: .whitespacesAndNewlines)
+        copy.prescribedBy = prescribedBy.trimmingCharacters(in: .whitespacesAndNewlines)
+        if copy.name.isEmpty { throw ChimeError.invalid("name", name, expected: "a name (required)") }
+        if copy.name.count > 100 {
+            throw ChimeError(.usage, "invalid name '\(copy.name.prefix(40))…': expected at most 100 characters (it has \(copy.name.count))")
+        }
+        let trimmedAmount = amount.trimmingCharacters(in: .whitespaces)
+        guard let value = Double(trimmedAmount), value.isFinite else {
+            throw ChimeError.invalid("amount", amount, expected: "a number above 0, such as 100 or 2.5")
+        }
+        guard value > 0 else { throw ChimeError.invalid("amount", amount, expected: "a number above 0") }
+        if copy.unit.isEmpty { throw ChimeError.invalid("unit", unit, expected: "a unit such as mg, ml or tablet (required)") }
+        if copy.unit.count > 20 { throw ChimeError.invalid("unit", unit, expected: "at most 20 characters") }
+        if copy.instructions.count > 500 {
+            throw ChimeError(.usage, "invalid instructions '\(copy.instructions.prefix(40))…': expected at most 500 characters")
+        }
+        if copy.prescribedBy.count > 100 { throw ChimeError.invalid("prescribed by", prescribedBy, expected: "at most 100 characters") }
+        if let end = endDay, end <= startDay {
+            throw ChimeError.invalid(
+                "end date",
+                CivilDay.format(end),
+                expected: "a date after the start date \(CivilDay.format(startDay))"
+            )
+        }
+        if !(60...86_400).contains(grace) {
+            throw ChimeError.invalid("grace", Trigger.formatInterval(Int64(grace)), expected: "from 1m to 24h (default 30m)")
+        }
+        if !(grace...(7 * 86_400)).contains(missedAfter) {
+            throw ChimeError.invalid(
+                "missed after",
+                Trigger.formatInterval(Int64(missedAfter)),
+                expected: "at least the grace window (\(Trigger.formatInterval(Int64(grace)))) and at most 7d (default 4h)"
+            )
+        }
+        if let stock, stock < 0 { throw ChimeError.invalid("stock", String(stock), expected: "a count of doses, 0 or more") }
+        if !(0...365).contains(refillDays) {
+            throw ChimeError.invalid("refill days", String(refillDays), expected: "a number of days from 0 to 365 (default 7)")
+        }
+        return (copy, value)
+    }
+}
+
+/// A schedule as typed.
+public struct ScheduleDraft: Sendable, Hashable {
+    public var times: [LocalTime]
+    public var days: WeekdaySet
+    public var zone: ZoneRule
+    public var asNeeded: Bool
+    public var minInterval: Int?
+
+    public init(
+        times: [LocalTime],
+        days: WeekdaySet = .everyDay,
+        zone: ZoneRule = .floating,
+        asNeeded: Bool = false,
+        minInterval: Int? = nil
+    ) {
+        self.times = times
+        self.days = days
+        self.zone = zone
+        self.asNeeded = asNeeded
+        self.minInterval = minInterval
+    }
+
+    /// At least one day (the seed's rule) and, unless as needed, at least one time.
+    public func validated() throws(ChimeError) -> ScheduleDraft {
+        var copy = self
+        copy.times = Array(Set(times)).sorted()
+        if asNeeded {
+            guard times.isEmpty else {
+                throw ChimeError(.usage, "invalid schedule: an as-needed medication has no times (leave out --at, or --as-needed)")
+            }
+            if let minInterval, !(60...(7 * 86_400)).contains(minInterval) {
+                throw ChimeError.invalid("min interval", Trigger.formatInterval(Int64(minInterval)), expected: "from 1m to 7d")
+            }
+            return copy
+        }
+        if copy.times.isEmpty {
+            throw ChimeError(.usage, "missing times: give --at 08:00[,20:00…] (24-hour HH:MM), or --as-needed")
+        }
+        if days.isEmpty {
+            throw ChimeError.invalid("days", "", expected: "at least one day: every day, weekdays, weekends, or days such as mon,wed,fri")
+        }
+        if minInterval != nil {
+            throw ChimeError(.usage, "invalid schedule: --min-interval is for as-needed medications")
+        }
+        return copy
+    }
+
+    var frequency: DoseFrequency { asNeeded ? .asNeeded : (days == .everyDay ? .daily : .weekly) }
+}
+
+/// The defaults the issue and DESIGN.md set.
+public enum DoseRules {
+    /// Overdue 30 minutes after its time.
+    public static let defaultGrace = 30 * 60
+    /// Missed by itself 4 hours after its time (or at the next dose).
+    public static let defaultMissedAfter = 4 * 3_600
+    /// An unanswered alert is repeated every 15 minutes, at most 3 times.
+    public static let repeatInterval = 15 * 60
+    public static let maxRepeats = 3
+    /// "Snooze 10 min".
+    public static let snoozeMinutes = 10
+    public static let defaultRefillDays = 7
+}
+
+/// Local calendar days as day numbers (days since 1970-01-01), for start and end dates.
+public enum CivilDay {
+    /// `2026-11-22` → its day number. - Throws: `.usage` naming the value.
+    public static func parse(_ text: String, field: String) throws(ChimeError) -> Int {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1...12).contains(month), (1...ZoneMath.daysInMonth(year: year, month: month)).contains(day)
+        else {
+            throw ChimeError.invalid(field, text, expected: "a date as YYYY-MM-DD, such as 2026-11-22")
+        }
+        return ZoneMath.daysFromCivil(year: year, month: month, day: day)
+    }
+
+    /// `2026-11-22`.
+    public static func format(_ day: Int) -> String {
+        let civil = ZoneMath.civilFromDays(day)
+        func pad(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(civil.year, 4))-\(pad(civil.month, 2))-\(pad(civil.day, 2))"
+    }
+
+    /// The local day of `instant` in `zone`.
+    public static func of(_ instant: Date, in zone: TimeZone) -> Int {
+        ZoneMath.civil(instant, in: zone).local.dayNumber
+    }
+}
