@@ -69,18 +69,33 @@ public struct DoseBook: Sendable {
         var settled = Settled()
         var caughtUp: [CaughtUp] = []
         let nowMicros = now.micros
-        // Windows that passed unanswered: missed, alert cancelled.
+        // Windows that passed unanswered: missed, alert cancelled. One whose alert was never
+        // shown (nothing ran from before its time to past its window) goes in the summary, as
+        // the doses created missed at catch-up do: not silently missed.
         for row in try Row.fetchAll(
             db,
-            sql: "SELECT id, occurrence FROM dose WHERE status = 'pending' AND answered = 0 AND missed_us <= ?",
+            sql: """
+                SELECT d.id, d.occurrence, d.summarized, d.scheduled_us, d.zone, m.name, m.amount, m.unit,
+                       EXISTS (SELECT 1 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                               WHERE r.kind = 'dose' AND r.id = d.occurrence AND o.state = 'posted')
+                FROM dose d JOIN medication m ON m.id = d.medication_id
+                WHERE d.status = 'pending' AND d.answered = 0 AND d.missed_us <= ?
+                """,
             arguments: [nowMicros]
         ) {
+            let doseID: Int64 = row[0]
+            let unseen = row[1] as String? != nil && !(row[2] as Bool) && !(row[8] as Bool)
             try db.execute(
-                sql: "UPDATE dose SET status = 'missed', auto_missed = 1, updated_us = ? WHERE id = ?",
-                arguments: [nowMicros, row[0] as Int64]
+                sql: "UPDATE dose SET status = 'missed', auto_missed = 1, summarized = summarized OR ?, updated_us = ? WHERE id = ?",
+                arguments: [unseen, nowMicros, doseID]
             )
             if let occurrence = row[1] as String? { _ = try ReminderStore.cancel(id: occurrence, at: nowMicros, in: db) }
-            settled.missed.append(row[0])
+            settled.missed.append(doseID)
+            if unseen {
+                let label = Medication(name: row[5], amount: row[6], unit: row[7]).label
+                let zone = TimeZone(identifier: row[4]) ?? .current
+                caughtUp.append(CaughtUp(doseID: doseID, label: label, scheduled: Date(micros: row[3]), zone: zone, missed: true))
+            }
         }
         try followSystemZone(zone, now: now, in: db)
         try materialize(now: now, zone: zone, settled: &settled, caughtUp: &caughtUp, in: db)

@@ -36,7 +36,8 @@ public final class DoseFamily: ReminderFamily {
     public func prepare(reason: WakeReason) throws {
         if reason == .deadline, let next = nextCheck.withLock({ $0 }), book.clock.now() < next { return }
         let settled = try book.settle()
-        nextCheck.withLock { $0 = settled.nextCheck }
+        // Nothing to create or end: no settle at plain deadlines until a poke says doses changed.
+        nextCheck.withLock { $0 = settled.nextCheck ?? .distantFuture }
         if !settled.missed.isEmpty || settled.summaryID != nil { onChange(settled) }
     }
 
