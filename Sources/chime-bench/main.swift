@@ -1,6 +1,7 @@
 // chime-bench: Chime's figures, printed as tables of medians over several runs, each with a baseline measured in the
-// same run. Build in release: `swift run -c release chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus] [--quick]`.
-// W1 schedule, W2 cancel, W3 lateness, W4 crash catch-up, W5 idle; cli; desktop; focus (FocusBench.swift).
+// same run. Build in release: `swift run -c release chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus|doses] [--quick]`.
+// W1 schedule, W2 cancel, W3 lateness, W4 crash catch-up, W5 idle; cli; desktop; focus (FocusBench.swift);
+// doses (DoseBench.swift).
 import ChimeCore
 import ChimeLibnotify
 import ChimeRunner
@@ -739,6 +740,7 @@ do {
     if what == "all" || what == "cli" { try benchCLI(runs: quick ? 5 : 21) }
     if what == "all" || what == "desktop" { try await benchDesktop(posts: 1_000, spawns: 200) }
     if what == "all" || what == "focus" { try benchFocus(runs: quick ? 3 : 5, sizes: quick ? [5_000] : [5_000, 100_000]) }
+    if what == "all" || what == "doses" { try benchDoses(runs: quick ? 3 : 5, medications: 20, years: quick ? 1 : 5) }
 } catch {
     FileHandle.standardError.write(Data("chime-bench: \(error)\n".utf8))
     exit(1)
