@@ -138,6 +138,16 @@ extension DoseBook {
             if status == .taken, let taken = dose.takenAt { text += " (at \(TimeText.clock(taken, in: dose.timeZone)))" }
             throw ChimeError(.conflict, text + ": 'chime dose reset \(dose.id)' first to change it")
         }
+        // Taken or missed ahead of time would be a false record; a dose may be skipped ahead.
+        if answer == .take || answer == .miss {
+            let grace = try Int.fetchOne(db, sql: "SELECT grace_s FROM medication WHERE id = ?", arguments: [dose.medicationID]) ?? 0
+            if dose.scheduled.timeIntervalSince(now) > TimeInterval(grace) {
+                throw ChimeError(
+                    .conflict,
+                    "dose \(dose.id) (\(describe(entry))) is not due yet: it can be taken from \(TimeText.clock(dose.scheduled.addingTimeInterval(-TimeInterval(grace)), in: dose.timeZone)) (or skipped now)"
+                )
+            }
+        }
         try db.execute(
             sql: """
                 UPDATE dose SET status = ?, taken_us = ?, notes = coalesce(?, notes), answered = 1, auto_missed = 0, updated_us = ?
@@ -178,7 +188,7 @@ extension DoseBook {
             ).map(Date.init(micros:)),
             now.timeIntervalSince(last) < TimeInterval(interval)
         {
-            let since = Duration.seconds(max(0, Int64(now.timeIntervalSince(last))))
+            let since = Duration.seconds(max(1, Int64(now.timeIntervalSince(last))))
             let nextSafe = last.addingTimeInterval(TimeInterval(interval))
             warning =
                 "\(medication.name) was last taken \(formatDuration(since)) ago, sooner than its minimum interval of "

@@ -19,6 +19,7 @@ struct Chime: AsyncParsableCommand {
         subcommands: [
             In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Notify.self, Run.self, Doctor.self,
             Focus.self, ForestCommand.self, Stats.self,
+            Med.self, DoseCommand.self, DosesCommand.self, AdherenceCommand.self, ExportCommand.self,
         ]
     )
 }

@@ -1,0 +1,499 @@
+import ArgumentParser
+import ChimeCore
+import ChimeDoses
+import ChimeStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct DoseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dose",
+        abstract: "Answer a dose: take, skip, miss, reset or snooze it (what the alert's actions do).",
+        discussion: """
+            DOSE is a dose's number ('chime doses' shows it), its alert id (med-3-20261122-0800), or \
+            a medication's name (its dose due now; for an as-needed medication, 'take' logs a new \
+            dose and warns when it comes sooner than the minimum interval). Without DOSE: the dose \
+            due now; when several are due, a terminal asks which, and otherwise it fails (exit 4).
+            Examples:
+              chime dose take
+              chime dose take 12 --notes "with breakfast"
+              chime dose skip med-3-20261122-0800
+              chime dose take Ibuprofen
+              chime dose snooze --minutes 15
+            """,
+        subcommands: [DoseTake.self, DoseSkip.self, DoseMiss.self, DoseReset.self, DoseSnooze.self]
+    )
+}
+
+/// Which dose a `chime dose` command means: the one named, else the one due (asking on a
+/// terminal when several are due). nil: the person chose none.
+func chooseDose(_ text: String?, book: DoseBook, verb: String) throws(ChimeError) -> DoseReference {
+    if let text {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw ChimeError.invalid("dose", text, expected: "a dose number, an alert id or a medication name") }
+        return DoseReference.parse(trimmed)
+    }
+    let due = try book.dueDoses()
+    guard let first = due.first else {
+        throw ChimeError(.notFound, "no dose is due now: name one ('chime dose \(verb) 12'); see 'chime doses'")
+    }
+    if due.count == 1 { return .id(first.dose.id) }
+    // Several: a person chooses; a script gets the library's conflict naming them.
+    guard isatty(STDIN_FILENO) == 1 else { return .due }
+    FileHandle.standardError.write(Data("\(due.count) doses are due:\n".utf8))
+    for (index, entry) in due.enumerated() {
+        let dose = entry.dose
+        let line = "  \(index + 1)) dose \(dose.id)  \(oneLine(entry.label))  \(TimeText.local(dose.scheduled, in: dose.timeZone))\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+    FileHandle.standardError.write(Data("Which one to \(verb)? [1-\(due.count)] ".utf8))
+    let answer = readLine()?.trimmingCharacters(in: .whitespaces) ?? ""
+    guard let choice = Int(answer), (1...due.count).contains(choice) else {
+        throw ChimeError(.failure, "no dose chosen: nothing changed")
+    }
+    return .id(due[choice - 1].dose.id)
+}
+
+/// Take, skip, miss or reset a dose, then print it.
+func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global: GlobalOptions) throws {
+    let context = try DoseContext(global)
+    let reference = try chooseDose(text, book: context.book, verb: answer.rawValue)
+    let answered = try context.book.answer(answer, reference, notes: notes)
+    let running = pokeRunner(context.store, json: global.json)
+    let now = Date()
+    if global.json {
+        struct Answered: Encodable {
+            var dose: DoseJSON
+            var previous: String?
+            var warning: String?
+            var refill: String?
+            var runner: Bool
+            enum CodingKeys: String, CodingKey { case dose, previous, warning, refill, runner }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(dose, forKey: .dose)
+                try container.encode(previous, forKey: .previous)
+                try container.encode(warning, forKey: .warning)
+                try container.encode(refill, forKey: .refill)
+                try container.encode(runner, forKey: .runner)
+            }
+        }
+        Output.json(
+            Answered(
+                dose: DoseJSON(entry: answered.entry, now: now),
+                previous: answered.previous?.rawValue,
+                warning: answered.warning,
+                refill: answered.refill,
+                runner: running
+            )
+        )
+        return
+    }
+    let dose = answered.entry.dose
+    let when = TimeText.local(dose.scheduled, in: dose.timeZone)
+    let label = oneLine(answered.entry.label)
+    switch dose.status {
+    case .taken:
+        let at = dose.takenAt.map { TimeText.clock($0, in: dose.timeZone) } ?? "now"
+        if answered.previous == nil {
+            Output.line("Logged dose \(dose.id): \(label), taken at \(at).")
+        } else {
+            Output.line("Dose \(dose.id) taken: \(label), due \(when), taken at \(at).")
+        }
+    case .skipped: Output.line("Dose \(dose.id) skipped: \(label), due \(when).")
+    case .missed: Output.line("Dose \(dose.id) marked missed: \(label), due \(when).")
+    case .pending: Output.line("Dose \(dose.id) is pending again: \(label), due \(when).")
+    }
+    if !dose.notes.isEmpty { Output.line("  Notes: \(oneLine(dose.notes))") }
+    if let warning = answered.warning { Output.note("Warning: \(oneLine(warning))") }
+    if let refill = answered.refill { Output.note("Refill: \(oneLine(refill))") }
+}
+
+struct DoseTake: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "take",
+        abstract: "Mark a dose taken (now); an as-needed medication's name logs a new dose."
+    )
+    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    var dose: String?
+    @Option(help: ArgumentHelp("Notes to keep with the dose (at most 500 characters).", valueName: "text"))
+    var notes: String?
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws { try answerDose(.take, dose: dose, notes: notes, global: global) }
+}
+
+struct DoseSkip: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "skip", abstract: "Skip a dose on purpose (it counts against adherence).")
+    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    var dose: String?
+    @Option(help: ArgumentHelp("Notes to keep with the dose, such as why.", valueName: "text"))
+    var notes: String?
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws { try answerDose(.skip, dose: dose, notes: notes, global: global) }
+}
+
+struct DoseMiss: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "miss", abstract: "Mark a dose missed.")
+    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    var dose: String?
+    @Option(help: ArgumentHelp("Notes to keep with the dose.", valueName: "text"))
+    var notes: String?
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws { try answerDose(.miss, dose: dose, notes: notes, global: global) }
+}
+
+struct DoseReset: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Set an answered dose back to pending (a taken one goes back into the stock)."
+    )
+    @Argument(help: ArgumentHelp("A dose number or an alert id.", valueName: "dose"))
+    var dose: String?
+    @Option(help: ArgumentHelp("Notes to keep with the dose.", valueName: "text"))
+    var notes: String?
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws { try answerDose(.reset, dose: dose, notes: notes, global: global) }
+}
+
+struct DoseSnooze: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snooze",
+        abstract: "Snooze a due dose: its alert comes again in 10 minutes (or --minutes)."
+    )
+    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    var dose: String?
+    @Option(help: ArgumentHelp("Minutes until the alert comes again, 1 to 240 (default 10).", valueName: "minutes"))
+    var minutes = DoseRules.snoozeMinutes
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard (1...240).contains(minutes) else {
+            throw ValidationError(ChimeError.invalid("minutes", String(minutes), expected: "a whole number from 1 to 240").message)
+        }
+    }
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let reference = try chooseDose(dose, book: context.book, verb: "snooze")
+        let entry = try context.book.snooze(reference, minutes: minutes)
+        let running = pokeRunner(context.store, json: global.json)
+        if global.json {
+            struct Snoozed: Encodable {
+                var dose: DoseJSON
+                var minutes: Int
+                var runner: Bool
+            }
+            Output.json(Snoozed(dose: DoseJSON(entry: entry, now: Date()), minutes: minutes, runner: running))
+            return
+        }
+        let again = entry.dose.snoozeUntil.map { TimeText.clock($0, in: entry.dose.timeZone) } ?? "later"
+        Output.line("Snoozed dose \(entry.dose.id): \(oneLine(entry.label)); the alert comes again at \(again).")
+    }
+}
+
+struct DosesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doses",
+        abstract: "The dose history: by day, with status (overdue shown as such), taken time and notes.",
+        discussion: """
+            Default: the last 7 days (today included). Ranges are local days.
+            Examples:
+              chime doses
+              chime doses --last 30d --med Aspirin
+              chime doses --last-month --status missed
+              chime doses --overdue
+              chime doses --from 2026-11-01 --to 2026-11-15 --json
+            """
+    )
+    @OptionGroup var range: DoseRangeOptions
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let now = Date()
+        let (filter, title) = try range.filter(now: now, zone: .current)
+        let entries = try context.book.doses(filter, limit: range.limit)
+        var counts: [DoseStatus: Int] = [:]
+        for entry in entries { counts[entry.dose.status, default: 0] += 1 }
+        let overdue = entries.filter { $0.dose.isOverdue(at: now) }.count
+        if global.json {
+            struct Counts: Encodable {
+                var pending, taken, missed, skipped, overdue, total: Int
+            }
+            struct Listing: Encodable {
+                var doses: [DoseJSON]
+                var counts: Counts
+                var from: String?
+                var to: String?
+                enum CodingKeys: String, CodingKey { case doses, counts, from, to }
+                func encode(to encoder: any Encoder) throws {
+                    var container = encoder.container(keyedBy: CodingKeys.self)
+                    try container.encode(doses, forKey: .doses)
+                    try container.encode(counts, forKey: .counts)
+                    try container.encode(from, forKey: .from)
+                    try container.encode(to, forKey: .to)
+                }
+            }
+            Output.json(
+                Listing(
+                    doses: entries.map { DoseJSON(entry: $0, now: now) },
+                    counts: Counts(
+                        pending: counts[.pending] ?? 0,
+                        taken: counts[.taken] ?? 0,
+                        missed: counts[.missed] ?? 0,
+                        skipped: counts[.skipped] ?? 0,
+                        overdue: overdue,
+                        total: entries.count
+                    ),
+                    from: filter.from.map(TimeText.iso),
+                    to: filter.to.map(TimeText.iso)
+                )
+            )
+            return
+        }
+        guard !entries.isEmpty else {
+            Output.line("No doses in \(title).")
+            return
+        }
+        Output.line("Doses, \(title)")
+        var day: Int?
+        let numberWidth = String(entries.map(\.dose.id).max() ?? 0).count
+        for entry in entries {
+            let dose = entry.dose
+            let zone = dose.timeZone
+            let local = CivilDay.of(dose.scheduled, in: zone)
+            if local != day {
+                day = local
+                Output.line("")
+                Output.line(String(TimeText.local(dose.scheduled, in: zone).prefix(14)))
+            }
+            let number = String(dose.id)
+            var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
+            line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(oneLine(entry.label))"
+            let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
+            line += "  \(status)"
+            if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
+            if dose.autoMissed { line += " (no answer)" }
+            if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
+            if !dose.notes.isEmpty { line += "  — \(oneLine(dose.notes))" }
+            Output.line(line)
+        }
+        Output.line("")
+        var parts: [String] = []
+        for status in DoseStatus.allCases {
+            if let count = counts[status], count > 0 { parts.append("\(count) \(status.rawValue)") }
+        }
+        var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
+        if overdue > 0 { summary += " (\(overdue) overdue)" }
+        Output.line(summary)
+    }
+}
+
+struct AdherenceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adherence",
+        abstract: "Adherence: taken ÷ (taken + missed + skipped) over doses already due, overall, per medication and per day.",
+        discussion: """
+            Pending doses (due, not answered yet) are shown but not counted; future doses and \
+            as-needed doses never count. Default: the last 30 days (today included).
+            Examples:
+              chime adherence
+              chime adherence --med Aspirin --last 7d
+              chime adherence --all --json
+            """
+    )
+    @Option(name: .customLong("med"), help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"))
+    var medication: String?
+    @Option(help: ArgumentHelp("The last N days: 7d, 30d … (default 30d).", valueName: "days"))
+    var last: String?
+    @Flag(help: "The whole history.")
+    var all = false
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if all && last != nil { throw ValidationError("choose one range: --last or --all") }
+        if let last { try asValidation { () throws(ChimeError) in _ = try DoseInput.lastDays(last) } }
+    }
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let now = Date()
+        let zone = TimeZone.current
+        let days = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } ?? 30
+        let range = DoseRange.last(days: days, now: now, zone: zone)
+        let report = try context.book.adherence(from: all ? nil : range.from, to: range.to, medication: medication)
+        if global.json {
+            struct PerMedication: Encodable {
+                var id: Int64
+                var name: String
+                var adherence: AdherenceJSON
+            }
+            struct Day: Encodable {
+                var date: String
+                var adherence: AdherenceJSON
+            }
+            struct Report: Encodable {
+                var from: String?
+                var to: String
+                var overall: AdherenceJSON
+                var medications: [PerMedication]
+                var days: [Day]
+                enum CodingKeys: String, CodingKey { case from, to, overall, medications, days }
+                func encode(to encoder: any Encoder) throws {
+                    var container = encoder.container(keyedBy: CodingKeys.self)
+                    try container.encode(from, forKey: .from)
+                    try container.encode(to, forKey: .to)
+                    try container.encode(overall, forKey: .overall)
+                    try container.encode(medications, forKey: .medications)
+                    try container.encode(days, forKey: .days)
+                }
+            }
+            Output.json(
+                Report(
+                    from: report.from.map(TimeText.iso),
+                    to: TimeText.iso(report.to),
+                    overall: AdherenceJSON(adherence: report.overall),
+                    medications: report.medications.map {
+                        PerMedication(id: $0.medicationID, name: $0.name, adherence: AdherenceJSON(adherence: $0.adherence))
+                    },
+                    days: report.days.map { Day(date: CivilDay.format($0.day), adherence: AdherenceJSON(adherence: $0.adherence)) }
+                )
+            )
+            return
+        }
+        let overall = report.overall
+        let span = all ? "all history" : (days == 1 ? "today" : "last \(days) days")
+        let subject = medication.map { " of \(oneLine($0))" } ?? ""
+        guard overall.counted > 0 else {
+            Output.line("Adherence\(subject), \(span): —")
+            Output.line("No doses due yet in this range" + (overall.pending > 0 ? " (\(overall.pending) pending, not counted)." : "."))
+            return
+        }
+        Output.line("Adherence\(subject), \(span): \(overall.percentText)")
+        var counts = "  \(overall.taken) taken, \(overall.missed) missed, \(overall.skipped) skipped"
+        if overall.pending > 0 { counts += "; \(overall.pending) pending (not counted)" }
+        Output.line(counts)
+        Output.line("  = taken ÷ (taken + missed + skipped), over doses already due")
+        if medication == nil && !report.medications.isEmpty {
+            Output.line("")
+            Output.line("By medication")
+            let width = min(30, report.medications.map { oneLine($0.name).count }.max() ?? 0)
+            for item in report.medications {
+                let name = String(oneLine(item.name).prefix(width))
+                let padded = name + String(repeating: " ", count: max(0, width - name.count))
+                let rate = item.adherence.percentText
+                let a = item.adherence
+                var line = "  \(padded)  " + String(repeating: " ", count: max(0, 4 - rate.count)) + rate
+                line += "  \(a.taken) taken, \(a.missed) missed, \(a.skipped) skipped"
+                if a.pending > 0 { line += ", \(a.pending) pending" }
+                Output.line(line)
+            }
+        }
+        Output.line("")
+        for line in Self.chart(report.days, columns: TerminalSize.current().columns) { Output.line(line) }
+    }
+
+    /// One row per day (the newest 31 when there are more): the date, a bar of the day's rate
+    /// fitted to the terminal, the rate and taken/counted; "—" for a day with nothing counted.
+    static func chart(_ days: [(day: Int, adherence: Adherence)], columns: Int) -> [String] {
+        let shown = days.suffix(31)
+        var lines = [shown.count < days.count ? "Per day, the last \(shown.count) of \(days.count) days" : "Per day"]
+        // "  Sun 11-22  " + bar + "  100%  12/12"
+        let barWidth = max(5, min(40, columns - 30))
+        let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+        for (day, adherence) in shown.reversed() {
+            let civil = ZoneMath.civilFromDays(day)
+            let label = "\(weekdays[ZoneMath.isoWeekday(dayNumber: day) - 1]) " + String(format: "%02d-%02d", civil.month, civil.day)
+            guard let rate = adherence.rate else {
+                lines.append("  \(label)  —" + (adherence.pending > 0 ? "  (\(adherence.pending) pending)" : ""))
+                continue
+            }
+            let filled = Int((rate * Double(barWidth)).rounded())
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled)
+            let percent = adherence.percentText
+            lines.append(
+                "  \(label)  \(bar)  " + String(repeating: " ", count: max(0, 4 - percent.count)) + percent
+                    + "  \(adherence.taken)/\(adherence.counted)"
+            )
+        }
+        return lines
+    }
+}
+
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export the dose history as CSV (RFC 4180) on standard output, for a doctor or a spreadsheet.",
+        discussion: """
+            Columns: date,time,zone,medication,amount,unit,status,taken_at,notes,dose_id (date and \
+            time local in the dose's zone, taken_at ISO 8601 UTC). The same range and filters as \
+            'chime doses' (default the last 7 days).
+            Examples:
+              chime export doses --csv --last 30d > doses.csv
+              chime export doses --csv --last-month --med Aspirin
+            """
+    )
+    @Argument(help: ArgumentHelp("What to export: doses (the default).", valueName: "what"))
+    var what = "doses"
+    @Flag(help: "Write CSV (the format: required).")
+    var csv = false
+    @OptionGroup var range: DoseRangeOptions
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard what == "doses" else {
+            throw ValidationError(ChimeError.invalid("export", what, expected: "doses ('chime export doses --csv')").message)
+        }
+        guard csv else { throw ValidationError("the export format is CSV: pass --csv ('chime export doses --csv')") }
+        if global.json { throw ValidationError("the export is CSV: leave out --json (for JSON, 'chime doses --json')") }
+    }
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let (filter, _) = try range.filter(now: Date(), zone: .current)
+        let entries = try context.book.doses(filter, limit: range.limit)
+        let medications = Dictionary(
+            try context.book.medications(includeInactive: true).map { ($0.medication.id, $0.medication) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        var text = CSV.row(["date", "time", "zone", "medication", "amount", "unit", "status", "taken_at", "notes", "dose_id"])
+        for entry in entries {
+            let dose = entry.dose
+            let zone = dose.timeZone
+            let medication = medications[dose.medicationID]
+            text += CSV.row([
+                CivilDay.format(CivilDay.of(dose.scheduled, in: zone)),
+                TimeText.clock(dose.scheduled, in: zone),
+                dose.zone,
+                entry.medicationName,
+                medication.map { Medication.format(amount: $0.amount) } ?? "",
+                medication?.unit ?? "",
+                dose.status.rawValue,
+                dose.takenAt.map(TimeText.iso) ?? "",
+                dose.notes,
+                String(dose.id),
+            ])
+        }
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// RFC 4180: fields with a comma, a double quote or a line break are quoted, quotes doubled;
+/// records end with CRLF.
+enum CSV {
+    static func field(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func row(_ fields: [String]) -> String {
+        fields.map(field).joined(separator: ",") + "\r\n"
+    }
+}

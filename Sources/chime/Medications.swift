@@ -1,0 +1,583 @@
+import ArgumentParser
+import ChimeCore
+import ChimeDoses
+import ChimeStore
+import Foundation
+
+struct Med: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Medications: add one with its schedule; list, show, edit, deactivate or delete them.",
+        discussion: """
+            Each dose falls due at its schedule's times and the runner shows the alert "Medication \
+            Reminder" with the actions Mark as Taken, Snooze 10 min and Skip; it repeats every 15 \
+            minutes (at most 3 times) while unanswered. A dose is overdue after its grace window \
+            (default 30m) and missed after --missed-after (default 4h) or at the next dose. Answer \
+            from the command line with 'chime dose take'. A medication is named by its number or its name.
+            Examples:
+              chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
+              chime med add Vitamin D --amount 1000 --unit IU --at 09:00 --days mon-fri --zone Europe/Berlin
+              chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
+              chime med list
+              chime med next --count 5
+            """,
+        subcommands: [
+            MedAdd.self, MedList.self, MedShow.self, MedEdit.self, MedDeactivate.self, MedReactivate.self, MedDelete.self, MedNext.self,
+        ]
+    )
+}
+
+/// The options `med add` and `med edit` share; each is optional (`med add` requires some).
+struct MedicationOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The amount of one dose, above 0: 100, 2.5.", valueName: "amount"))
+    var amount: String?
+    @Option(help: ArgumentHelp("The amount's unit, at most 20 characters: mg, ml, tablet.", valueName: "unit"))
+    var unit: String?
+    @Option(name: .customLong("at"), help: ArgumentHelp("The times of day, 24-hour HH:MM: 08:00,20:00.", valueName: "times"))
+    var times: String?
+    @Option(
+        help: ArgumentHelp(
+            "The days: every day (default), weekdays, weekends, mon-fri, mon,wed,fri.",
+            valueName: "days"
+        )
+    )
+    var days: String?
+    @Option(
+        help: ArgumentHelp(
+            "Read the times in this IANA zone (Europe/Berlin); default floating: the system's zone, so 08:00 stays 08:00 after travel.",
+            valueName: "zone"
+        )
+    )
+    var zone: String?
+    @Flag(name: .customLong("as-needed"), help: "No reminders: doses are logged when taken ('chime dose take NAME').")
+    var asNeeded = false
+    @Option(
+        name: .customLong("min-interval"),
+        help: ArgumentHelp("As needed: the shortest safe time between two doses (6h); sooner gives a warning.", valueName: "duration")
+    )
+    var minInterval: String?
+    @Option(help: ArgumentHelp("How to take it (\"with food\"), shown in the alert.", valueName: "text"))
+    var instructions: String?
+    @Option(name: .customLong("prescribed-by"), help: ArgumentHelp("Who prescribed it.", valueName: "name"))
+    var prescribedBy: String?
+    @Option(help: ArgumentHelp("The first day, YYYY-MM-DD (default today).", valueName: "date"))
+    var start: String?
+    @Option(help: ArgumentHelp("The last day, YYYY-MM-DD (default none).", valueName: "date"))
+    var end: String?
+    @Option(help: ArgumentHelp("A dose is overdue this long after its time (default 30m).", valueName: "duration"))
+    var grace: String?
+    @Option(
+        name: .customLong("missed-after"),
+        help: ArgumentHelp("A dose unanswered this long after its time is missed (default 4h; or at the next dose).", valueName: "duration")
+    )
+    var missedAfter: String?
+    @Option(help: ArgumentHelp("Doses in stock: each dose taken takes one.", valueName: "count"))
+    var stock: Int?
+    @Option(
+        name: .customLong("refill-days"),
+        help: ArgumentHelp("A refill reminder comes this many days before the stock runs out (default 7).", valueName: "days")
+    )
+    var refillDays: Int?
+
+    var touchesSchedule: Bool { times != nil || days != nil || zone != nil || asNeeded || minInterval != nil }
+
+    /// Every value that parses on its own, checked before the store is opened.
+    func checkFormats() throws(ChimeError) {
+        if let times { _ = try DoseInput.times(times) }
+        if let days { _ = try DoseInput.days(days) }
+        if let zone { _ = try ZoneRule.parse(zone) }
+        if let minInterval { _ = try DoseInput.duration(minInterval, field: "min interval") }
+        if let start { _ = try CivilDay.parse(start, field: "start date") }
+        if let end { _ = try CivilDay.parse(end, field: "end date") }
+        if let grace { _ = try DoseInput.duration(grace, field: "grace") }
+        if let missedAfter { _ = try DoseInput.duration(missedAfter, field: "missed after") }
+    }
+
+    /// The medication `med add` adds.
+    func draft(name: String, today: Int) throws(ChimeError) -> MedicationDraft {
+        var draft = MedicationDraft(
+            name: name,
+            amount: amount ?? "",
+            unit: unit ?? "",
+            startDay: try start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") } ?? today
+        )
+        if amount == nil { throw ChimeError(.usage, "missing --amount: the amount of one dose, such as --amount 100") }
+        draft.instructions = instructions ?? ""
+        draft.prescribedBy = prescribedBy ?? ""
+        draft.endDay = try end.map { text throws(ChimeError) in try CivilDay.parse(text, field: "end date") }
+        if let grace { draft.grace = try DoseInput.duration(grace, field: "grace") }
+        if let missedAfter { draft.missedAfter = try DoseInput.duration(missedAfter, field: "missed after") }
+        draft.stock = stock
+        if let refillDays { draft.refillDays = refillDays }
+        return draft
+    }
+
+    /// The schedule `med add` gives, or `med edit` makes from these options over `current`.
+    func schedule(over current: DoseSchedule? = nil) throws(ChimeError) -> ScheduleDraft {
+        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil)
+        let parsedTimes = try times.map { text throws(ChimeError) in try DoseInput.times(text) }
+        let parsedDays = try days.map { text throws(ChimeError) in try DoseInput.days(text) }
+        let parsedZone = try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) }
+        let interval = try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
+        if asNeeded {
+            if days != nil || zone != nil {
+                throw ChimeError(.usage, "invalid schedule: --days and --zone are for scheduled medications, not --as-needed")
+            }
+            return ScheduleDraft(
+                times: parsedTimes ?? [],
+                asNeeded: true,
+                minInterval: interval ?? (current?.frequency == .asNeeded ? current?.minInterval : nil)
+            )
+        }
+        let scheduled = current?.frequency == .asNeeded ? nil : current
+        return ScheduleDraft(
+            times: parsedTimes ?? scheduled?.times ?? [],
+            days: parsedDays ?? scheduled?.days ?? .everyDay,
+            zone: parsedZone ?? scheduled?.zone ?? .floating,
+            minInterval: interval
+        )
+    }
+}
+
+/// A medication for a person: its label, schedules, next dose, and more with `full`.
+func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) {
+    let medication = detail.medication
+    let zone = TimeZone.current
+    let now = Date()
+    var heading = "\(medication.id)  \(oneLine(medication.label))"
+    if !medication.isActive { heading += "  (inactive)" }
+    Output.line(heading)
+    for schedule in detail.schedules where schedule.isEnabled || full {
+        var line = "    \(schedule.summary)"
+        if !schedule.isEnabled { line += "  (replaced)" }
+        if full, let next = nextBySchedule[schedule.id] {
+            line += "  next \(TimeText.local(next, in: schedule.zone.resolve(system: zone)))"
+        }
+        Output.line(line)
+    }
+    if let next = detail.nextDose {
+        Output.line("    Next dose: \(TimeText.local(next, in: zone)) (\(TimeText.relative(next, from: now)))")
+    } else if !medication.isActive {
+        Output.line("    No doses while inactive: 'chime med reactivate \(medication.id)'")
+    }
+    guard full else { return }
+    if !medication.instructions.isEmpty { Output.line("    Instructions: \(oneLine(medication.instructions))") }
+    if !medication.prescribedBy.isEmpty { Output.line("    Prescribed by: \(oneLine(medication.prescribedBy))") }
+    var dates = "    From \(CivilDay.format(medication.startDay))"
+    dates += medication.endDay.map { " to \(CivilDay.format($0))" } ?? ", no end date"
+    Output.line(dates)
+    Output.line(
+        "    Overdue after \(Trigger.formatInterval(Int64(medication.grace))), missed after "
+            + "\(Trigger.formatInterval(Int64(medication.missedAfter))) or at the next dose"
+    )
+    if let stock = medication.stock {
+        let perDay = detail.schedules.filter(\.isEnabled).map(\.dosesPerDay).reduce(0, +)
+        var line = "    Stock: \(plural(stock, "dose"))"
+        if perDay > 0 { line += ", about \(plural(Int((Double(stock) / perDay).rounded(.down)), "day")) left" }
+        line += "; refill reminder \(plural(medication.refillDays, "day")) before it runs out"
+        Output.line(line)
+    }
+}
+
+struct MedAdd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add a medication with its schedule (--at times, or --as-needed).",
+        discussion: """
+            Everything is checked before the store is opened. The first dose is scheduled at once \
+            and the runner woken.
+            Examples:
+              chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
+              chime med add Metformin --amount 500 --unit mg --at 08:00 --days weekdays --stock 60
+              chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
+            """
+    )
+    @Argument(help: ArgumentHelp("The medication's name, at most 100 characters.", valueName: "name"))
+    var name: String
+    @OptionGroup var options: MedicationOptions
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try asValidation { () throws(ChimeError) in
+            try options.checkFormats()
+            _ = try options.draft(name: name, today: CivilDay.of(Date(), in: .current)).validated()
+            _ = try options.schedule().validated()
+        }
+    }
+
+    func run() async throws {
+        let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
+        let schedule = try options.schedule()
+        let context = try DoseContext(global)
+        let detail = try context.book.addMedication(draft, schedule: schedule)
+        let running = pokeRunner(context.store, json: global.json)
+        if global.json {
+            struct Added: Encodable {
+                var medication: MedicationJSON
+                var runner: Bool
+            }
+            Output.json(Added(medication: MedicationJSON(detail: detail), runner: running))
+            return
+        }
+        Output.line("Added medication \(detail.medication.id): \(oneLine(detail.medication.label))")
+        describe(detail, full: false)
+    }
+}
+
+struct MedList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the active medications (--all: the inactive ones too), by name."
+    )
+    @Option(help: ArgumentHelp("Only names containing this text.", valueName: "text"))
+    var search: String?
+    @Flag(help: "Include inactive medications.")
+    var all = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let list = try context.book.medications(search: search, includeInactive: all)
+        if global.json {
+            struct Listing: Encodable {
+                var medications: [MedicationJSON]
+                var count: Int
+            }
+            Output.json(Listing(medications: list.map { MedicationJSON(detail: $0) }, count: list.count))
+            return
+        }
+        guard !list.isEmpty else {
+            if search != nil {
+                Output.line("No medication matches '\(oneLine(search ?? ""))'.")
+            } else {
+                Output.line("No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00")
+            }
+            return
+        }
+        for detail in list { describe(detail, full: false) }
+    }
+}
+
+struct MedShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show a medication: every field, its schedules with their next dose, stock, and adherence over 30 days."
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    var medication: String
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let detail = try context.book.medication(medication)
+        let id = String(detail.medication.id)
+        var nextBySchedule: [Int64: Date] = [:]
+        if detail.medication.isActive {
+            let enabled = detail.schedules.filter { $0.isEnabled && $0.frequency != .asNeeded }.count
+            for planned in try context.book.nextDoses(count: max(1, enabled * 8), medication: id)
+            where nextBySchedule[planned.scheduleID] == nil {
+                nextBySchedule[planned.scheduleID] = planned.due
+            }
+        }
+        let range = DoseRange.last(days: 30, now: Date(), zone: .current)
+        let adherence = try context.book.adherence(from: range.from, to: range.to, medication: id).overall
+        if global.json {
+            struct Shown: Encodable {
+                var medication: MedicationJSON
+                var adherence30Days: AdherenceJSON
+                enum CodingKeys: String, CodingKey {
+                    case medication
+                    case adherence30Days = "adherence_30d"
+                }
+            }
+            Output.json(
+                Shown(
+                    medication: MedicationJSON(detail: detail, nextBySchedule: nextBySchedule),
+                    adherence30Days: AdherenceJSON(adherence: adherence)
+                )
+            )
+            return
+        }
+        describe(detail, full: true, nextBySchedule: nextBySchedule)
+        if adherence.counted == 0 {
+            Output.line("    Adherence, last 30 days: no doses due yet")
+        } else {
+            Output.line(
+                "    Adherence, last 30 days: \(adherence.percentText) (\(adherence.taken) taken, \(adherence.missed) missed, "
+                    + "\(adherence.skipped) skipped)"
+            )
+        }
+    }
+}
+
+struct MedEdit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit",
+        abstract: "Change a medication: any option of 'med add'; --no-end, --no-stock clear them.",
+        discussion: """
+            Changing --at, --days, --zone, --as-needed or --min-interval replaces its schedule (the \
+            options not given keep their values). Doses already due and the history stay; doses \
+            not yet due are made again.
+            Examples:
+              chime med edit Aspirin --at 09:00,21:00
+              chime med edit 3 --stock 60
+              chime med edit Aspirin --name "Aspirin Cardio" --no-end
+            """
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    var medication: String
+    @Option(help: ArgumentHelp("A new name.", valueName: "name"))
+    var name: String?
+    @OptionGroup var options: MedicationOptions
+    @Flag(name: .customLong("no-end"), help: "Remove the end date.")
+    var noEnd = false
+    @Flag(name: .customLong("no-stock"), help: "Stop counting the stock.")
+    var noStock = false
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try asValidation { () throws(ChimeError) in
+            try options.checkFormats()
+            if noEnd && options.end != nil { throw ChimeError(.usage, "--end and --no-end contradict each other: give one") }
+            if noStock && options.stock != nil { throw ChimeError(.usage, "--stock and --no-stock contradict each other: give one") }
+        }
+    }
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        var changes = MedicationChanges()
+        changes.name = name
+        changes.amount = options.amount
+        changes.unit = options.unit
+        changes.instructions = options.instructions
+        changes.prescribedBy = options.prescribedBy
+        changes.startDay = try options.start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") }
+        if noEnd {
+            changes.endDay = .some(nil)
+        } else if let end = options.end {
+            changes.endDay = .some(try CivilDay.parse(end, field: "end date"))
+        }
+        changes.grace = try options.grace.map { text throws(ChimeError) in try DoseInput.duration(text, field: "grace") }
+        changes.missedAfter = try options.missedAfter.map { text throws(ChimeError) in
+            try DoseInput.duration(text, field: "missed after")
+        }
+        if noStock {
+            changes.stock = .some(nil)
+        } else if let stock = options.stock {
+            changes.stock = .some(stock)
+        }
+        changes.refillDays = options.refillDays
+        if options.touchesSchedule {
+            let current = try context.book.medication(medication)
+            let enabled = current.schedules.last(where: \.isEnabled)
+            changes.schedule = try options.schedule(over: enabled)
+        }
+        let detail = try context.book.editMedication(medication, changes)
+        let running = pokeRunner(context.store, json: global.json)
+        if global.json {
+            struct Edited: Encodable {
+                var medication: MedicationJSON
+                var runner: Bool
+            }
+            Output.json(Edited(medication: MedicationJSON(detail: detail), runner: running))
+            return
+        }
+        Output.line("Changed medication \(detail.medication.id): \(oneLine(detail.medication.label))")
+        describe(detail, full: false)
+    }
+}
+
+/// `med deactivate` and `med reactivate`.
+func setActive(_ reference: String, _ active: Bool, global: GlobalOptions) throws {
+    let context = try DoseContext(global)
+    let detail = try context.book.setActive(reference, active)
+    let running = pokeRunner(context.store, json: global.json)
+    if global.json {
+        struct Changed: Encodable {
+            var medication: MedicationJSON
+            var runner: Bool
+        }
+        Output.json(Changed(medication: MedicationJSON(detail: detail), runner: running))
+        return
+    }
+    if active {
+        Output.line("Reactivated \(oneLine(detail.medication.label)): its doses start again from now.")
+    } else {
+        Output.line("Deactivated \(oneLine(detail.medication.label)): no more doses or alerts; its history stays.")
+    }
+    describe(detail, full: false)
+}
+
+struct MedDeactivate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deactivate",
+        abstract: "Stop a medication's doses and alerts; its history stays ('med reactivate' starts them again)."
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    var medication: String
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws { try setActive(medication, false, global: global) }
+}
+
+struct MedReactivate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reactivate",
+        abstract: "Start an inactive medication's doses again from now (nothing is counted missed for the pause)."
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    var medication: String
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws { try setActive(medication, true, global: global) }
+}
+
+struct MedDelete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete a medication with its schedules and its whole dose history.",
+        discussion: """
+            Asks "Delete NAME with its N schedules and N dose records? [y/N]" unless --yes. Without a \
+            terminal to ask on, --yes is required (exit 64); answering no changes nothing (exit 1). \
+            To keep the history, 'chime med deactivate' instead.
+            """
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    var medication: String
+    @Flag(name: [.short, .long], help: "Do not ask.")
+    var yes = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let impact = try context.book.deletionImpact(medication)
+        let name = oneLine(impact.medication.name)
+        let question =
+            "Delete \(name) with its \(plural(impact.schedules, "schedule")) and \(plural(impact.doses, "dose record"))?"
+        guard try confirm(question, what: "delete", yes: yes) else {
+            throw ChimeError(.failure, "not deleted: \(impact.medication.name) stays as it is")
+        }
+        let deleted = try context.book.deleteMedication(String(impact.medication.id))
+        let running = pokeRunner(context.store, json: global.json)
+        if global.json {
+            struct Deleted: Encodable {
+                var id: Int64
+                var name: String
+                var schedules: Int
+                var doses: Int
+                var runner: Bool
+            }
+            Output.json(
+                Deleted(
+                    id: deleted.medication.id,
+                    name: deleted.medication.name,
+                    schedules: deleted.schedules,
+                    doses: deleted.doses,
+                    runner: running
+                )
+            )
+            return
+        }
+        Output.line(
+            "Deleted \(name) with its \(plural(deleted.schedules, "schedule")) and \(plural(deleted.doses, "dose record"))."
+        )
+    }
+}
+
+struct MedNext: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "next",
+        abstract: "Preview the next doses (of one medication, or all): local time, zone, alert id.",
+        discussion: """
+            A time that does not exist on a spring-forward day is taken with the offset before the \
+            gap (02:30 → 03:30), and says so; a time that occurs twice on a fall-back day comes once, \
+            at its first occurrence.
+            """
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name (default: every active one).", valueName: "med"))
+    var medication: String?
+    @Option(help: ArgumentHelp("How many doses, 1 to 500 (default 5).", valueName: "count"))
+    var count = 5
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard (1...500).contains(count) else {
+            throw ValidationError(ChimeError.invalid("count", String(count), expected: "a number from 1 to 500").message)
+        }
+    }
+
+    static func note(_ resolution: LocalResolution) -> String? {
+        switch resolution {
+        case .exact: nil
+        case .shiftedForward(let seconds, let requested):
+            "\(requested) does not exist that day (clocks go forward): shifted by \(Trigger.formatInterval(Int64(seconds)))"
+        case .firstOfRepeated: "this time occurs twice that day (clocks go back): the first one"
+        }
+    }
+
+    func run() async throws {
+        let context = try DoseContext(global)
+        let planned = try context.book.nextDoses(count: count, medication: medication)
+        if global.json {
+            struct Planned: Encodable {
+                var medicationID: Int64
+                var label: String
+                var scheduleID: Int64
+                var due: String
+                var dueLocal: String
+                var zone: String
+                var alert: String
+                var note: String?
+                enum CodingKeys: String, CodingKey {
+                    case label, due, zone, alert, note
+                    case medicationID = "medication_id"
+                    case scheduleID = "schedule_id"
+                    case dueLocal = "due_local"
+                }
+                func encode(to encoder: any Encoder) throws {
+                    var container = encoder.container(keyedBy: CodingKeys.self)
+                    try container.encode(medicationID, forKey: .medicationID)
+                    try container.encode(label, forKey: .label)
+                    try container.encode(scheduleID, forKey: .scheduleID)
+                    try container.encode(due, forKey: .due)
+                    try container.encode(dueLocal, forKey: .dueLocal)
+                    try container.encode(zone, forKey: .zone)
+                    try container.encode(alert, forKey: .alert)
+                    try container.encode(note, forKey: .note)
+                }
+            }
+            struct Listing: Encodable { var doses: [Planned] }
+            Output.json(
+                Listing(
+                    doses: planned.map {
+                        Planned(
+                            medicationID: $0.medicationID,
+                            label: $0.label,
+                            scheduleID: $0.scheduleID,
+                            due: TimeText.iso($0.due),
+                            dueLocal: TimeText.local($0.due, in: $0.zone),
+                            zone: $0.zone.identifier,
+                            alert: $0.occurrence,
+                            note: Self.note($0.resolution)
+                        )
+                    }
+                )
+            )
+            return
+        }
+        guard !planned.isEmpty else {
+            Output.line(
+                medication == nil
+                    ? "No doses coming: no active scheduled medication ('chime med list --all')."
+                    : "No doses coming for \(oneLine(medication ?? "")): inactive, as needed, or past its end date."
+            )
+            return
+        }
+        let now = Date()
+        for dose in planned {
+            var line = "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(oneLine(dose.label))  \(dose.occurrence)"
+            line += "  (\(TimeText.relative(dose.due, from: now)))"
+            if let note = Self.note(dose.resolution) { line += "  [\(note)]" }
+            Output.line(line)
+        }
+    }
+}

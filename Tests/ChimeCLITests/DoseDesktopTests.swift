@@ -1,0 +1,110 @@
+import ChimeCore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DesktopTests {
+    /// The issue's end-to-end test: a dose falls due, the runner posts its alert with the
+    /// actions to the real server, and the person's "Mark as Taken" marks it taken.
+    ///
+    /// `dunstctl action 0` invokes a notification's default action, or, for an alert with
+    /// several actions (this one has three), opens dunst's context menu: dunst feeds the
+    /// actions to its `dmenu` command and invokes the one it chooses. The test configuration
+    /// points dmenu at /bin/false, so dunst is restarted on the same bus with the test
+    /// configuration and a chooser that picks "Mark as Taken" (as a person would in the menu).
+    /// The ActionInvoked signal then comes from the server itself. (dunst 1.9.0 has no rule
+    /// setting for the default action's name: `default_action_name` in a rule is refused.)
+    @Test("A dose's alert reaches the real server with its actions, and Mark as Taken marks it taken")
+    func doseAlertTakenFromTheServer() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let dunst = try startDunstTakingDoses(server)
+        defer {
+            kill(dunst, SIGKILL)
+            _ = NotificationServer.wait(dunst)
+        }
+        let sandbox = try Sandbox(extra: server.environment)
+
+        // A medication due at the next whole minute, its first dose then moved to 2 s from now
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let nextMinute = try #require(utc.nextDate(after: Date(), matching: DateComponents(second: 0), matchingPolicy: .nextTime))
+        let at = String(format: "%02d:%02d", utc.component(.hour, from: nextMinute), utc.component(.minute, from: nextMinute))
+        let occurrence = try addScheduled(in: sandbox, name: "Aspirin", at: at)
+        try moveDose(occurrence, to: Date().addingTimeInterval(2), store: sandbox.store)
+
+        let runner = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+
+        // The alert, with the seed's title and body and its three actions
+        #expect(await server.waitForLog { $0.contains(#"string "Medication Reminder""#) }, "\(runner.stderr)")
+        let call = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        for expected in [
+            #"string "Medication Reminder""#, #"string "Aspirin (100 mg)""#, #"string "take""#, #"string "Mark as Taken""#,
+            #"string "snooze""#, #"string "Snooze 10 min""#, #"string "skip""#, #"string "Skip""#, #"string "x-chime.dose""#,
+        ] {
+            #expect(call.contains(expected), "\(expected) not in \(call)")
+        }
+
+        // The person chooses "Mark as Taken" in dunst's menu: the server invokes the action "take"
+        try server.dunstctl("action", "0")
+        #expect(await server.waitForLog { $0.contains("member=ActionInvoked") }, "\(server.monitorLog)")
+        let invoked = try #require(server.monitorLog.components(separatedBy: "member=ActionInvoked\n").last)
+        #expect(invoked.contains(#"string "take""#), "\(invoked)")
+
+        var status: String?
+        for _ in 0..<100 where status != "taken" {
+            let listing = try jsonObject(try sandbox.chime("doses", "--json").stdout)
+            let dose = (listing["doses"] as? [[String: Any]])?.first { $0["occurrence"] as? String == occurrence }
+            status = dose?["status"] as? String
+            if status != "taken" { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(status == "taken", "\(runner.stderr)")
+
+        // Shown once: no repeat, no second alert
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(server.monitorLog.components(separatedBy: #"string "Medication Reminder""#).count == 2)
+        #expect(try sandbox.chime("dose", "take", occurrence).status == 4)
+        #expect(await runner.terminate() == 0)
+    }
+
+    /// Replaces the server's dunst with one whose context menu chooses "Mark as Taken"; returns
+    /// its pid (the caller stops it by pid) once it owns the name.
+    func startDunstTakingDoses(_ server: NotificationServer) throws -> pid_t {
+        let testConfiguration = URL(fileURLWithPath: NotificationServer.script).deletingLastPathComponent()
+            .appendingPathComponent("test-notification/dunstrc")
+        let chooser = server.directory.appendingPathComponent("choose-take")
+        try "#!/bin/sh\nexec grep -m 1 -F 'Mark as Taken'\n".write(to: chooser, atomically: true, encoding: .utf8)
+        chmod(chooser.path, 0o700)
+        let original = try String(contentsOf: testConfiguration, encoding: .utf8)
+        #expect(original.contains("dmenu = /bin/false"))
+        let configuration = server.directory.appendingPathComponent("dunstrc-doses")
+        try original.replacingOccurrences(of: "dmenu = /bin/false", with: "dmenu = \(chooser.path)")
+            .write(to: configuration, atomically: true, encoding: .utf8)
+        server.stopServer()
+        let log = server.directory.appendingPathComponent("dunst-doses.log").path
+        let pid = try NotificationServer.spawn(
+            "/usr/bin/dunst",
+            ["-config", configuration.path],
+            environment: server.environment,
+            output: log
+        )
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let probe = try NotificationServer.spawn(
+                "/usr/bin/dunstctl",
+                ["is-paused"],
+                environment: server.environment,
+                output: "/dev/null"
+            )
+            if NotificationServer.wait(probe) == 0 { return pid }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        _ = NotificationServer.wait(pid)
+        throw NotificationServer.ServerError(message: "dunst did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+}
