@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChimeCore
 import ChimeDoses
+import ChimeLibnotify
 import ChimeStore
 import Foundation
 
@@ -58,11 +59,19 @@ func chooseDose(_ text: String?, book: DoseBook, verb: String) throws(ChimeError
 }
 
 /// Take, skip, miss or reset a dose, then print it.
-func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global: GlobalOptions) throws {
+func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global: GlobalOptions) async throws {
     let context = try DoseContext(global)
     let reference = try chooseDose(text, book: context.book, verb: answer.rawValue)
     let answered = try context.book.answer(answer, reference, notes: notes)
     let running = pokeRunner(context.store, json: global.json)
+    // Answered here: close its alert on the desktop, so that nobody takes the dose twice
+    // (bounded; nothing when no server runs).
+    if answer != .reset, let occurrence = answered.entry.dose.occurrence,
+        let shown = try? context.book.shownDesktopIDs(occurrence: occurrence), !shown.isEmpty,
+        case .success(let desktop) = await LibnotifyNotifier.connect()
+    {
+        await desktop.close(serverIDs: shown)
+    }
     let now = Date()
     if global.json {
         struct Answered: Encodable {
@@ -123,7 +132,7 @@ struct DoseTake: AsyncParsableCommand {
     var notes: String?
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try answerDose(.take, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.take, dose: dose, notes: notes, global: global) }
 }
 
 struct DoseSkip: AsyncParsableCommand {
@@ -134,7 +143,7 @@ struct DoseSkip: AsyncParsableCommand {
     var notes: String?
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try answerDose(.skip, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.skip, dose: dose, notes: notes, global: global) }
 }
 
 struct DoseMiss: AsyncParsableCommand {
@@ -145,7 +154,7 @@ struct DoseMiss: AsyncParsableCommand {
     var notes: String?
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try answerDose(.miss, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.miss, dose: dose, notes: notes, global: global) }
 }
 
 struct DoseReset: AsyncParsableCommand {
@@ -159,7 +168,7 @@ struct DoseReset: AsyncParsableCommand {
     var notes: String?
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try answerDose(.reset, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.reset, dose: dose, notes: notes, global: global) }
 }
 
 struct DoseSnooze: AsyncParsableCommand {
