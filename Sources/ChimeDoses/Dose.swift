@@ -84,12 +84,8 @@ public struct DoseEntry: Sendable, Hashable {
 /// time as scheduled (on a spring-forward day, the time asked for: 02:30, fired at 03:30).
 public enum DoseOccurrenceID {
     public static func make(scheduleID: Int64, local: CivilDateTime) -> String {
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return
-            "med-\(scheduleID)-\(pad(local.year, 4))\(pad(local.month, 2))\(pad(local.day, 2))-\(pad(local.hour, 2))\(pad(local.minute, 2))"
+        let date = zeroPadded(local.year, 4) + zeroPadded(local.month, 2) + zeroPadded(local.day, 2)
+        return "med-\(scheduleID)-\(date)-\(zeroPadded(local.hour, 2))\(zeroPadded(local.minute, 2))"
     }
 
     /// Whether `text` has the form of an occurrence identifier.

@@ -174,13 +174,6 @@ extension DoseBook {
         return try doses(filter)
     }
 
-    /// Counts by status of the doses matching `filter`.
-    public func statusCounts(_ filter: DoseFilter) throws(ChimeError) -> [DoseStatus: Int] {
-        var counts: [DoseStatus: Int] = [:]
-        for entry in try doses(filter) { counts[entry.dose.status, default: 0] += 1 }
-        return counts
-    }
-
     /// Adherence over `[from, to)` (from nil: all history), of one medication or all, counting
     /// only doses already due, and never as-needed ones (they are logged when taken).
     public func adherence(from: Date?, to: Date? = nil, medication reference: String? = nil) throws(ChimeError) -> AdherenceReport {

@@ -159,17 +159,15 @@ public struct DoseBook: Sendable {
         caughtUp: inout [CaughtUp],
         in db: Database
     ) throws {
-        let rows = try Row.fetchAll(
+        let due = try Int64.fetchAll(
             db,
             sql: """
-                SELECT s.id, s.medication_id, s.times, s.days, s.zone, s.cursor_us,
-                       m.start_day, m.end_day, m.grace_s, m.missed_after_s, m.name, m.amount, m.unit, m.instructions
-                FROM dose_schedule s JOIN medication m ON m.id = s.medication_id
+                SELECT s.id FROM dose_schedule s JOIN medication m ON m.id = s.medication_id
                 WHERE s.enabled = 1 AND s.frequency != 'as-needed' AND m.active = 1 AND s.cursor_us <= ?
                 """,
             arguments: [now.micros]
         )
-        guard !rows.isEmpty else { return }
+        guard !due.isEmpty else { return }
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO dose (medication_id, schedule_id, occurrence, scheduled_us, zone, status, overdue_us, missed_us,
@@ -177,63 +175,45 @@ public struct DoseBook: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (occurrence) DO NOTHING
                 """
         )
-        for row in rows {
-            let scheduleID: Int64 = row[0]
-            let medicationID: Int64 = row[1]
-            let rule: ZoneRule = (row[4] as String?).map { .fixed($0) } ?? .floating
-            let trigger = Trigger.weekly(
-                times: try LocalTime.parseList(row[2]),
-                days: WeekdaySet(rawValue: UInt8(row[3] as Int)),
-                zone: rule
-            )
-            let zone = rule.resolve(system: systemZone)
-            let startDay: Int = row[6]
-            let endDay: Int? = row[7]
-            let grace = TimeInterval(row[8] as Int)
-            let missedAfter = TimeInterval(row[9] as Int)
-            let label = Medication(name: row[10], amount: row[11], unit: row[12]).label
-            let body = alertBody(label: label, instructions: row[13])
-            let siblings = try medicationTriggers(medicationID, in: db)
-            var cursor = Date(micros: row[5])
+        for scheduleID in due {
+            guard let schedule = try fetchSchedule(id: scheduleID, in: db),
+                let medication = try fetchMedication(id: schedule.medicationID, in: db),
+                let cursorMicros = try Int64.fetchOne(db, sql: "SELECT cursor_us FROM dose_schedule WHERE id = ?", arguments: [scheduleID])
+            else { continue }
+            let grace = TimeInterval(medication.grace)
+            let body = alertBody(label: medication.label, instructions: medication.instructions)
+            // The next dose of any of the medication's schedules ends a dose's window.
+            let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled).compactMap(\.trigger)
+            var cursor = Date(micros: cursorMicros)
             var finished = false
             while true {
-                guard let occurrence = trigger.occurrences(after: cursor, count: 1, systemZone: systemZone).first else {
+                // The same expansion as `chime med next` (start and end dates, DST, zones).
+                guard let planned = plan(schedule, of: medication, after: cursor, count: 1, zone: systemZone).first else {
                     finished = true
                     break
                 }
-                let local = DoseOccurrenceID.nominal(occurrence, in: zone)
-                if let endDay, local.dayNumber > endDay {
-                    finished = true
-                    break
-                }
-                if local.dayNumber < startDay {
-                    // Not started yet: go to the start day rather than walk the days before it.
-                    let start = ZoneMath.resolve(CivilDateTime(dayNumber: startDay, time: .midnight), in: zone).instant
-                    cursor = max(occurrence.instant, start.addingTimeInterval(-1))
-                    continue
-                }
-                let due = occurrence.instant
+                let due = planned.due
                 cursor = due
                 let nextSibling = siblings.compactMap { $0.nextOccurrence(after: due, systemZone: systemZone) }.min()
-                let missedAt = min(due.addingTimeInterval(missedAfter), nextSibling ?? .distantFuture)
-                let overdueAt = due.addingTimeInterval(grace)
-                let id = DoseOccurrenceID.make(scheduleID: scheduleID, local: local)
+                let missedAt = min(due.addingTimeInterval(TimeInterval(medication.missedAfter)), nextSibling ?? .distantFuture)
                 let isMissed = due <= now && now >= missedAt
                 let isStale = due <= now && !isMissed && now.timeIntervalSince(due) > grace
                 try insert.execute(arguments: [
-                    medicationID, scheduleID, id, due.micros, zone.identifier, isMissed ? "missed" : "pending",
-                    overdueAt.micros, missedAt.micros, isMissed, isStale, now.micros,
+                    medication.id, scheduleID, planned.occurrence, due.micros, planned.zone.identifier, isMissed ? "missed" : "pending",
+                    due.addingTimeInterval(grace).micros, missedAt.micros, isMissed, isStale, now.micros,
                 ])
                 if db.changesCount > 0 {
                     settled.created += 1
                     let doseID = db.lastInsertedRowID
                     if isMissed || isStale {
-                        caughtUp.append(CaughtUp(doseID: doseID, label: label, scheduled: due, zone: zone, missed: isMissed))
+                        caughtUp.append(
+                            CaughtUp(doseID: doseID, label: medication.label, scheduled: due, zone: planned.zone, missed: isMissed)
+                        )
                         if isMissed { settled.missed.append(doseID) } else { settled.summarized.append(doseID) }
                     } else {
                         // Due now or later (within its grace window when late): its own alert.
                         try ReminderStore.scheduleOnce(
-                            NewReminder(id: id, title: alertTitle, body: body, trigger: .once(due), kind: kind),
+                            NewReminder(id: planned.occurrence, title: alertTitle, body: body, trigger: .once(due), kind: kind),
                             now: now,
                             in: db
                         )
@@ -246,18 +226,6 @@ public struct DoseBook: Sendable {
                 sql: "UPDATE dose_schedule SET cursor_us = ? WHERE id = ?",
                 arguments: [finished ? Int64.max : cursor.micros, scheduleID]
             )
-        }
-    }
-
-    /// The rules of a medication's enabled schedules: the next dose of any of them ends a dose's window.
-    static func medicationTriggers(_ medicationID: Int64, in db: Database) throws -> [Trigger] {
-        try Row.fetchAll(
-            db,
-            sql: "SELECT times, days, zone FROM dose_schedule WHERE medication_id = ? AND enabled = 1 AND frequency != 'as-needed'",
-            arguments: [medicationID]
-        ).map { row in
-            let rule: ZoneRule = (row[2] as String?).map { .fixed($0) } ?? .floating
-            return .weekly(times: try LocalTime.parseList(row[0]), days: WeekdaySet(rawValue: UInt8(row[1] as Int)), zone: rule)
         }
     }
 

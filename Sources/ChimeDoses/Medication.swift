@@ -238,15 +238,17 @@ public enum CivilDay {
     /// `2026-11-22`.
     public static func format(_ day: Int) -> String {
         let civil = ZoneMath.civilFromDays(day)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(civil.year, 4))-\(pad(civil.month, 2))-\(pad(civil.day, 2))"
+        return "\(zeroPadded(civil.year, 4))-\(zeroPadded(civil.month, 2))-\(zeroPadded(civil.day, 2))"
     }
 
     /// The local day of `instant` in `zone`.
     public static func of(_ instant: Date, in zone: TimeZone) -> Int {
         ZoneMath.civil(instant, in: zone).local.dayNumber
     }
+}
+
+/// `value` in decimal with leading zeros to `width` digits (dates and alert ids).
+func zeroPadded(_ value: Int, _ width: Int) -> String {
+    let text = String(value)
+    return String(repeating: "0", count: max(0, width - text.count)) + text
 }
