@@ -33,6 +33,43 @@ enum ChimeExecutable {
     }
 }
 
+/// The environment of every process a test starts: a home and XDG directories of its own under
+/// a test's directory, a fixed PATH, UTC, and nothing from the environment of whoever runs the
+/// tests: not their `~/.local` (an installed chime, its icons), their `CHIME_STORE`, their
+/// session bus or their display. A test that is about one of these variables adds it itself.
+enum IsolatedEnvironment {
+    /// The system's directories only: no `~/bin` or `~/.local/bin` of the person running the tests.
+    static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+    /// The variables for processes rooted at `root`, whose `home` and `run` directories are made
+    /// (mode 0700, as a login's runtime directory is).
+    static func variables(root: URL) throws -> [String: String] {
+        let home = root.appendingPathComponent("home")
+        let runtime = root.appendingPathComponent("run")
+        for directory in [home, runtime] {
+            try FileManager.default.createDirectory(
+                at: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        }
+        return [
+            "PATH": path,
+            "LANG": "C.UTF-8",
+            "TZ": "UTC",
+            "HOME": home.path,
+            "XDG_DATA_HOME": home.appendingPathComponent(".local/share").path,
+            "XDG_CONFIG_HOME": home.appendingPathComponent(".config").path,
+            "XDG_CACHE_HOME": home.appendingPathComponent(".cache").path,
+            "XDG_STATE_HOME": home.appendingPathComponent(".local/state").path,
+            "XDG_RUNTIME_DIR": runtime.path,
+            // Not /usr/share: a chime installed system-wide (its icons) is not this build's.
+            "XDG_DATA_DIRS": root.appendingPathComponent("share").path,
+            "XDG_CONFIG_DIRS": root.appendingPathComponent("xdg").path,
+        ]
+    }
+}
+
 /// A temporary home for one test: its own store and runtime directory, removed afterwards.
 struct Sandbox: ~Copyable {
     let directory: URL
@@ -42,22 +79,22 @@ struct Sandbox: ~Copyable {
     /// Variables added to (or, when empty, removed from) the environment of every `chime` run.
     let extra: [String: String]
 
+    /// The sandbox's own home and XDG directories (see ``IsolatedEnvironment``).
+    private let isolated: [String: String]
+
     init(extra: [String: String] = [:]) throws {
         self.extra = extra
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
+        isolated = try IsolatedEnvironment.variables(root: directory)
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
+    /// The sandbox's isolated environment with its store as `CHIME_STORE`; no desktop (session
+    /// bus, display) unless a test brings its own notification server through `extra`.
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = isolated
         environment["CHIME_STORE"] = store
-        environment["XDG_RUNTIME_DIR"] = runtime
-        environment["TZ"] = "UTC"
-        // No desktop unless a test brings its own notification server.
-        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
-        environment["DISPLAY"] = nil
         for (key, value) in extra { environment[key] = value.isEmpty ? nil : value }
         return environment
     }

@@ -15,6 +15,9 @@ import Glibc
 final class NotificationServer {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/notification-server").path
+    /// The home and XDG directories of the stack's processes (dbus-daemon, Xvfb, dunst, dunstctl):
+    /// one per test process, never the home of whoever runs the tests.
+    static let home = FileManager.default.temporaryDirectory.appendingPathComponent("chime-desktop-home-\(getpid())")
 
     let directory: URL
     private(set) var environment: [String: String] = [:]
@@ -104,9 +107,10 @@ final class NotificationServer {
         return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
 
-    /// Starts a program (see ``Spawn``) with `extra` added to this process's environment.
+    /// Starts a program (see ``Spawn``) in an isolated environment (its home under the system's
+    /// temporary directory, see ``IsolatedEnvironment``) with `extra` added.
     static func spawn(_ path: String, _ arguments: [String], environment extra: [String: String], output: String) throws -> pid_t {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = try IsolatedEnvironment.variables(root: home)
         environment.merge(extra) { $1 }
         guard case .success(let pid) = Spawn.start(path, arguments, environment: environment, output: output) else {
             throw ServerError(message: "cannot run \(path) \(arguments)")

@@ -304,7 +304,12 @@ enum FaultScript {
         .deletingLastPathComponent().appendingPathComponent("scripts/faults/store-faults").path
 
     /// Whether this machine lets the script mount a tmpfs in a namespace of its own.
-    static let available: Bool = (try? runProcess(path, ["check"], timeout: 20).status) == 0
+    static let available: Bool = {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("chime-faults-check-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        guard let environment = try? IsolatedEnvironment.variables(root: root) else { return false }
+        return (try? runProcess(path, ["check"], environment: environment, timeout: 20).status) == 0
+    }()
 
     /// Runs `scenario` with the sandbox's `chime`; returns its results.
     static func run(_ scenario: String, in sandbox: borrowing Sandbox) throws -> FaultResults {
@@ -362,7 +367,7 @@ struct FaultResults {
 func runProcess(
     _ executable: String,
     _ arguments: [String],
-    environment: [String: String] = ProcessInfo.processInfo.environment,
+    environment: [String: String],
     directory: String? = nil,
     timeout: Double
 ) throws -> (status: Int32, stdout: String, stderr: String) {
