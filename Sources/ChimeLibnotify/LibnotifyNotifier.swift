@@ -6,7 +6,8 @@ import Foundation
 /// own thread.
 ///
 /// - It reads the server's capabilities and information once, and sends actions only to a server
-///   with `actions`; it escapes markup in user text when the server has `body-markup`.
+///   with `actions`; it escapes markup in the body when the server has `body-markup` (the
+///   summary is plain text by the specification and goes as typed).
 /// - A note posted again under the same id updates the shown alert in place (same server id).
 /// - Every D-Bus call it makes itself has a timeout, and before each show it asks who owns
 ///   `org.freedesktop.Notifications` (no auto-start): an activatable server that never appears
@@ -142,8 +143,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             )
         }
         g_free(owner)
+        // The summary is plain text in the Desktop Notifications specification (markup is for
+        // the body only): servers show it as it is or escape it themselves (dunst, mako, LXQt),
+        // so it goes as typed; escaping it here would show "Tea &amp; biscuits".
+        let title = note.title
         let markup = status.capabilities.contains("body-markup")
-        let title = markup ? Self.escapeMarkup(note.title) : note.title
         var plainBody = note.body
         if let answer = note.answerInstead, !note.actions.isEmpty, !status.capabilities.contains("actions") {
             // No buttons on this server: say which commands answer the alert.

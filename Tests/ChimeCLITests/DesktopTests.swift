@@ -53,6 +53,22 @@ final class NotificationServer {
 
     var monitorLog: String { (try? String(contentsOf: directory.appendingPathComponent("monitor.log"), encoding: .utf8)) ?? "" }
 
+    /// The top-level string arguments of the last `Notify` call in a monitor log, as the server
+    /// received them (app_name, app_icon, summary, body: one line each for text without newlines).
+    static func stringArguments(ofLastNotifyIn log: String) -> [String] {
+        guard let call = log.components(separatedBy: "member=Notify\n").last else { return [] }
+        var strings: [String] = []
+        for line in call.split(separator: "\n", omittingEmptySubsequences: false) {
+            // Arguments are indented by three spaces; array members (actions, hints) by more.
+            guard line.hasPrefix("   string \""), line.hasSuffix("\"") else {
+                if line.hasPrefix("   array") { break }
+                continue
+            }
+            strings.append(String(line.dropFirst("   string \"".count).dropLast()))
+        }
+        return strings
+    }
+
     /// Waits (bounded) until the monitor log satisfies `predicate`.
     func waitForLog(timeout: Double = 8, _ predicate: (String) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
@@ -125,17 +141,58 @@ final class NotificationServer {
 /// a real bus, dunst. These wait a few real seconds.
 @Suite("Desktop: libnotify against a real notification server", .serialized)
 struct DesktopTests {
-    @Test("notify shows the alert with user text escaped, and --json gives the server's id")
-    func notifyEscapesMarkup() async throws {
+    @Test(
+        "notify: the title reaches the server as typed, the body escaped for a server that reads markup, and --json gives the server's id",
+        arguments: [
+            (#"Tea & biscuits"#, #"Milk & sugar"#),
+            (#"<b>x</b> & y"#, #"<i>more</i> & less"#),
+            (#"Say "hi" to 'Bo' > 2 < 3"#, #""quoted" and 'single' > < "#),
+            (#"Fish & chips &"#, #"Lone at the end &"#),
+            (#"&amp; stays &amp;"#, #"&lt;b&gt; stays too"#),
+        ]
+    )
+    func titleAsTypedBodyEscaped(title: String, body: String) async throws {
         let server = try NotificationServer()
         defer { server.stop() }
         let sandbox = try Sandbox(extra: server.environment)
-        let result = try sandbox.chime("notify", "Title <b>x</b> & y", "Body & more", "--notifier", "desktop", "--json")
+        let result = try sandbox.chime("notify", title, body, "--notifier", "desktop", "--json")
         #expect(result.status == 0, "\(result.stderr)")
         let shown = try jsonObject(result.stdout)
         #expect((shown["server_id"] as? Int ?? 0) > 0)
-        #expect(await server.waitForLog { $0.contains(#"string "Title &lt;b&gt;x&lt;/b&gt; &amp; y""#) })
-        #expect(server.monitorLog.contains(#"string "Body &amp; more""#))
+
+        // What the server received: Notify(app_name, replaces_id, app_icon, summary, body, …)
+        #expect(
+            await server.waitForLog { log in
+                log.contains("member=Notify\n") && log.components(separatedBy: "member=Notify\n").last!.contains("\n   int32 ")
+            }
+        )
+        let strings = NotificationServer.stringArguments(ofLastNotifyIn: server.monitorLog)
+        try #require(strings.count >= 4, "\(server.monitorLog)")
+        // The summary is plain text (the specification): exactly what the person typed
+        #expect(strings[2] == title)
+        // The body is markup for this server (dunst has body-markup): escaped, and it reads back as typed
+        #expect(strings[3] == body.map { Self.entities[$0] ?? String($0) }.joined())
+        #expect(Self.unescapeMarkup(strings[3]) == body)
+        #expect(!strings[3].contains("<") && !strings[3].contains(">"))
+    }
+
+    /// The five characters markup gives a meaning to, and their entities.
+    static let entities: [Character: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"]
+
+    /// The five XML entities back to their characters (what a server that reads markup shows).
+    static func unescapeMarkup(_ text: String) -> String {
+        var out = ""
+        var rest = Substring(text)
+        while let first = rest.first {
+            if first == "&", let (character, entity) = entities.first(where: { rest.hasPrefix($0.value) }) {
+                out.append(character)
+                rest = rest.dropFirst(entity.count)
+            } else {
+                out.append(first)
+                rest = rest.dropFirst()
+            }
+        }
+        return out
     }
 
     @Test("auto: the desktop when a server owns the name, else the console, and never a hang")
