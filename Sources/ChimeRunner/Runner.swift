@@ -34,9 +34,12 @@ public final class Runner: Service {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ChimeError) {
         let paths = RunnerPaths(storePath: store.path, environment: environment)
-        try paths.prepareDirectory()
+        // The lock first, beside the store: a second runner is refused before it touches the
+        // socket of the first (which may be bound in another runtime directory).
         let lock = try RunnerLock(path: paths.lock, storePath: store.path)
+        try paths.prepareDirectory()
         let socketFD = try WakeSocket.bind(path: paths.socket)
+        lock.publish(socket: paths.socket)
         let waker: TimerWaker
         do {
             waker = try TimerWaker(socketFD: socketFD)
@@ -202,19 +205,27 @@ public final class Runner: Service {
     }
 }
 
-/// What the CLI needs of a runner: whether one runs for a store, and to wake it.
+/// What the CLI needs of a runner: whether one runs for a store, and to wake it. The runner is
+/// found through the lock beside the store, whatever the CLI's own `XDG_RUNTIME_DIR`.
 public enum RunnerControl {
     /// Pokes the store's runner so it sees a change at once. Returns false when none is running.
     @discardableResult
     public static func poke(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        WakeSocket.poke(path: RunnerPaths(storePath: storePath, environment: environment).socket)
+        guard let socket = socket(storePath: storePath, environment: environment) else { return false }
+        return WakeSocket.poke(path: socket)
+    }
+
+    /// The socket of the runner serving the store, or nil when none is running.
+    public static func socket(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        let paths = RunnerPaths(storePath: storePath, environment: environment)
+        guard let holder = RunnerLock.holder(at: paths.lock) else { return nil }
+        // A runner still starting has not written its socket yet: where this environment would bind it.
+        return holder.socket ?? paths.socket
     }
 
     /// The pid of the runner serving the store, or nil when none is running.
     public static func runnerPID(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32? {
-        let path = RunnerPaths(storePath: storePath, environment: environment).lock
-        guard RunnerLock.isHeld(at: path), let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        RunnerLock.holder(at: RunnerPaths(storePath: storePath, environment: environment).lock, anyOwner: true)?.pid
     }
 
     /// Whether a runner holds the store's lock.

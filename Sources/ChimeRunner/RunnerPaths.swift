@@ -5,39 +5,55 @@ import Foundation
 import Glibc
 #endif
 
-/// Where the runner of one store keeps its wake-up socket and its lock: in
-/// `$XDG_RUNTIME_DIR/chime/` (mode 0700) when set, else beside the store.
+/// Where the runner of one store keeps its lock and its wake-up socket.
+///
+/// The lock lives with the store file itself: `STORE.lock` beside the store, in the directory
+/// the store really is in (links resolved). So one runner per store holds however the store is
+/// spelled (a link to the file or to its directory, a relative path, `//`) and whatever the
+/// environment (`XDG_RUNTIME_DIR` set by a systemd user unit, unset under su, cron or ssh): every
+/// spelling reaches the same lock file. The runner writes its pid and its socket's path into
+/// the lock, and the CLI finds the runner there.
+///
+/// The socket is bound in `$XDG_RUNTIME_DIR/chime/` (mode 0700) when that is set, else beside
+/// the store (a Unix socket's path is limited to 107 bytes; the runtime directory keeps it short).
 public struct RunnerPaths: Sendable, Hashable {
+    /// Where this process would bind a runner's socket.
     public var socket: String
+    /// The runner lock, beside the store: the same file for every spelling of the store.
     public var lock: String
-    /// The directory that holds both; the runner insists it is the user's alone.
+    /// The directory that holds the socket; the runner insists it is the user's alone.
     public var directory: String
     public var usesRuntimeDirectory: Bool
 
     public init(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         let canonical = Self.canonical(storePath)
+        lock = canonical + ".lock"
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             directory = runtime + "/chime"
-            let name = "store-" + Self.fnv1a(canonical)
-            socket = directory + "/" + name + ".sock"
-            lock = directory + "/" + name + ".lock"
+            socket = directory + "/store-" + Self.fnv1a(canonical) + ".sock"
             usesRuntimeDirectory = true
         } else {
             directory = (canonical as NSString).deletingLastPathComponent
             socket = canonical + ".sock"
-            lock = canonical + ".lock"
             usesRuntimeDirectory = false
         }
     }
 
-    /// The store's absolute path with links resolved, so two spellings of one store share a runner.
+    /// The store's absolute path with every link resolved (the file's own too, when it is one),
+    /// so that two spellings of one store name the same lock.
     static func canonical(_ path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        if let resolved = realpath(absolute, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        // Not there yet (the runner creates it): its directory resolved, and its name.
         let directory = (absolute as NSString).deletingLastPathComponent
         let name = (absolute as NSString).lastPathComponent
         guard let resolved = realpath(directory, nil) else { return absolute }
         defer { free(resolved) }
-        return String(cString: resolved) + "/" + name
+        let parent = String(cString: resolved)
+        return (parent == "/" ? "" : parent) + "/" + name
     }
 
     /// FNV-1a, 64 bits, as hex: a short stable name for a store path (not a secret).
@@ -75,7 +91,8 @@ public struct RunnerPaths: Sendable, Hashable {
 }
 
 /// The runner's lock: one runner per store, held with `flock` for the runner's lifetime and
-/// released by the kernel when it dies (no stale lock after `kill -9`).
+/// released by the kernel when it dies (no stale lock after `kill -9`). It holds the runner's
+/// pid and socket path, for the CLI (``RunnerLock/holder(at:)``).
 public final class RunnerLock: Sendable {
     let fd: Int32
     public let path: String
@@ -93,42 +110,79 @@ public final class RunnerLock: Sendable {
                     "the runner lock '\(path)' is a symbolic link: refusing to follow it; remove it and start the runner again"
                 )
             }
+            if errno == EACCES, let holder = Self.holder(at: path, anyOwner: true) {
+                throw ChimeError(
+                    .runnerRunning,
+                    "a runner of another user is already running for store '\(storePath)' (pid \(holder.pid.map(String.init) ?? "?")): this store is not yours to run"
+                )
+            }
             throw ChimeError(.failure, "cannot open the runner lock '\(path)': \(String(cString: strerror(errno)))")
         }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
             close(fd)
+            if let holder = Self.holder(at: path, anyOwner: true) {
+                throw ChimeError(
+                    .runnerRunning,
+                    "a runner of another user is already running for store '\(storePath)' (pid \(holder.pid.map(String.init) ?? "?")): this store is not yours to run"
+                )
+            }
             throw ChimeError(
                 .failure,
                 "the runner lock '\(path)' is not this user's regular file: refusing to use it; remove it and start the runner again"
             )
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            var buffer = [UInt8](repeating: 0, count: 32)
-            let count = pread(fd, &buffer, 31, 0)
+            let pid = Self.read(fd).pid.map(String.init) ?? "?"
             close(fd)
-            let pid = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "?"
             throw ChimeError(
                 .runnerRunning,
                 "a runner is already running for store '\(storePath)' (pid \(pid)): stop it first, or name another --store"
             )
         }
-        let pid = "\(getpid())\n"
-        _ = ftruncate(fd, 0)
-        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
         self.fd = fd
+        publish(socket: nil)
+    }
+
+    /// Writes this runner's pid and, once bound, its socket's path into the lock.
+    public func publish(socket: String?) {
+        let text = "\(getpid())\n" + (socket.map { $0 + "\n" } ?? "")
+        _ = ftruncate(fd, 0)
+        _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+    }
+
+    /// The runner holding the lock at `path`: its pid and socket as it wrote them, or nil when
+    /// no runner holds it (no file, or a file no process has locked).
+    ///
+    /// - Parameter anyOwner: also a lock file of another user's (only to name its pid in a
+    ///   refusal); otherwise only this user's lock is trusted, since the CLI sends to its socket.
+    public static func holder(at path: String, anyOwner: Bool = false) -> (pid: Int32?, socket: String?)? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, anyOwner || info.st_uid == geteuid() else { return nil }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        return read(fd)
     }
 
     /// Whether a runner holds the lock at `path` right now (without taking it).
     public static func isHeld(at path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return false
-        }
-        return true
+        holder(at: path, anyOwner: true) != nil
+    }
+
+    /// The pid and socket path written in the lock file `fd`.
+    private static func read(_ fd: Int32) -> (pid: Int32?, socket: String?) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = pread(fd, &buffer, buffer.count - 1, 0)
+        guard count > 0 else { return (nil, nil) }
+        let lines = String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n")
+        let pid = lines.first.flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
+        let socket = lines.dropFirst().first.map(String.init).flatMap { $0.hasPrefix("/") ? $0 : nil }
+        return (pid, socket)
     }
 
     deinit {

@@ -35,7 +35,7 @@ struct SecurityTests {
         defer { stop(runner) }
         #expect(try await waitForLog(log, containing: "Runner started", while: runner), "\(text(log))")
         let socket = try #require(socketPath(in: text(log)), "\(text(log))")
-        let lock = String(socket.dropLast(".sock".count)) + ".lock"
+        let lock = store + ".lock"
 
         // Then each is this user's, and no one else may read or write it
         let expected: [(String, mode_t, mode_t)] = [
@@ -114,7 +114,7 @@ struct SecurityTests {
         #expect(await first.waitUntilStarted(), "\(first.stderr)")
         let socket = try #require(socketPath(in: first.stderr), "\(first.stderr)")
         #expect(await first.terminate() == 0)
-        let lock = String(socket.dropLast(".sock".count)) + ".lock"
+        let lock = sandbox.store + ".lock"
         let victim = sandbox.directory.appendingPathComponent("victim").path
         let precious = Data("precious, not the runner's\n".utf8)
         #expect(FileManager.default.createFile(atPath: victim, contents: precious))
@@ -223,7 +223,10 @@ struct SecurityTests {
         #expect(!FileManager.default.fileExists(atPath: marker), "a title ran as a shell command")
         #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty)
         let made = Set(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path))
-        #expect(made.isSubset(of: ["chime.sqlite", "chime.sqlite-wal", "chime.sqlite-shm", "run", "cwd"]), "\(made)")
+        #expect(
+            made.isSubset(of: ["chime.sqlite", "chime.sqlite-wal", "chime.sqlite-shm", "chime.sqlite.lock", "run", "home", "cwd"]),
+            "\(made)"
+        )
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.runtime) == ["chime"])
     }
 

@@ -57,13 +57,68 @@ struct RunnerPiecesTests {
         #expect(paths.usesRuntimeDirectory)
         #expect(paths.directory == "/run/user/4242/chime")
         let name = try #require(paths.socket.wholeMatch(of: /\/run\/user\/4242\/chime\/store-([0-9a-f]{1,16})\.sock/)?.1)
-        #expect(paths.lock == "/run/user/4242/chime/store-\(name).lock")
+        #expect(!name.isEmpty)
+        // The lock is beside the store, not in the runtime directory
+        let resolved = try #require(realpath(directory.path, nil))
+        defer { free(resolved) }
+        #expect(paths.lock == String(cString: resolved) + "/chime.sqlite.lock")
         // Two spellings of one store share a runner; another store has its own
         let respelled = RunnerPaths(storePath: directory.path + "/./chime.sqlite", environment: environment)
         #expect(respelled == paths)
         let other = RunnerPaths(storePath: directory.file("other.sqlite"), environment: environment)
         #expect(other.socket != paths.socket)
         #expect(other.lock != paths.lock)
+    }
+
+    @Test("One lock file for every spelling of a store, whatever the environment")
+    func oneLockForEverySpelling() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let real = directory.file("real")
+        #expect(mkdir(real, 0o700) == 0)
+        let store = real + "/chime.sqlite"
+        #expect(FileManager.default.createFile(atPath: store, contents: nil))
+        #expect(symlink(store, directory.file("file-link.sqlite")) == 0)
+        #expect(symlink(real, directory.file("directory-link")) == 0)
+        let resolved = try #require(realpath(store, nil))
+        defer { free(resolved) }
+        let expected = String(cString: resolved) + ".lock"
+
+        let spellings = [
+            store, directory.file("file-link.sqlite"), directory.file("directory-link") + "/chime.sqlite",
+            directory.path + "//real//chime.sqlite", directory.path + "/real/./chime.sqlite",
+            directory.path + "/real/../real/chime.sqlite",
+        ]
+        let environments: [[String: String]] = [
+            [:], ["XDG_RUNTIME_DIR": "/run/user/1000"], ["XDG_RUNTIME_DIR": "/run/user/1001"], ["XDG_RUNTIME_DIR": ""],
+        ]
+        for spelling in spellings {
+            for environment in environments {
+                #expect(RunnerPaths(storePath: spelling, environment: environment).lock == expected, "\(spelling) \(environment)")
+            }
+        }
+        // A relative spelling, from the store's directory
+        let cwd = FileManager.default.currentDirectoryPath
+        #expect(FileManager.default.changeCurrentDirectoryPath(directory.path))
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(cwd) }
+        #expect(RunnerPaths(storePath: "directory-link/chime.sqlite", environment: [:]).lock == expected)
+        #expect(RunnerPaths(storePath: "file-link.sqlite", environment: ["XDG_RUNTIME_DIR": "/run/user/1000"]).lock == expected)
+    }
+
+    @Test("The lock tells the CLI the runner's pid and socket, and only while it is held")
+    func lockPublishesTheSocket() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let lockPath = directory.file("chime.sqlite.lock")
+        var lock: RunnerLock? = try RunnerLock(path: lockPath, storePath: directory.file("chime.sqlite"))
+        #expect(RunnerLock.holder(at: lockPath)?.pid == getpid())
+        #expect(RunnerLock.holder(at: lockPath)?.socket == nil)
+        lock?.publish(socket: "/run/user/1000/chime/store-1.sock")
+        #expect(RunnerLock.holder(at: lockPath)?.socket == "/run/user/1000/chime/store-1.sock")
+        withExtendedLifetime(lock) {}
+        lock = nil
+        #expect(RunnerLock.holder(at: lockPath) == nil)
+        #expect(FileManager.default.fileExists(atPath: lockPath))
     }
 
     @Test(arguments: [[:], ["XDG_RUNTIME_DIR": ""], ["XDG_RUNTIME_DIR": "relative/run"]])
