@@ -15,6 +15,8 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
         case runnerRunning = "runner_running"
         /// The notifier could not deliver.
         case delivery
+        /// A cancel came too late: the runner had already shown the alert.
+        case tooLate = "too_late"
         /// Anything else.
         case failure
 
@@ -27,6 +29,7 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
             case .store: 5
             case .runnerRunning: 6
             case .delivery: 7
+            case .tooLate: 8
             case .failure: 1
             }
         }

@@ -44,10 +44,33 @@ public protocol Waker: Sendable {
     /// report at once: asked at a deadline, before posting what was recorded ahead, so that a
     /// reminder cancelled just before its instant is not shown.
     func hasPendingWake() -> Bool
+    /// Questions that came with a poke and are waiting for the scheduler's answer (a `chime
+    /// cancel` asking whether the occurrences it cancelled in flight were already shown). Each
+    /// is taken once; an implementation without them returns none.
+    func takeQueries() -> [DeliveryQuery]
 }
 
 extension Waker {
     public func hasPendingWake() -> Bool { false }
+    public func takeQueries() -> [DeliveryQuery] { [] }
+}
+
+/// A question to the runner from a command that cancelled occurrences already recorded as due
+/// (the runner may have staged them to post at their instant): which of them has it shown?
+///
+/// The command commits its cancel first, then asks. The scheduler answers between two passes:
+/// what it has posted by then is *shown* (with the instant it was posted); what it has not will
+/// never be, since every later pass reads the store, where they are cancelled. So a cancel
+/// that is told "not shown" is never contradicted by an alert, and one told "shown" can say so.
+public struct DeliveryQuery: Sendable {
+    public var keys: [OccurrenceKey]
+    /// Called once with the keys among ``keys`` that this runner has posted, and when.
+    public var answer: @Sendable ([OccurrenceKey: Date]) -> Void
+
+    public init(keys: [OccurrenceKey], answer: @escaping @Sendable ([OccurrenceKey: Date]) -> Void) {
+        self.keys = keys
+        self.answer = answer
+    }
 }
 
 /// A reading of the machine's clocks for time that must not count sleep (focus time): the

@@ -65,6 +65,13 @@ public actor Scheduler {
     /// locked): never shown again; recorded as posted once the store takes writes again.
     private var shownUnrecorded: [OccurrenceKey: (noteID: String, postedAt: Date)] = [:]
 
+    /// What this process posted lately and when, to answer a ``DeliveryQuery``: an occurrence
+    /// cancelled as it was being shown is told apart from one that never will be. Kept for
+    /// ``recentWindow`` (a cancel asks within seconds), and at most ``recentCap`` entries.
+    private var recentlyPosted: [OccurrenceKey: Date] = [:]
+    static let recentWindow: TimeInterval = 600
+    static let recentCap = 10_000
+
     /// The last store failure logged, so that an outage is logged once, not at every retry.
     private var storeFailure: String?
 
@@ -172,6 +179,9 @@ public actor Scheduler {
             // At a deadline, post what was recorded ahead, unless a poke is waiting: the CLI
             // changed the store (perhaps cancelled one of them), so the pass reads it first.
             if reason == .deadline && !waker.hasPendingWake() { await postStaged() }
+            // Questions from `chime cancel` are answered here, before the pass below drops what
+            // was staged and reads the store again: what is not posted by now never will be.
+            answer(waker.takeQueries())
             if reason == .clockChanged {
                 // Set back, a retry's wall-clock instant would lie further off than its backoff.
                 do {
@@ -200,6 +210,31 @@ public actor Scheduler {
             reason = await waker.wait(until: next)
             if reason == .shutdown { return }
         }
+    }
+
+    /// Answers each query with the occurrences among its keys that this process has shown.
+    private func answer(_ queries: [DeliveryQuery]) {
+        for query in queries {
+            var shown: [OccurrenceKey: Date] = [:]
+            for key in query.keys {
+                if let postedAt = recentlyPosted[key] ?? shownUnrecorded[key]?.postedAt { shown[key] = postedAt }
+            }
+            query.answer(shown)
+        }
+    }
+
+    /// Remembers what was just shown, for ``answer(_:)``, forgetting what is older than the window.
+    private func remember(_ keys: [OccurrenceKey], postedAt: Date) {
+        if recentlyPosted.count >= Self.recentCap {
+            let horizon = postedAt.addingTimeInterval(-Self.recentWindow)
+            recentlyPosted = recentlyPosted.filter { $0.value >= horizon }
+            // Still full (a burst of posts within the window): the oldest half goes.
+            if recentlyPosted.count >= Self.recentCap {
+                let kept = recentlyPosted.sorted { $0.value > $1.value }.prefix(Self.recentCap / 2)
+                recentlyPosted = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+            }
+        }
+        for key in keys { recentlyPosted[key] = postedAt }
     }
 
     /// Lets each family bring its state in step before a pass (see ``ReminderFamily/prepare(reason:)``).
@@ -242,6 +277,7 @@ public actor Scheduler {
         let keys = occurrences.map(\.key)
         do {
             let posted = try await notifier.post(note)
+            remember(keys, postedAt: postedAt)
             // The server's id where there is one: `chime cancel` closes a shown alert by it.
             let noteID = posted.serverID.map { "desktop:\($0)" } ?? posted.id
             guard recorded else {

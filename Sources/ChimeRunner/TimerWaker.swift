@@ -24,6 +24,8 @@ public final class TimerWaker: Waker {
         var pokeRead = false
         var stopped = false
         var onSignal: (@Sendable () -> Void)?
+        /// Questions read off the socket and not yet taken by the scheduler.
+        var queries: [DeliveryQuery] = []
     }
 
     private let timerFD: Int32
@@ -91,6 +93,13 @@ public final class TimerWaker: Waker {
             guard let socketFD else { return false }
             var fd = pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)
             return poll(&fd, 1, 0) > 0 && fd.revents & Int16(POLLIN) != 0
+        }
+    }
+
+    public func takeQueries() -> [DeliveryQuery] {
+        state.withLock { state in
+            defer { state.queries = [] }
+            return state.queries
         }
     }
 
@@ -182,7 +191,7 @@ public final class TimerWaker: Waker {
             }
             if fds.count > 4, fds[4].revents != 0, let socketFD {
                 let poked = state.withLock { state in
-                    guard WakeSocket.drain(socketFD) > 0 else { return false }
+                    guard WakeSocket.drain(socketFD, queries: { state.queries += $0 }) > 0 else { return false }
                     state.pokeRead = true
                     return true
                 }

@@ -8,6 +8,11 @@ import Glibc
 /// The runner's wake-up socket: a Unix datagram socket. The CLI sends one byte after it
 /// changes the store; the runner drains them and runs a pass. Datagrams carry no data the
 /// runner trusts: a poke only says "look at the store again".
+///
+/// A cancel that caught occurrences in flight sends a question instead ("q", then a line
+/// `REMINDER_KEY DUE_MICROS` per occurrence) from a socket of its own (autobound, abstract),
+/// and the runner answers there ("a", then `REMINDER_KEY DUE_MICROS POSTED_MICROS` for each it
+/// has shown): see ``DeliveryQuery``.
 public enum WakeSocket {
     /// Binds the runner's socket at `path` (mode 0600), replacing a stale one.
     static func bind(path: String) throws(ChimeError) -> Int32 {
@@ -52,10 +57,106 @@ public enum WakeSocket {
 
     /// Drains every pending datagram; returns how many there were.
     static func drain(_ fd: Int32) -> Int {
-        var buffer = [UInt8](repeating: 0, count: 64)
+        drain(fd, queries: { _ in })
+    }
+
+    /// Drains every pending datagram, handing each question to `queries` (with the answer
+    /// going back to its sender over `fd`); returns how many datagrams there were.
+    static func drain(_ fd: Int32, queries: ([DeliveryQuery]) -> Void) -> Int {
+        var buffer = [UInt8](repeating: 0, count: maxDatagram)
         var count = 0
-        while recv(fd, &buffer, buffer.count, 0) >= 0 { count += 1 }
+        var found: [DeliveryQuery] = []
+        while true {
+            var sender = sockaddr_storage()
+            var senderLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let received = withUnsafeMutablePointer(to: &sender) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &senderLength) }
+            }
+            guard received >= 0 else { break }
+            count += 1
+            guard received > 1, buffer[0] == UInt8(ascii: "q"), senderLength > socklen_t(MemoryLayout<sa_family_t>.size) else { continue }
+            let keys = parseLines(buffer[1..<received]).compactMap { fields in
+                fields.count == 2 ? OccurrenceKey(reminderKey: fields[0], dueMicros: fields[1]) : nil
+            }
+            let address = withUnsafeBytes(of: &sender) { Array($0.prefix(Int(senderLength))) }
+            found.append(
+                DeliveryQuery(keys: keys) { shown in
+                    var text = "a\n"
+                    for (key, postedAt) in shown { text += "\(key.reminderKey) \(key.dueMicros) \(postedAt.micros)\n" }
+                    let bytes = Array(text.utf8)
+                    _ = address.withUnsafeBytes { raw in
+                        sendto(fd, bytes, bytes.count, 0, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+                    }
+                }
+            )
+        }
+        if !found.isEmpty { queries(found) }
         return count
+    }
+
+    /// What a runner answered about occurrences a cancel caught in flight.
+    public enum Answer: Sendable, Equatable {
+        /// The runner answered: these of the keys asked about it had shown, at these instants.
+        case answered([OccurrenceKey: Date])
+        /// No runner listens at the path.
+        case noRunner
+        /// A runner took the question and did not answer in time.
+        case noAnswer
+    }
+
+    /// Asks the runner listening at `path` which of `keys` it has shown (see ``DeliveryQuery``),
+    /// waiting at most `timeout` seconds for its answer.
+    public static func ask(path: String, keys: [OccurrenceKey], timeout: TimeInterval) -> Answer {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return .noRunner }
+        defer { close(fd) }
+        // Autobind: an address of the kernel's choosing in the abstract namespace (no file), for the answer.
+        var own = sockaddr_un()
+        own.sun_family = sa_family_t(AF_UNIX)
+        let bound = withUnsafePointer(to: &own) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sa_family_t>.size)) }
+        }
+        guard bound == 0 else { return .noRunner }
+        // Questions of at most `chunk` keys, each well under a datagram's size.
+        let chunk = 1_000
+        var questions = 0
+        for start in stride(from: 0, to: keys.count, by: chunk) {
+            var text = "q\n"
+            for key in keys[start..<min(start + chunk, keys.count)] { text += "\(key.reminderKey) \(key.dueMicros)\n" }
+            let bytes = Array(text.utf8)
+            let sent = withAddress(path) { address, length in sendto(fd, bytes, bytes.count, 0, address, length) }
+            guard let sent, sent == bytes.count else { return questions == 0 ? .noRunner : .noAnswer }
+            questions += 1
+        }
+        var shown: [OccurrenceKey: Date] = [:]
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: maxDatagram)
+        while questions > 0 {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return .noAnswer }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
+            if polled < 0 && errno == EINTR { continue }
+            guard polled > 0 else { return .noAnswer }
+            let received = recv(fd, &buffer, buffer.count, 0)
+            guard received > 0, buffer[0] == UInt8(ascii: "a") else { continue }
+            questions -= 1
+            for fields in parseLines(buffer[1..<received]) where fields.count == 3 {
+                shown[OccurrenceKey(reminderKey: fields[0], dueMicros: fields[1])] = Date(micros: fields[2])
+            }
+        }
+        return .answered(shown)
+    }
+
+    /// The largest datagram either side reads (a question of 1,000 keys is under 40 KB).
+    static let maxDatagram = 65_536
+
+    /// Lines of space-separated integers; lines that are not are left out.
+    private static func parseLines(_ bytes: ArraySlice<UInt8>) -> [[Int64]] {
+        String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ").map { Int64($0) }
+            return fields.contains(nil) ? nil : fields.compactMap { $0 }
+        }
     }
 
     private static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T? {

@@ -133,22 +133,60 @@ extension ReminderStore {
     /// within the scheduler's look-ahead) is still cancellable: it has not been shown.
     @discardableResult
     public func cancel(ids: [String], now: Date) throws(ChimeError) -> [Reminder] {
+        try cancelReporting(ids: ids, now: now).cancelled
+    }
+
+    /// What ``cancelReporting(ids:now:)`` did: the reminders cancelled, and their occurrences
+    /// that were already recorded as due (a runner may have staged them for their instant, or
+    /// be showing one right now: `chime cancel` asks the runner about these).
+    public struct Cancellation: Sendable {
+        public var cancelled: [Reminder]
+        public var inFlight: [InFlight]
+
+        /// An occurrence that was recorded as due, not posted, when its reminder was cancelled.
+        public struct InFlight: Sendable, Hashable {
+            public var reminderID: String
+            public var key: OccurrenceKey
+            public var due: Date { Date(micros: key.dueMicros) }
+        }
+    }
+
+    /// ``cancel(ids:now:)``, saying which occurrences were in flight.
+    public func cancelReporting(ids: [String], now: Date) throws(ChimeError) -> Cancellation {
         try write { db in
-            var cancelled: [Reminder] = []
+            var result = Cancellation(cancelled: [], inFlight: [])
             for id in ids {
-                guard let reminder = try Self.cancel(id: id, at: now.micros, in: db) else { throw try Self.notFound(id: id, in: db) }
-                cancelled.append(reminder)
+                guard let (reminder, key, dueMicros) = try Self.cancelReporting(id: id, at: now.micros, in: db) else {
+                    throw try Self.notFound(id: id, in: db)
+                }
+                result.cancelled.append(reminder)
+                result.inFlight += dueMicros.map {
+                    Cancellation.InFlight(reminderID: reminder.id, key: OccurrenceKey(reminderKey: key, dueMicros: $0))
+                }
             }
-            return cancelled
+            return result
         }
     }
 
     /// Cancels reminder `id` in the caller's transaction: the pending one, or a one-shot whose
     /// occurrence is recorded but not yet posted. Returns it, or nil when neither exists.
     package static func cancel(id: String, at micros: Int64, in db: Database) throws -> Reminder? {
+        try cancelReporting(id: id, at: micros, in: db)?.reminder
+    }
+
+    /// ``cancel(id:at:in:)``, with the reminder's store key and the due instants of the
+    /// occurrences it cancelled (recorded as due, not yet posted).
+    static func cancelReporting(
+        id: String,
+        at micros: Int64,
+        in db: Database
+    ) throws -> (
+        reminder: Reminder, key: Int64, inFlight: [Int64]
+    )? {
         if let row = try fetchPendingRow(id: id, in: db) {
-            try end(key: row["key"], as: "cancelled", at: micros, in: db)
-            return try reminder(from: row)
+            let key: Int64 = row["key"]
+            let inFlight = try end(key: key, as: "cancelled", at: micros, in: db)
+            return (try reminder(from: row), key, inFlight)
         }
         guard
             let row = try Row.fetchOne(
@@ -164,8 +202,12 @@ extension ReminderStore {
         else { return nil }
         let key: Int64 = row["key"]
         try db.execute(sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE key = ?", arguments: [micros, key])
-        try db.execute(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'", arguments: [key])
-        return try reminder(from: row)
+        let inFlight = try Int64.fetchAll(
+            db,
+            sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due' RETURNING due_us",
+            arguments: [key]
+        )
+        return (try reminder(from: row), key, inFlight)
     }
 
     /// Schedules a one-shot reminder in the caller's transaction (a family's alert, written
@@ -325,16 +367,19 @@ extension ReminderStore {
     static func end(id: String, as state: String, at micros: Int64, in db: Database) throws -> Bool {
         let find = try db.cachedStatement(sql: "SELECT key FROM reminder WHERE id = ? AND state = 'pending'")
         guard let key = try Int64.fetchOne(find, arguments: [id]) else { return false }
-        try end(key: key, as: state, at: micros, in: db)
+        _ = try end(key: key, as: state, at: micros, in: db)
         return true
     }
 
     /// Ends the reminder with the store's `key` and cancels its undelivered occurrences.
     /// (Cached statements here and in ``fetchPending(id:in:)``: preparing them anew for each of
     /// 50,000 cancels in one call cost ten times the work itself.)
-    static func end(key: Int64, as state: String, at micros: Int64, in db: Database) throws {
+    /// Returns the due instants (microseconds) of the occurrences it cancelled.
+    @discardableResult
+    static func end(key: Int64, as state: String, at micros: Int64, in db: Database) throws -> [Int64] {
         try db.cachedStatement(sql: "UPDATE reminder SET state = ?, ended_us = ? WHERE key = ?").execute(arguments: [state, micros, key])
-        try db.cachedStatement(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'").execute(
+        return try Int64.fetchAll(
+            db.cachedStatement(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due' RETURNING due_us"),
             arguments: [key]
         )
     }

@@ -127,7 +127,7 @@ extension ReminderStore: SchedulerStore {
                     VALUES (?, ?, 'posted', 0, ?, ?, ?)
                     ON CONFLICT DO UPDATE SET state = 'posted', posted_us = excluded.posted_us, note_id = excluded.note_id,
                         next_attempt_us = NULL
-                    WHERE state = 'due'
+                    WHERE state IN ('due', 'cancelled')
                     """,
                 arguments: [key.reminderKey, key.dueMicros, postedAt.micros, postedAt.micros, noteID]
             )
@@ -176,12 +176,15 @@ extension ReminderStore: SchedulerStore {
         }
     }
 
+    /// Records what was shown. An occurrence cancelled while it was being shown (the cancel
+    /// committed between the runner's last look and its post) is recorded as posted too: the
+    /// ledger says what a person saw, and the runner tells the cancel it came too late.
     public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String) throws {
         try write { db in
             let statement = try db.cachedStatement(
                 sql: """
                     UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, next_attempt_us = NULL
-                    WHERE reminder_key = ? AND due_us = ? AND state = 'due'
+                    WHERE reminder_key = ? AND due_us = ? AND state IN ('due', 'cancelled')
                     """
             )
             for key in keys {

@@ -21,6 +21,8 @@ public final class ManualWallClock: WallClock, Waker {
         var parkedWatchers: [CheckedContinuation<Date?, Never>] = []
         var isShutDown = false
         var waits = 0
+        /// Questions asked with ``ask(_:)`` and not yet taken by the scheduler.
+        var queries: [DeliveryQuery] = []
     }
     private let state: Mutex<State>
 
@@ -38,6 +40,9 @@ public final class ManualWallClock: WallClock, Waker {
             let (immediate, watchers): (WakeReason?, [CheckedContinuation<Date?, Never>]) = state.withLock { state in
                 state.waits += 1
                 if state.isShutDown { return (.shutdown, []) }
+                // A question asked while the scheduler was busy wakes it at once, as a datagram
+                // waiting on the runner's socket does.
+                if !state.queries.isEmpty { return (.poked, []) }
                 if let deadline, deadline <= state.now { return (.deadline, []) }
                 state.parked = Parked(deadline: deadline, continuation: continuation)
                 defer { state.parkedWatchers = [] }
@@ -84,6 +89,26 @@ public final class ManualWallClock: WallClock, Waker {
 
     /// The CLI's poke.
     public func poke() { wake(.poked) }
+
+    /// A question as `chime cancel` asks it of the runner after committing a cancel: which of
+    /// `keys` has the scheduler shown? Wakes the scheduler (at once if parked, else as soon as
+    /// it parks) and returns its answer.
+    public func ask(_ keys: [OccurrenceKey]) async -> [OccurrenceKey: Date] {
+        await withCheckedContinuation { continuation in
+            let query = DeliveryQuery(keys: keys) { continuation.resume(returning: $0) }
+            state.withLock { $0.queries.append(query) }
+            wake(.poked)
+        }
+    }
+
+    public func hasPendingWake() -> Bool { state.withLock { !$0.queries.isEmpty } }
+
+    public func takeQueries() -> [DeliveryQuery] {
+        state.withLock { state in
+            defer { state.queries = [] }
+            return state.queries
+        }
+    }
 
     /// The system time zone changed (the test changes what its `systemZone` closure returns first).
     public func zoneChanged() { wake(.zoneChanged) }

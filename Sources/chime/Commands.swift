@@ -242,7 +242,11 @@ struct List: AsyncParsableCommand {
 struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Cancel pending reminders by identifier.",
-        discussion: "All of them or none: when one id is not pending, nothing is cancelled (exit 3)."
+        discussion: """
+            All of them or none: when one id is not pending, nothing is cancelled (exit 3). A cancel at the \
+            instant an alert is due asks the runner whether it has shown it: exit 0 means it never will be; \
+            exit 8 (too late) says when it was shown.
+            """
     )
 
     @Argument(help: "The identifiers.") var ids: [String]
@@ -255,21 +259,40 @@ struct Cancel: AsyncParsableCommand {
 
     func run() async throws {
         let store = try global.openStore()
-        let cancelled = try store.cancel(ids: ids, now: Date())
-        let running = pokeRunner(store, json: global.json)
+        let outcome = try RunnerControl.cancel(ids: ids, store: store, now: Date())
+        if !outcome.runner && !global.json {
+            Output.note("No runner is running for this store: the change is saved and fires once 'chime run' starts.")
+        }
         // Close what the runner showed on the desktop for them (bounded; nothing when no server).
-        let shown = Array(Set(cancelled.flatMap { (try? store.shownDesktopIDs(id: $0.id)) ?? [] }))
+        let shown = Array(Set(outcome.cancelled.flatMap { (try? store.shownDesktopIDs(id: $0.id)) ?? [] }))
         if !shown.isEmpty, case .success(let desktop) = await LibnotifyNotifier.connect() {
             await desktop.close(serverIDs: shown)
+        }
+        // The cancel came too late for an alert the runner was showing as it committed: say so,
+        // with a status of its own, rather than "cancelled" for an alert the person saw.
+        if !outcome.shown.isEmpty {
+            let zone = TimeZone.current
+            let what = outcome.shown.map {
+                "'\($0.reminderID)' was shown at \(TimeText.local($0.posted, in: zone, seconds: true)) (due \(TimeText.local($0.due, in: zone, seconds: true)))"
+            }
+            let rest = outcome.cancelled.count > 1 || outcome.cancelled.contains { $0.trigger.isRecurring } ? "; the rest is cancelled" : ""
+            throw ChimeError(.tooLate, "too late: " + what.joined(separator: ", ") + rest)
+        }
+        if !outcome.unconfirmed.isEmpty {
+            let ids = Set(outcome.unconfirmed.map(\.reminderID)).sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw ChimeError(
+                .failure,
+                "cancelled \(ids), but the runner did not answer within \(Int(RunnerControl.answerTimeout)) s whether it had already shown it; 'chime doctor' checks the runner"
+            )
         }
         if global.json {
             struct Cancelled: Encodable {
                 var cancelled: [String]
                 var runner: Bool
             }
-            Output.json(Cancelled(cancelled: cancelled.map(\.id), runner: running))
+            Output.json(Cancelled(cancelled: outcome.cancelled.map(\.id), runner: outcome.runner))
         } else {
-            for reminder in cancelled { Output.line("Cancelled \(reminder.id)  \(oneLine(reminder.title))") }
+            for reminder in outcome.cancelled { Output.line("Cancelled \(reminder.id)  \(oneLine(reminder.title))") }
         }
     }
 }

@@ -243,3 +243,45 @@ private func permissions(of path: String) -> mode_t? {
     guard stat(path, &info) == 0 else { return nil }
     return info.st_mode & 0o777
 }
+
+/// The question a cancel asks the runner, over the real socket and the real waker.
+struct DeliveryQuestionTests {
+    @Test("A question reaches the waker as a poke, and its answer comes back to the asking socket", .timeLimit(.minutes(1)))
+    func questionAndAnswerOverTheSocket() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("runner.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+        let waker = try TimerWaker(socketFD: fd)
+        defer { waker.shutdown() }
+        let shown = OccurrenceKey(reminderKey: 7, dueMicros: 1_767_603_660_000_000)
+        let notShown = OccurrenceKey(reminderKey: 8, dueMicros: 1_767_603_660_000_000)
+
+        // The cancel asks from another thread, and waits for the answer
+        let asked = Task.detached { WakeSocket.ask(path: path, keys: [shown, notShown], timeout: 10) }
+        #expect(await waker.wait(until: nil) == .poked)
+        let queries = waker.takeQueries()
+        #expect(queries.count == 1)
+        #expect(queries.first?.keys == [shown, notShown])
+        #expect(waker.takeQueries().isEmpty)
+        let posted = Date(timeIntervalSince1970: 1_767_603_660.000_3)
+        queries.first?.answer([shown: posted])
+
+        #expect(await asked.value == .answered([shown: Date(micros: posted.micros)]))
+    }
+
+    @Test("No runner: the question says so at once; a runner that does not answer: it says that after the timeout")
+    func noRunnerAndNoAnswer() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let key = OccurrenceKey(reminderKey: 1, dueMicros: 1)
+        #expect(WakeSocket.ask(path: directory.file("none.sock"), keys: [key], timeout: 5) == .noRunner)
+        let path = directory.file("silent.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+        let started = Date()
+        #expect(WakeSocket.ask(path: path, keys: [key], timeout: 0.2) == .noAnswer)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+}

@@ -1,0 +1,135 @@
+import ChimeCore
+import ChimeStore
+import ChimeTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A notifier that lets a test act at the instant a post goes out (before it reaches the
+/// recording notifier): a cancel that commits after the runner's last look at the store.
+struct InterceptingNotifier: Notifier {
+    let base: RecordingNotifier
+    let onPost: @Sendable (Note) -> Void
+
+    func post(_ note: Note) async throws -> PostedNote {
+        onPost(note)
+        return try await base.post(note)
+    }
+
+    func withdraw(_ id: String) async throws { try await base.withdraw(id) }
+
+    var responses: AsyncStream<NoteResponse> { base.responses }
+}
+
+/// `chime cancel` against a runner that has staged the occurrence for its instant: the cancel
+/// commits, then asks the runner which of the occurrences it caught in flight were shown. What
+/// it is told and what the ledger says agree with what the person saw.
+struct CancelInFlightTests {
+    /// The scheduler's loop on the harness's store and clock, posting through `notifier`.
+    static func loop(_ h: Harness, notifier: any Notifier) -> (Scheduler, Task<Void, Never>) {
+        let scheduler = Scheduler(store: h.store, notifier: notifier, clock: h.clock, systemZone: { Harness.utc })
+        return (scheduler, Task { await scheduler.run(waker: h.clock) })
+    }
+
+    @Test("A cancel that commits as the alert is being shown is told it came too late, and the ledger says posted", .timeLimit(.minutes(1)))
+    func cancelDuringThePost() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        try h.once("tea", at: 60)
+        let store = h.store
+        let clock = h.clock
+        let question = Mutex<(keys: [OccurrenceKey], answer: Task<[OccurrenceKey: Date], Never>?)>(([], nil))
+        let notifier = InterceptingNotifier(base: h.notifier) { _ in
+            // The cancel commits after the runner's last look at the store, as the post goes out
+            let keys = (try? store.cancelReporting(ids: ["tea"], now: clock.now()).inFlight.map(\.key)) ?? []
+            question.withLock { $0 = (keys, Task { await clock.ask(keys) }) }
+        }
+        let (_, loop) = Self.loop(h, notifier: notifier)
+
+        // The runner records tea ahead of its instant and parks until the instant
+        #expect(await h.clock.parked() == h.wake(60))
+        h.clock.advance(to: h.wake(60))
+        #expect(await h.clock.parked() == h.at(60))
+        h.clock.advance(to: h.at(60))
+        #expect(await h.notifier.nextPost().id == "tea")
+
+        // The cancel caught tea in flight, and the runner says it was shown at its instant
+        let (keys, asked) = question.withLock { $0 }
+        #expect(keys.count == 1)
+        let answer = await asked?.value ?? [:]
+        #expect(answer == [keys[0]: h.at(60)])
+        // The ledger records what the person saw: posted, at the instant (not "cancelled" and never posted)
+        let ledger = try h.store.ledger(id: "tea")
+        #expect(ledger.map(\.state) == ["posted"], "\(ledger)")
+        #expect(ledger.first?.postedAt == h.at(60))
+        // And it is shown once, and nothing more
+        _ = await h.clock.parked()
+        #expect(h.notifier.posts.count == 1)
+        h.clock.shutdown()
+        await loop.value
+    }
+
+    @Test("A cancel that commits before the instant is told 'not shown', and the alert never comes", .timeLimit(.minutes(1)))
+    func cancelBeforeTheInstant() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        try h.once("tea", at: 60)
+        let (_, loop) = Self.loop(h, notifier: h.notifier)
+        #expect(await h.clock.parked() == h.wake(60))
+        h.clock.advance(to: h.wake(60))
+        #expect(await h.clock.parked() == h.at(60))
+
+        // Staged for 09:01:00, cancelled 25 ms before it
+        let cancellation = try h.store.cancelReporting(ids: ["tea"], now: h.clock.now())
+        #expect(cancellation.inFlight.map(\.reminderID) == ["tea"])
+        let answer = await h.clock.ask(cancellation.inFlight.map(\.key))
+        #expect(answer.isEmpty)
+
+        // Time passes the instant: nothing is shown, and the ledger says cancelled
+        #expect(await h.clock.parked() == nil)
+        h.clock.advance(to: h.at(120))
+        #expect(await h.clock.parked() == nil)
+        #expect(h.notifier.posts.isEmpty)
+        #expect(try h.store.ledger(id: "tea").map(\.state) == ["cancelled"])
+        h.clock.shutdown()
+        await loop.value
+    }
+
+    @Test(
+        "A recurring reminder cancelled as one occurrence is shown: that one is posted and reported, none after it",
+        .timeLimit(.minutes(1))
+    )
+    func recurringCancelDuringThePost() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        try h.store.schedule(
+            NewReminder(id: "stretch", title: "Stretch", trigger: .interval(seconds: 60, anchor: Harness.t0)),
+            now: h.clock.now(),
+            systemZone: Harness.utc
+        )
+        let store = h.store
+        let clock = h.clock
+        let asked = Mutex<Task<[OccurrenceKey: Date], Never>?>(nil)
+        let notifier = InterceptingNotifier(base: h.notifier) { _ in
+            let keys = (try? store.cancelReporting(ids: ["stretch"], now: clock.now()).inFlight.map(\.key)) ?? []
+            asked.withLock { $0 = Task { await clock.ask(keys) } }
+        }
+        let (_, loop) = Self.loop(h, notifier: notifier)
+        #expect(await h.clock.parked() == h.wake(60))
+        h.clock.advance(to: h.wake(60))
+        #expect(await h.clock.parked() == h.at(60))
+        h.clock.advance(to: h.at(60))
+        _ = await h.notifier.nextPost()
+        let answer = await asked.withLock { $0 }?.value ?? [:]
+        #expect(answer.values.map { $0 } == [h.at(60)])
+
+        // Later instants pass: nothing more, and the ledger has the one shown occurrence as posted
+        _ = await h.clock.parked()
+        h.clock.advance(to: h.at(300))
+        _ = await h.clock.parked()
+        #expect(h.notifier.posts.count == 1)
+        #expect(try h.store.ledger(id: "stretch").map(\.state) == ["posted"])
+        h.clock.shutdown()
+        await loop.value
+    }
+}
