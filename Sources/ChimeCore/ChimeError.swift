@@ -46,13 +46,14 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = Self.escapingControlCharacters(message)
     }
 
-    /// `text` with its control characters, line and paragraph separators and bidirectional
-    /// overrides written as escapes (`\n`, `\t`, `\u{1B}`); unchanged when it has none.
+    /// `text` with its control characters, line and paragraph separators, bidirectional
+    /// controls and zero-width characters written as escapes (`\n`, `\t`, `\u{1B}`); unchanged when it has none.
     public static func escapingControlCharacters(_ text: String) -> String {
         func isControl(_ scalar: Unicode.Scalar) -> Bool {
             switch scalar.properties.generalCategory {
             case .control, .lineSeparator, .paragraphSeparator: return true
-            default: return (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            default:
+                return UserText.isBidiControl(scalar) || UserText.isInvisible(scalar) || UserText.isJoiner(scalar)
             }
         }
         // Printable ASCII, the usual case, needs no Unicode property lookups.

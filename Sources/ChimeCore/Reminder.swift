@@ -52,7 +52,9 @@ public struct NewReminder: Sendable, Hashable {
         self.kind = kind
     }
 
-    /// Checks what people type: a non-empty title, a well-formed identifier.
+    /// Checks what people type: a non-empty title of at most 500 characters, a body of at most
+    /// 4,000, neither with bidirectional controls or hidden characters (``UserText``), a
+    /// well-formed identifier.
     public func validated() throws(ChimeError) -> NewReminder {
         var copy = self
         // Trim only when needed: Foundation's trimming costs more than the insert in a large batch.
@@ -65,9 +67,8 @@ public struct NewReminder: Sendable, Hashable {
         if copy.title.isEmpty {
             throw ChimeError.invalid("title", title, expected: "a non-empty title")
         }
-        if copy.title.utf8.count > 500 && copy.title.count > 500 {
-            throw ChimeError(.usage, "invalid title '\(copy.title.prefix(40))…': expected at most 500 characters")
-        }
+        try UserText.check(copy.title, field: "title", limit: UserText.titleLimit)
+        try UserText.check(body, field: "body", limit: UserText.bodyLimit)
         if let id { try ReminderIdentifier.validate(id) }
         return copy
     }
@@ -86,6 +87,18 @@ public enum ReminderIdentifier {
             let isAlnum = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
             let isMark = byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             if !(isAlnum || (isMark && index > 0)) { throw ChimeError.invalid("id", id, expected: expected) }
+        }
+    }
+
+    /// Several identifiers, as `chime cancel` takes them: each well-formed, and none twice (the
+    /// same id twice is a typing mistake; cancelling it once would not be what was asked).
+    public static func validate(list ids: [String]) throws(ChimeError) {
+        var seen = Set<String>()
+        for id in ids {
+            try validate(id)
+            guard seen.insert(id).inserted else {
+                throw ChimeError(.usage, "the id '\(id)' is given twice: give each id once")
+            }
         }
     }
 

@@ -57,6 +57,7 @@ extension DoseBook {
         if let notes, notes.count > 500 {
             throw ChimeError(.usage, "invalid notes '\(notes.prefix(40))…': expected at most 500 characters")
         }
+        if let notes { try UserText.check(notes, field: "notes", limit: 500) }
         let now = clock.now()
         let zone = systemZone()
         return try store.write { db in

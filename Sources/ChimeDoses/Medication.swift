@@ -109,6 +109,24 @@ public struct MedicationDraft: Sendable, Hashable {
         self.startDay = startDay
     }
 
+    /// What an amount may be.
+    static let amountExpected = "a plain decimal number from 0.000001 to 1000000 with at most 6 decimal places, such as 100 or 2.5"
+
+    /// A dose's amount: plain decimal digits with an optional fraction of at most 6 digits
+    /// (what ``Medication/format(amount:)`` shows), from 0.000001 to 1,000,000. Not `1e-320`
+    /// (shown as "0"), `0x10` (read as 16 by `Double`), `inf`, `-5` or `.5`.
+    /// - Throws: `.usage` naming the amount.
+    public static func amount(_ text: String) throws(ChimeError) -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let parts = trimmed.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        func isDigits(_ part: Substring) -> Bool { !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+        guard isDigits(parts[0]), parts.count == 1 || (isDigits(parts[1]) && parts[1].count <= 6),
+            parts[0].drop(while: { $0 == "0" }).count <= 7, let value = Double(trimmed)
+        else { throw ChimeError.invalid("amount", text, expected: amountExpected) }
+        guard value > 0, value <= 1_000_000 else { throw ChimeError.invalid("amount", text, expected: amountExpected) }
+        return value
+    }
+
     /// The seed's rules, one by one; the error names the field and the rule.
     /// - Returns: the draft trimmed, and its amount read.
     public func validated() throws(ChimeError) -> (draft: MedicationDraft, amount: Double) {
@@ -121,17 +139,17 @@ public struct MedicationDraft: Sendable, Hashable {
         if copy.name.count > 100 {
             throw ChimeError(.usage, "invalid name '\(copy.name.prefix(40))…': expected at most 100 characters (it has \(copy.name.count))")
         }
-        let trimmedAmount = amount.trimmingCharacters(in: .whitespaces)
-        guard let value = Double(trimmedAmount), value.isFinite else {
-            throw ChimeError.invalid("amount", amount, expected: "a number above 0, such as 100 or 2.5")
-        }
-        guard value > 0 else { throw ChimeError.invalid("amount", amount, expected: "a number above 0") }
+        let value = try Self.amount(amount)
         if copy.unit.isEmpty { throw ChimeError.invalid("unit", unit, expected: "a unit such as mg, ml or tablet (required)") }
         if copy.unit.count > 20 { throw ChimeError.invalid("unit", unit, expected: "at most 20 characters") }
         if copy.instructions.count > 500 {
             throw ChimeError(.usage, "invalid instructions '\(copy.instructions.prefix(40))…': expected at most 500 characters")
         }
         if copy.prescribedBy.count > 100 { throw ChimeError.invalid("prescribed by", prescribedBy, expected: "at most 100 characters") }
+        try UserText.check(copy.name, field: "name", limit: 100)
+        try UserText.check(copy.unit, field: "unit", limit: 20)
+        try UserText.check(copy.instructions, field: "instructions", limit: 500)
+        try UserText.check(copy.prescribedBy, field: "prescribed by", limit: 100)
         if let end = endDay, end <= startDay {
             throw ChimeError.invalid(
                 "end date",

@@ -116,31 +116,13 @@ public struct ConsoleNotifier: Notifier {
         "{" + fields.map { "\(quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// A JSON string literal, escaped as RFC 8259 §7 says. Written by hand: the runner calls it on
-    /// the firing path for a fixed handful of fields, where building a JSONEncoder per line is
-    /// work it can avoid.
-    static func quote(_ string: String) -> String {
-        var out = "\""
-        out.reserveCapacity(string.utf8.count + 2)
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20 || c.value == 0x2028 || c.value == 0x2029:
-                out += String(format: "\\u%04x", c.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    /// A JSON string literal with every control character escaped (``JSONText/quote(_:)``):
+    /// written by hand, as the runner writes a handful of fields per line on its firing path.
+    static func quote(_ string: String) -> String { JSONText.quote(string) }
 
-    /// Text from a reminder never breaks the line format: control characters become spaces.
-    static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
-    }
+    /// Text from a reminder never breaks the line format or drives the terminal: control
+    /// characters (C0, DEL, C1) become spaces, bidirectional controls are dropped.
+    static func oneLine(_ text: String) -> String { UserText.oneLine(text) }
 
     private func writeAll(_ text: String) throws {
         var bytes = Array(text.utf8)

@@ -32,6 +32,8 @@ enum Main {
         do {
             // Every command runs on Chime's own thread rather than Swift's global pool (see RunnerThread).
             try await withTaskExecutorPreference(RunnerThread.shared) {
+                // Help only alone: `chime in 5m -h` is a usage error, not help and exit 0.
+                try CommandWords.checkHelp(arguments)
                 var command = try Chime.parseAsRoot(arguments)
                 if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()

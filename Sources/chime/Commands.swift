@@ -9,23 +9,31 @@ struct In: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "in",
         abstract: "Remind once, after a duration.",
-        discussion: "Examples:\n  chime in 25m \"Tea is ready\"\n  chime in 1h30m \"Stretch\" \"Stand up and walk\" --id stretch"
+        discussion: """
+            Examples:
+              chime in 25m "Tea is ready"
+              chime in 1h30m "Stretch" "Stand up and walk" --id stretch
+              chime in 5m -- "-h"      (a title that starts with '-', after --)
+            """
     )
 
     // One array rather than three arguments so that a mistyped "-5m" reaches the duration
-    // parser (and its message) instead of being taken for an unknown option.
+    // parser (and its message) instead of being taken for an unknown option, and a title that
+    // looks like an option is refused unless it comes after -- (CommandWords).
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "How long from now (90s, 25m, 1h30m, 2d; units s, m, h, d, w), the title, and an optional body.",
+            "How long from now (90s, 25m, 1h30m, 2d; lowercase units w, d, h, m, s, largest first), the title, and an optional body. "
+                + "A title that starts with '-' goes after --.",
             valueName: "duration title [body]"
         )
     )
-    var words: [String] = []
+    var given: [String] = []
     @OptionGroup var schedule: ScheduleOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        let words = try CommandWords.literal(given, parsedFirst: 1, path: ["in"])
         guard let duration = words.first else {
             throw ChimeError(.usage, "missing duration: expected one such as 25m, then a title: chime in 25m \"Tea is ready\"")
         }
@@ -58,19 +66,39 @@ struct At: AsyncParsableCommand {
               chime at 14:30 "Stand-up" --id standup
               chime at "2026-12-24 18:00" "Presents"
               chime at 2026-12-24T17:00Z "Presents (UTC)"
+              chime at 07:30 -- "-h"   (a title that starts with '-', after --)
             """
     )
 
-    @Argument(help: ArgumentHelp("HH:MM, 'YYYY-MM-DD HH:MM', or ISO 8601 with Z or an offset.", valueName: "time"))
-    var time: String
-    @Argument(help: "The alert's title.") var title: String
-    @Argument(help: "The alert's body.") var body: String?
-    @Option(help: ArgumentHelp("Read the time in this IANA zone instead of the system's.", valueName: "zone"))
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp(
+            "HH:MM[:SS], 'YYYY-MM-DD HH:MM[:SS]' or ISO 8601 with Z or an offset; the title; an optional body. "
+                + "A title that starts with '-' goes after --.",
+            valueName: "time title [body]"
+        )
+    )
+    var given: [String] = []
+    @Option(help: ArgumentHelp("Read the time in this IANA zone (from tzdata) instead of the system's.", valueName: "zone"))
     var zone: String?
     @OptionGroup var schedule: ScheduleOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        let words = try CommandWords.literal(given, parsedFirst: 1, path: ["at"])
+        guard let time = words.first else {
+            throw ChimeError(.usage, "missing time: expected one such as 14:30, then a title: chime at 14:30 \"Stand-up\"")
+        }
+        guard words.count >= 2 else {
+            throw ChimeError(.usage, "missing title after 'at \(time)': expected a title such as \"Stand-up\"")
+        }
+        guard words.count <= 3 else {
+            throw ChimeError(
+                .usage,
+                "too many words: '\(words.joined(separator: " "))': expected TIME TITLE [BODY]; quote a title with spaces"
+            )
+        }
+        let (title, body) = (words[1], words.count > 2 ? words[2] : nil)
         let now = Date()
         let timeZone = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name).resolve(system: .current) } ?? .current
         let instant = try TimeParsing.instant(time, now: now, zone: timeZone)
@@ -86,26 +114,34 @@ struct Every: AsyncParsableCommand {
             RULE is DAYS TIMES or an INTERVAL:
               DAYS   day | weekday | weekend | mon,wed,fri | mon-fri
               TIMES  08:00 or 08:00,12:30,20:00
-              INTERVAL  30m, 2h, 1h30m (from now on)
+              INTERVAL  30m, 2h, 1h30m (from now on; lowercase units w, d, h, m, s, largest first)
             Times of day follow the system's zone (08:00 stays 08:00 after travel) unless --zone names one.
             Examples:
               chime every weekday 08:00 "Stretch" --id stretch
               chime every mon,wed,fri 18:30 "Gym"
               chime every 2h "Drink water"
+              chime every 2h -- "-h"   (a title that starts with '-', after --)
             """
     )
 
-    @Argument(help: ArgumentHelp("The rule, then the title and an optional body.", valueName: "rule-and-title"))
-    var words: [String]
-    @Option(help: ArgumentHelp("Keep times of day in this IANA zone (absolute time), not the system's.", valueName: "zone"))
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp(
+            "The rule, then the title and an optional body. A title that starts with '-' goes after --.",
+            valueName: "rule-and-title"
+        )
+    )
+    var given: [String] = []
+    @Option(help: ArgumentHelp("Keep times of day in this IANA zone (from tzdata; absolute time), not the system's.", valueName: "zone"))
     var zone: String?
     @OptionGroup var schedule: ScheduleOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        let words = try CommandWords.literal(given, parsedFirst: 0, path: ["every"])
         let now = Date()
         let zoneRule = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name) } ?? .floating
-        guard let first = words.first else {
+        guard !words.isEmpty else {
             throw ChimeError(.usage, "missing rule: expected DAYS TIMES (weekday 08:00) or an interval (2h), then a title")
         }
         // The rule is the longest run of leading words that parses ("weekday 08:00",
@@ -121,7 +157,9 @@ struct Every: AsyncParsableCommand {
             // Nothing parses with a title left: either the title is missing, or report the most
             // likely reading of the rule (an interval, else DAYS TIMES).
             if (try? TimeParsing.recurrence(words, now: now, zone: zoneRule)) == nil {
-                let guess = (try? TimeParsing.duration(first)) != nil ? 1 : 2
+                // An interval is the leading words that start with a digit ("1h 30m").
+                let digits = words.prefix { $0.first?.isNumber == true }.count
+                let guess = digits > 0 ? digits : 2
                 _ = try TimeParsing.recurrence(Array(words[0..<min(guess, words.count)]), now: now, zone: zoneRule)
             }
             throw ChimeError(.usage, "missing title after 'every \(words.joined(separator: " "))': expected a title such as \"Stretch\"")
@@ -144,7 +182,7 @@ struct Next: AsyncParsableCommand {
     )
 
     @Argument(help: "The reminder's identifier.") var id: String
-    @Option(help: "How many occurrences (1 to 1000).") var count = 5
+    @Option(parsing: .unconditional, help: "How many occurrences (1 to 1000).") var count = 5
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -243,9 +281,9 @@ struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Cancel pending reminders by identifier.",
         discussion: """
-            All of them or none: when one id is not pending, nothing is cancelled (exit 3). A cancel at the \
-            instant an alert is due asks the runner whether it has shown it: exit 0 means it never will be; \
-            exit 8 (too late) says when it was shown.
+            All of them or none: when one id is not pending, nothing is cancelled (exit 3); the same id twice \
+            is refused (exit 64). A cancel at the instant an alert is due asks the runner whether it has shown \
+            it: exit 0 means it never will be; exit 8 (too late) says when it was shown.
             """
     )
 
@@ -254,7 +292,7 @@ struct Cancel: AsyncParsableCommand {
 
     func validate() throws {
         guard !ids.isEmpty else { throw ValidationError("missing identifier: expected one or more ids, see 'chime list'") }
-        for id in ids { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
+        try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(list: ids) }
     }
 
     func run() async throws {
@@ -302,8 +340,14 @@ struct Notify: AsyncParsableCommand {
         abstract: "Show an alert now, like notify-send, through Chime's notifier."
     )
 
-    @Argument(help: "The alert's title.") var title: String
-    @Argument(help: "The alert's body.") var body: String?
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp(
+            "The alert's title (at most 500 characters) and an optional body (at most 4,000). A title that starts with '-' goes after --.",
+            valueName: "title [body]"
+        )
+    )
+    var given: [String] = []
     @Option(help: "low, normal or critical.") var urgency: Note.Urgency = .normal
     @Flag(help: "Keep the alert up until it is answered.") var sticky = false
     @Option(help: ArgumentHelp("An icon name from the icon theme, or an absolute path.", valueName: "icon")) var icon: String?
@@ -318,10 +362,18 @@ struct Notify: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the alert as one JSON document.") var json = false
 
     func run() async throws {
-        let checked = title.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !checked.isEmpty else { throw ChimeError.invalid("title", title, expected: "a non-empty title") }
+        let words = try CommandWords.literal(given, parsedFirst: 0, path: ["notify"])
+        guard let title = words.first else { throw ChimeError(.usage, "missing title: expected one such as chime notify \"Now\"") }
+        guard words.count <= 2 else {
+            throw ChimeError(
+                .usage,
+                "too many words: '\(words.joined(separator: " "))': expected TITLE [BODY]; quote a title with spaces"
+            )
+        }
+        // The same rules as a reminder's title and body (length, no bidirectional controls).
+        let checked = try NewReminder(title: title, body: words.count > 1 ? words[1] : "", trigger: .once(Date())).validated()
         let sink = try await notifier.make(json: json)
-        var note = Note(id: "notify", title: checked, body: body ?? "", urgency: urgency, postedAt: Date())
+        var note = Note(id: "notify", title: checked.title, body: checked.body, urgency: urgency, postedAt: Date())
         note.sticky = sticky
         note.icon = icon
         note.category = category

@@ -183,7 +183,7 @@ struct MedicationJSON: Encodable {
 
 /// The range and filters `chime doses` and `chime export doses` share.
 struct DoseRangeOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The last N days, today included: 7d, 30d … (default 7d).", valueName: "days"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The last N days, today included: 7d, 30d … (default 7d).", valueName: "days"))
     var last: String?
     @Flag(help: "This calendar month.")
     var month = false
@@ -199,7 +199,7 @@ struct DoseRangeOptions: ParsableArguments {
     var medication: String?
     @Flag(help: "Only overdue doses: pending past their grace window.")
     var overdue = false
-    @Option(help: ArgumentHelp("At most this many doses (the oldest first).", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("At most this many doses (the oldest first).", valueName: "count"))
     var limit: Int?
 
     func validate() throws {

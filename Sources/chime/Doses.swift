@@ -178,7 +178,10 @@ struct DoseSnooze: AsyncParsableCommand {
     )
     @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
     var dose: String?
-    @Option(help: ArgumentHelp("Minutes until the alert comes again, 1 to 240 (default 10).", valueName: "minutes"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Minutes until the alert comes again, 1 to 240 (default 10).", valueName: "minutes")
+    )
     var minutes = DoseRules.snoozeMinutes
     @OptionGroup var global: GlobalOptions
 
@@ -320,7 +323,7 @@ struct AdherenceCommand: AsyncParsableCommand {
     )
     @Option(name: .customLong("med"), help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"))
     var medication: String?
-    @Option(help: ArgumentHelp("The last N days: 7d, 30d … (default 30d).", valueName: "days"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The last N days: 7d, 30d … (default 30d).", valueName: "days"))
     var last: String?
     @Flag(help: "The whole history.")
     var all = false

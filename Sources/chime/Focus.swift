@@ -122,7 +122,7 @@ struct FocusStart: AsyncParsableCommand {
         abstract: "Start a focus session (25 minutes unless --minutes says otherwise)."
     )
 
-    @Option(help: ArgumentHelp("The session's length in minutes, 10 to 120.", valueName: "minutes"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The session's length in minutes, 10 to 120.", valueName: "minutes"))
     var minutes = FocusTimer.defaultMinutes
     @Flag(help: "Then watch the countdown (as 'chime focus status --watch').")
     var watch = false

@@ -59,7 +59,8 @@ struct ForestGrid: AsyncParsableCommand {
         discussion: "Shows the newest trees that fit one screen unless --all or --limit; --json lists every tree."
     )
     @Flag(help: "Draw every tree.") var all = false
-    @Option(help: ArgumentHelp("Draw (or list) at most this many trees.", valueName: "count")) var limit: Int?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Draw (or list) at most this many trees.", valueName: "count"))
+    var limit: Int?
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {

@@ -28,7 +28,10 @@ struct Med: AsyncParsableCommand {
 
 /// The options `med add` and `med edit` share; each is optional (`med add` requires some).
 struct MedicationOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The amount of one dose, above 0: 100, 2.5.", valueName: "amount"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The amount of one dose: a plain decimal from 0.000001 to 1000000 (100, 2.5).", valueName: "amount")
+    )
     var amount: String?
     @Option(help: ArgumentHelp("The amount's unit, at most 20 characters: mg, ml, tablet.", valueName: "unit"))
     var unit: String?
@@ -52,6 +55,7 @@ struct MedicationOptions: ParsableArguments {
     var asNeeded = false
     @Option(
         name: .customLong("min-interval"),
+        parsing: .unconditional,
         help: ArgumentHelp("As needed: the shortest safe time between two doses (6h); sooner gives a warning.", valueName: "duration")
     )
     var minInterval: String?
@@ -63,17 +67,19 @@ struct MedicationOptions: ParsableArguments {
     var start: String?
     @Option(help: ArgumentHelp("The last day, YYYY-MM-DD (default none).", valueName: "date"))
     var end: String?
-    @Option(help: ArgumentHelp("A dose is overdue this long after its time (default 30m).", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A dose is overdue this long after its time (default 30m).", valueName: "duration"))
     var grace: String?
     @Option(
         name: .customLong("missed-after"),
+        parsing: .unconditional,
         help: ArgumentHelp("A dose unanswered this long after its time is missed (default 4h; or at the next dose).", valueName: "duration")
     )
     var missedAfter: String?
-    @Option(help: ArgumentHelp("Doses in stock: each dose taken takes one.", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Doses in stock: each dose taken takes one.", valueName: "count"))
     var stock: Int?
     @Option(
         name: .customLong("refill-days"),
+        parsing: .unconditional,
         help: ArgumentHelp("A refill reminder comes this many days before the stock runs out (default 7).", valueName: "days")
     )
     var refillDays: Int?
@@ -495,7 +501,7 @@ struct MedNext: AsyncParsableCommand {
     )
     @Argument(help: ArgumentHelp("The medication's number or name (default: every active one).", valueName: "med"))
     var medication: String?
-    @Option(help: ArgumentHelp("How many doses, 1 to 500 (default 5).", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many doses, 1 to 500 (default 5).", valueName: "count"))
     var count = 5
     @OptionGroup var global: GlobalOptions
 

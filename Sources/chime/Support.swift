@@ -73,7 +73,8 @@ enum Output {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        // JSONEncoder leaves DEL and the C1 controls raw: escape them as the runner's stream does.
+        FileHandle.standardOutput.write(JSONText.escapingRawControls(data) + Data("\n".utf8))
     }
 
     static func line(_ text: String) {
@@ -164,12 +165,10 @@ func report(_ result: ScheduleResult, store: ReminderStore, json: Bool) {
 }
 
 /// Text from a reminder in a human line: its control characters (a newline, an escape
-/// sequence) become spaces, so it neither breaks the line nor drives the terminal. (`--json`
-/// carries the text verbatim.)
-func oneLine(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
-    return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
-}
+/// sequence, C1 controls) become spaces, so it neither breaks the line nor drives the terminal,
+/// and bidirectional controls are dropped (``UserText/oneLine(_:)``). `--json` carries the
+/// text verbatim, escaped.
+func oneLine(_ text: String) -> String { UserText.oneLine(text) }
 
 /// argument-parser reports errors thrown from `validate()` as usage errors (exit 64) only when
 /// they are `ValidationError`s: keep the message, change the type.

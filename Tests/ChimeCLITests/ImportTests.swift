@@ -68,6 +68,13 @@ struct ImportTests {
             (#"[{"title": "A", "every": "fortnight"}]"#, "fortnight"),
             (#"[{"title": "A", "at": "2001-01-01 10:00"}]"#, "'2001-01-01 10:00' is in the past"),
             (#"[{"title": "A", "at": "10:00", "zone": "Mars/Base"}]"#, "Mars/Base"),
+            (#"[5]"#, "reminder 1: expected an object"),
+            (#"[{"title": "A", "in": "5m", "zon": "Europe/Berlin"}]"#, #"reminder 1: unknown key "zon""#),
+            (#"{"reminders": [{"title": "A", "in": "5m"}], "remnders": []}"#, #"unknown key "remnders""#),
+            (#"[{"title": "A", "in": "5m""#, "line 1, column 27"),
+            ("[{\"title\": \"A\",\n \"in\": x}]", "line 2, column 8"),
+            (#"[{"title": "A", "in": "5m", "body": "\#(String(repeating: "b", count: 4_001))"}]"#, "at most 4000 characters"),
+            (#"[{"title": "\u202eA", "in": "5m"}]"#, "U+202E"),
         ]
     )
     func badReminderImportsNothing(json: String, named: String) throws {

@@ -167,7 +167,10 @@ struct SecurityTests {
             ("x; rm -rf ./* ; touch \(marker) #", "a && touch \(marker) || true | cat > \(marker)"),
             ("../../etc/passwd", "/etc/shadow ~/.ssh/id_rsa ../.."),
             ("Line one\nLine two", "tab\there\r\nCRLF\n"),
-            ("Bell\u{07} escape \u{1B}[31mred\u{1B}[0m del\u{7F}", "\u{01}\u{1F} \u{2028}sep\u{2029} \u{202E}reversed 😀 %s %n {{x}} \\(x)"),
+            (
+                "Bell\u{07} escape \u{1B}[31mred\u{1B}[0m del\u{7F}",
+                "\u{01}\u{1F} \u{2028}sep\u{2029} \u{85}NEL \u{9B}31mCSI 😀 👩\u{200D}💻 %s %n {{x}} \\(x)"
+            ),
         ]
         let cwd = sandbox.directory.appendingPathComponent("cwd").path
         #expect(mkdir(cwd, 0o700) == 0)

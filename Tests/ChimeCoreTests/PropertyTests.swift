@@ -220,23 +220,26 @@ private func referenceWeekly(times: [LocalTime], days: WeekdaySet, timeline: Off
 }
 
 /// The documented duration grammar, read with nothing clever: parts `<ASCII digits><unit>`
-/// (units s, m, h, d, w in either case), whitespace allowed between parts only; a positive sum
-/// of at most 366 days.
+/// (lowercase units w, d, h, m, s, each at most once, largest first), whitespace allowed between
+/// parts only; a positive sum of at most 366 days.
 private func referenceDuration(_ s: String) -> Int64? {
-    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
+    let units: [Character] = ["w", "d", "h", "m", "s"]
+    let sizes: [Int64] = [604_800, 86_400, 3_600, 60, 1]
     var digits = ""
     var total: Int64 = 0
     var parts = 0
+    var next = 0  // the first unit still allowed
     for ch in s {
         if ch.isWhitespace {
             guard digits.isEmpty else { return nil }
         } else if ch.unicodeScalars.count == 1, let a = ch.asciiValue, (48...57).contains(a) {
             digits.append(ch)
-        } else if ch.unicodeScalars.count == 1, let size = units[Character(ch.lowercased())], !digits.isEmpty {
+        } else if let unit = units.firstIndex(of: ch), !digits.isEmpty, unit >= next {
             let significant = digits.drop { $0 == "0" }
             guard significant.count <= 10, let n = Int64(significant.isEmpty ? "0" : String(significant)) else { return nil }
-            total += n * size
+            total += n * sizes[unit]
             parts += 1
+            next = unit + 1
             digits = ""
         } else {
             return nil
@@ -312,26 +315,41 @@ struct ParserPropertyTests {
         }
     }
 
-    /// Parts such as `1h` or `030M`, in either case, with or without whitespace between parts.
-    static let numbers = Gen.int(in: 0...1_000_000).array(of: 1...5)
-    static let units = Gen<Character?>.element(of: Array("smhdwSMHDW")).map { $0! }.array(of: 5)
+    /// Parts such as `1h` or `030m`, with or without whitespace between parts; units in the
+    /// documented order (a subset of w, d, h, m, s), and sometimes one out of order or uppercase.
+    static let numbers = Gen.int(in: 0...1_000_000).array(of: 5)
+    static let unitMask = Gen.int(in: 1...31)
     static let spaces = Gen<String?>.element(of: ["", " ", "  ", "\t"]).map { $0! }.array(of: 5)
 
-    @Test("duration: parts built at random sum to the right seconds, or are refused when out of range")
+    @Test("duration: parts built at random sum to the right seconds, or are refused when out of range or out of order")
     func durationFromParts() async {
         let zeros = Gen.int(in: 0...2)
-        await propertyCheck(count: 2_000, input: Self.numbers, Self.units, Self.spaces, zeros) { numbers, units, spaces, zeros in
-            let size: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
+        let mistake = Gen.int(in: 0...5)
+        await propertyCheck(count: 2_000, input: Self.numbers, Self.unitMask, Self.spaces, zeros, mistake) {
+            numbers,
+            mask,
+            spaces,
+            zeros,
+            mistake in
+            let all: [(Character, Int64)] = [("w", 604_800), ("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)]
+            var units = all.indices.filter { mask & (1 << $0) != 0 }.map { all[$0] }
+            // 0: units out of order (when there are two); 1: an uppercase unit; else as documented.
+            let misordered = mistake == 0 && units.count > 1
+            let uppercase = mistake == 1
+            if misordered { units.reverse() }
             var text = ""
             var expected: Int64 = 0
-            for (i, n) in numbers.enumerated() {
+            for (i, (unit, size)) in units.enumerated() {
                 // Small numbers mostly; sometimes large ones that overflow the 366-day bound.
-                let value = i % 2 == 0 ? n % 100 : n
-                text += String(repeating: "0", count: zeros) + String(value) + String(units[i]) + spaces[i]
-                expected += Int64(value) * size[Character(units[i].lowercased())]!
+                let value = i % 2 == 0 ? numbers[i] % 100 : numbers[i]
+                let shown = uppercase && i == 0 ? Character(unit.uppercased()) : unit
+                text += String(repeating: "0", count: zeros) + String(value) + String(shown) + spaces[i]
+                expected += Int64(value) * size
             }
             let result = attempt { () throws(ChimeError) in try TimeParsing.duration(text) }
-            if expected > 0 && expected <= 366 * 86_400 {
+            if misordered || uppercase {
+                #expect(throws: ChimeError.self, "\(text.debugDescription) should be refused (order or case)") { try result.get() }
+            } else if expected > 0 && expected <= 366 * 86_400 {
                 #expect((try? result.get()) == expected, "\(text.debugDescription)")
             } else {
                 #expect(throws: ChimeError.self, "\(text.debugDescription) should be refused (\(expected) s)") { try result.get() }
@@ -858,7 +876,8 @@ struct PropertyFindingsTests {
     func controlCharactersAreEscaped() {
         #expect(
             thrownChimeError { _ = try TimeParsing.duration("25m\nrm -rf") }?.message
-                == "invalid duration '25m\\nrm -rf': expected a positive duration such as 90s, 25m, 1h30m or 2d (units s, m, h, d, w)"
+                == "invalid duration '25m\\nrm -rf': expected a positive duration such as 90s, 25m, 1h30m or 2d: "
+                + "lowercase units w, d, h, m, s, each at most once, largest first"
         )
         #expect(
             thrownChimeError { _ = try LocalTime.parse("8:6\r\n0") }?.message

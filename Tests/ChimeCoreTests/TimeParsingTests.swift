@@ -100,7 +100,8 @@ struct ValueParsingTests {
         #expect(try ZoneRule.parse("floating") == .floating)
         #expect(
             thrownChimeError { _ = try ZoneRule.parse("Mars/Base") }?.message
-                == "unknown time zone 'Mars/Base': expected an IANA name such as Europe/Berlin or America/New_York"
+                == "unknown time zone 'Mars/Base': expected an IANA zone name from tzdata such as Europe/Berlin, America/New_York "
+                + "or UTC (for a fixed offset, Etc/GMT-5 is UTC+5: the sign is inverted)"
         )
         #expect(thrownChimeError { _ = try ZoneRule.parse("") }?.code == .usage)
         #expect(ZoneRule.fixed("Asia/Tokyo").resolve(system: TestZones.berlin).identifier == "Asia/Tokyo")
@@ -114,7 +115,7 @@ struct DurationParsingTests {
         "Accepted durations",
         arguments: [
             ("25m", Int64(1_500)), ("1h30m", 5_400), ("90s", 90), ("2d", 172_800), ("1h 30m", 5_400), ("1w", 604_800),
-            ("1H", 3_600), ("366d", 31_622_400), ("1s", 1),
+            ("1w2d", 777_600), ("366d", 31_622_400), ("1s", 1),
         ]
     )
     func accepted(_ s: String, _ seconds: Int64) throws {
@@ -124,13 +125,18 @@ struct DurationParsingTests {
     @Test(
         "Rejected durations name the value",
         arguments: [
-            "-5m", "0m", "0s", "5x", "", "367d", "90", "h", "1 h", "5m-", "99999999999999999999s", "53w",
+            "-5m", "0m", "0s", "5x", "", "367d", "90", "h", "1 h", "5m-", "99999999999999999999s", "53w", "1H", "5M", "1h1h", "1m1h",
         ]
     )
     func rejected(_ s: String) {
         #expect(
             thrownChimeError { _ = try TimeParsing.duration(s) }
-                == ChimeError.invalid("duration", s, expected: "a positive duration such as 90s, 25m, 1h30m or 2d (units s, m, h, d, w)")
+                == ChimeError.invalid(
+                    "duration",
+                    s,
+                    expected:
+                        "a positive duration such as 90s, 25m, 1h30m or 2d: lowercase units w, d, h, m, s, each at most once, largest first"
+                )
         )
     }
 }

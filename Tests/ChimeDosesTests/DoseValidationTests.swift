@@ -26,10 +26,22 @@ struct DoseValidationTests {
             draft { $0.name = String(repeating: "a", count: 101) },
             "invalid name '\(String(repeating: "a", count: 40))…': expected at most 100 characters (it has 101)"
         ),
-        ("amount not a number", draft { $0.amount = "abc" }, "invalid amount 'abc': expected a number above 0, such as 100 or 2.5"),
-        ("amount infinite", draft { $0.amount = "inf" }, "invalid amount 'inf': expected a number above 0, such as 100 or 2.5"),
-        ("amount zero", draft { $0.amount = "0" }, "invalid amount '0': expected a number above 0"),
-        ("amount negative", draft { $0.amount = "-2.5" }, "invalid amount '-2.5': expected a number above 0"),
+        (
+            "amount not a number", draft { $0.amount = "abc" },
+            "invalid amount 'abc': expected a plain decimal number from 0.000001 to 1000000 with at most 6 decimal places, such as 100 or 2.5"
+        ),
+        (
+            "amount infinite", draft { $0.amount = "inf" },
+            "invalid amount 'inf': expected a plain decimal number from 0.000001 to 1000000 with at most 6 decimal places, such as 100 or 2.5"
+        ),
+        (
+            "amount zero", draft { $0.amount = "0" },
+            "invalid amount '0': expected a plain decimal number from 0.000001 to 1000000 with at most 6 decimal places, such as 100 or 2.5"
+        ),
+        (
+            "amount negative", draft { $0.amount = "-2.5" },
+            "invalid amount '-2.5': expected a plain decimal number from 0.000001 to 1000000 with at most 6 decimal places, such as 100 or 2.5"
+        ),
         ("empty unit", draft { $0.unit = " " }, "invalid unit ' ': expected a unit such as mg, ml or tablet (required)"),
         (
             "unit over 20",
@@ -144,5 +156,33 @@ struct DoseValidationTests {
         #expect(try h.book.medications(includeInactive: true).map(\.medication.name) == ["Aspirin"])
         #expect(try h.storedDoses() == dosesBefore)
         #expect(try h.pendingAlerts().map(\.id) == ["med-1-20260105-0800"])
+    }
+}
+
+/// Amounts are plain decimals that read back as they were typed (issue 14): `1e-320` showed as
+/// "0 mg" and `0x10` was taken as 16.
+struct DoseAmountTests {
+    @Test(
+        "Amounts that are not plain decimals, or would not show as typed, are refused naming them",
+        arguments: [
+            "1e-320", "1e3", "0x10", "0X1p4", "nan", "+5", "-5", ".5", "5.", "1,5", "0.0000001", "2.1234567", "1000001", "0.000000",
+        ]
+    )
+    func refused(_ amount: String) {
+        let draft = MedicationDraft(name: "Aspirin", amount: amount, unit: "mg", startDay: 0)
+        let error = #expect(throws: ChimeError.self, "\(amount)") { try draft.validated() }
+        #expect(error?.code == .usage)
+        #expect(error?.message.hasPrefix("invalid amount '\(amount)': expected ") == true, "\(error?.message ?? "")")
+    }
+
+    @Test(
+        "Plain decimals from 0.000001 to 1,000,000 read back as typed",
+        arguments: [
+            ("100", "100"), ("2.5", "2.5"), ("0.125", "0.125"), ("0.000001", "0.000001"), ("1000000", "1000000"), ("007.50", "7.5"),
+        ]
+    )
+    func accepted(_ amount: String, _ shown: String) throws {
+        let (_, value) = try MedicationDraft(name: "Aspirin", amount: amount, unit: "mg", startDay: 0).validated()
+        #expect(Medication.format(amount: value) == shown)
     }
 }

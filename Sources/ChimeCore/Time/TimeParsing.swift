@@ -2,17 +2,23 @@ import Foundation
 
 /// Parsers for the CLI (kept in Core so they are tested without the argument parser).
 public enum TimeParsing {
-    static let durationExpected = "a positive duration such as 90s, 25m, 1h30m or 2d (units s, m, h, d, w)"
+    static let durationExpected =
+        "a positive duration such as 90s, 25m, 1h30m or 2d: lowercase units w, d, h, m, s, each at most once, largest first"
     static let maxDuration: Int64 = 366 * 86_400
 
-    /// "25m", "1h30m", "90s", "2d", "1h 30m", "1w" (units case-insensitive); positive, at most 366 days.
+    /// "25m", "1h30m", "90s", "2d", "1h 30m", "1w2d": positive, at most 366 days.
+    ///
+    /// Units are lowercase (`5M` is not five minutes or five months), each at most once and in
+    /// descending order w, d, h, m, s (`1h1h` and `1m1h` are typing mistakes, not 2 hours).
     public static func duration(_ s: String) throws(ChimeError) -> Int64 {
         // Made only when thrown: building a message (and escaping it) costs more than parsing.
         func bad() -> ChimeError { ChimeError.invalid("duration", s, expected: durationExpected) }
         var total: Int64 = 0
         var number: Int64? = nil
         var sawUnit = false
-        for ch in s.lowercased() {
+        // The size of the last unit read: the next one must be smaller.
+        var previous = Int64.max
+        for ch in s {
             if ch.isWhitespace {
                 guard number == nil else { throw bad() }  // "1 h" is not a duration
                 continue
@@ -32,7 +38,8 @@ public enum TimeParsing {
             case "w": size = 604_800
             default: throw bad()
             }
-            guard let n = number else { throw bad() }
+            guard let n = number, size < previous else { throw bad() }
+            previous = size
             total += n * size
             guard total <= maxDuration else { throw bad() }
             number = nil
@@ -43,10 +50,10 @@ public enum TimeParsing {
     }
 
     static let instantExpected =
-        "HH:MM, YYYY-MM-DD HH:MM, or an ISO 8601 date-time such as 2026-12-24T18:00, 2026-12-24T18:00:00Z or 2026-12-24T18:00+01:00"
+        "HH:MM[:SS], YYYY-MM-DD HH:MM[:SS], or an ISO 8601 date-time such as 2026-12-24T18:00, 2026-12-24T18:00:00Z or 2026-12-24T18:00+01:00"
 
     /// `chime at`:
-    /// - "14:30": today in `zone`, or tomorrow if that instant is not after `now`;
+    /// - "14:30" or "14:30:15": today in `zone`, or tomorrow if that instant is not after `now`;
     /// - "YYYY-MM-DD HH:MM[:SS[.fff]]" or "YYYY-MM-DDTHH:MM[:SS[.fff]]": local in `zone`;
     /// - either of those with a "Z" or "±HH:MM" / "±HHMM" suffix: absolute.
     /// Local times resolve by the RFC 5545 rule (gap → moved forward, repeat → first).
@@ -54,10 +61,23 @@ public enum TimeParsing {
     public static func instant(_ s: String, now: Date, zone: TimeZone) throws(ChimeError) -> Date {
         let text = s.trimmingWhitespace()
         if !text.isEmpty, text.allSatisfy({ $0.isASCIIDigit || $0 == ":" }), text.contains(":") {
-            let time = try LocalTime.parse(text)
+            // HH:MM, or HH:MM:SS as a date-time may carry seconds.
+            var second = 0
+            let time: LocalTime
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            if parts.count == 3 {
+                guard parts[2].count == 2, let value = Int(parts[2]), (0...59).contains(value),
+                    let clock = try? LocalTime.parse(parts[0] + ":" + parts[1])
+                else { throw ChimeError.invalid("time", s, expected: "HH:MM or HH:MM:SS, from 00:00 to 23:59:59") }
+                (time, second) = (clock, value)
+            } else {
+                time = try LocalTime.parse(text)
+            }
             let today = ZoneMath.civil(now, in: zone).local.dayNumber
             for day in today...(today + 2) {
-                let r = ZoneMath.resolve(CivilDateTime(dayNumber: day, time: time), in: zone)
+                var local = CivilDateTime(dayNumber: day, time: time)
+                local.second = second
+                let r = ZoneMath.resolve(local, in: zone)
                 if r.instant > now { return r.instant }
             }
             throw ChimeError.invalid("time", s, expected: instantExpected)  // unreachable in practice

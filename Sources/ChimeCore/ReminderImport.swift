@@ -1,0 +1,383 @@
+import Foundation
+
+/// `chime import`: a JSON file of reminders read into ``NewReminder``s, all of them or none.
+///
+/// The file holds an array of reminders, or an object whose "reminders" is one (so the output
+/// of `chime list --json` imports as it is). A key Chime does not know is refused, naming it and
+/// its position, rather than ignored: a misspelled "zon" would otherwise schedule in the wrong zone.
+public enum ReminderImport {
+    /// The keys of a reminder: those one writes, and those `chime list --json` prints.
+    static let itemKeys = [
+        "title", "id", "body", "at", "in", "every", "zone", "trigger", "next_due", "kind", "recurring", "next_due_local", "created",
+    ]
+    /// The keys of the object form: `chime list --json` prints "reminders" and "runner".
+    static let wrapperKeys = ["reminders", "runner"]
+
+    /// One reminder of the file.
+    struct Item: Decodable {
+        var id: String?
+        var title: String?
+        var body: String?
+        var at: String?
+        var `in`: String?
+        var every: String?
+        var zone: String?
+        var trigger: String?
+        var nextDue: String?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            try refuseUnknownKeys(container, known: itemKeys, in: decoder.codingPath)
+            func string(_ key: String) throws -> String? { try container.decodeIfPresent(String.self, forKey: AnyKey(key)) }
+            id = try string("id")
+            title = try string("title")
+            body = try string("body")
+            at = try string("at")
+            `in` = try string("in")
+            every = try string("every")
+            zone = try string("zone")
+            trigger = try string("trigger")
+            nextDue = try string("next_due")
+        }
+    }
+
+    private struct Wrapped: Decodable {
+        var reminders: [Item]
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            try refuseUnknownKeys(container, known: wrapperKeys, in: decoder.codingPath)
+            reminders = try container.decode([Item].self, forKey: AnyKey("reminders"))
+        }
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Thrown while decoding: a key the format does not have, at `path`.
+    struct UnknownKey: Error {
+        var key: String
+        var path: [any CodingKey]
+        var known: [String]
+    }
+
+    private static func refuseUnknownKeys(
+        _ container: KeyedDecodingContainer<AnyKey>,
+        known: [String],
+        in path: [any CodingKey]
+    ) throws {
+        // Sorted, so that the error names the same key each time.
+        if let unknown = container.allKeys.map(\.stringValue).filter({ !known.contains($0) }).sorted().first {
+            throw UnknownKey(key: unknown, path: path, known: known)
+        }
+    }
+
+    /// Parses the whole file into reminders, or throws one usage error naming the first bad
+    /// reminder (by position and id) and value, or where the JSON stops being JSON.
+    /// - Parameter source: the file's name in messages ("standard input", "reminders.json").
+    public static func reminders(from data: Data, source: String, now: Date) throws(ChimeError) -> [NewReminder] {
+        let items: [Item]
+        do {
+            let trimmed = data.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+            items =
+                try trimmed == UInt8(ascii: "{")
+                ? JSONDecoder().decode(Wrapped.self, from: data).reminders : JSONDecoder().decode([Item].self, from: data)
+        } catch let error as UnknownKey {
+            let position = describe(error.path)
+            let expected =
+                position.isEmpty
+                ? "\"reminders\" (an array of reminders)"
+                : "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\" or \"zone\" (or the keys 'chime list --json' prints)"
+            throw ChimeError(.usage, "\(source): \(position)unknown key \"\(error.key)\": expected \(expected)")
+        } catch let error as DecodingError {
+            throw ChimeError(.usage, "\(source): \(describe(error, data: data))")
+        } catch {
+            throw ChimeError(
+                .usage,
+                "\(source) is not valid JSON\(JSONSyntax.errorPosition(in: data).map { " \($0)" } ?? ""): expected an array of reminders"
+            )
+        }
+        var seen: [String: Int] = [:]
+        var batch: [NewReminder] = []
+        batch.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            let name = "reminder \(index + 1)" + (item.id.map { " ('\($0)')" } ?? "")
+            do throws(ChimeError) {
+                let new = try reminder(item, now: now)
+                if let id = new.id {
+                    if let first = seen[id] {
+                        throw ChimeError(.usage, "the id '\(id)' is also reminder \(first + 1)'s: give each reminder its own id")
+                    }
+                    seen[id] = index
+                }
+                batch.append(new)
+            } catch {
+                throw ChimeError(error.code, "\(source): \(name): \(error.message)")
+            }
+        }
+        return batch
+    }
+
+    static func reminder(_ item: Item, now: Date) throws(ChimeError) -> NewReminder {
+        guard let title = item.title else { throw ChimeError(.usage, "missing \"title\": every reminder needs one") }
+        let given = [("at", item.at), ("in", item.in), ("every", item.every)].filter { $0.1 != nil }
+        let trigger: Trigger
+        switch given.count {
+        case 0:
+            guard let summary = item.trigger, let nextDue = item.nextDue else {
+                throw ChimeError(.usage, "no time: expected one of \"at\", \"in\" or \"every\"")
+            }
+            trigger = try listed(summary: summary, nextDue: nextDue, now: now)
+        case 1:
+            trigger = try parse(key: given[0].0, value: given[0].1!, zone: item.zone, now: now)
+        default:
+            throw ChimeError(.usage, "both \(given.map { "\"\($0.0)\"" }.joined(separator: " and ")): give only one of them")
+        }
+        if let id = item.id { try ReminderIdentifier.validate(id) }
+        return try NewReminder(id: item.id, title: title, body: item.body ?? "", trigger: trigger).validated()
+    }
+
+    private static func parse(key: String, value: String, zone: String?, now: Date) throws(ChimeError) -> Trigger {
+        let rule = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name) } ?? .floating
+        switch key {
+        case "in":
+            return .once(now.addingTimeInterval(TimeInterval(try TimeParsing.duration(value))))
+        case "at":
+            return .once(try TimeParsing.instant(value, now: now, zone: rule.resolve(system: .current)))
+        default:
+            return try TimeParsing.recurrence([value], now: now, zone: rule)
+        }
+    }
+
+    /// A reminder as `chime list --json` prints it: "once" at its next due time, or its rule
+    /// ("every weekday 08:00 (Europe/Berlin)", "every 2h") keeping the phase of its next due time.
+    private static func listed(summary: String, nextDue: String, now: Date) throws(ChimeError) -> Trigger {
+        let due = try TimeParsing.instant(nextDue, now: now, zone: TimeZone(identifier: "UTC")!)
+        if summary == "once" { return .once(due) }
+        guard summary.hasPrefix("every ") else {
+            throw ChimeError.invalid("trigger", summary, expected: "\"once\" or \"every …\" as 'chime list --json' prints it")
+        }
+        var rule = String(summary.dropFirst("every ".count))
+        var zone = ZoneRule.floating
+        if rule.hasSuffix(")"), let open = rule.lastIndex(of: "(") {
+            zone = try ZoneRule.parse(String(rule[rule.index(after: open)..<rule.index(before: rule.endIndex)]))
+            rule = String(rule[..<open]).trimmingCharacters(in: .whitespaces)
+        }
+        let trigger = try TimeParsing.recurrence([rule], now: now, zone: zone)
+        if case .interval(let seconds, _) = trigger {
+            // The next occurrence after now is the listed next due time.
+            return .interval(seconds: seconds, anchor: due.addingTimeInterval(-TimeInterval(seconds)))
+        }
+        return trigger
+    }
+
+    /// "reminder 3: \"title\": " for a coding path, or "" at the top.
+    private static func describe(_ codingPath: [any CodingKey]) -> String {
+        var position = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                position += "reminder \(index + 1)"
+            } else if key.stringValue != "reminders" {
+                position += (position.isEmpty ? "" : ": ") + "\"\(key.stringValue)\""
+            }
+        }
+        return position.isEmpty ? "" : position + ": "
+    }
+
+    /// A decoding error in JSON's terms: "expected an object", never a Swift type.
+    private static func describe(_ error: DecodingError, data: Data) -> String {
+        func jsonType(_ type: Any.Type) -> String {
+            switch type {
+            case is String.Type: "a string"
+            case is [Any].Type, is [Item].Type: "an array"
+            case is [String: Any].Type, is Item.Type, is Wrapped.Type: "an object"
+            case is Bool.Type: "true or false"
+            case is Int.Type, is Double.Type: "a number"
+            default: "a value of another type"
+            }
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(describe(context.codingPath))expected \(jsonType(type))"
+        case .valueNotFound(let type, let context):
+            return "\(describe(context.codingPath))is null: expected \(jsonType(type))"
+        case .keyNotFound(let key, let context):
+            return "\(describe(context.codingPath))missing \"\(key.stringValue)\""
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                let position = JSONSyntax.errorPosition(in: data).map { " \($0)" } ?? ""
+                return "not valid JSON\(position): expected an array of reminders"
+            }
+            return "\(describe(context.codingPath))not valid"
+        @unknown default:
+            return "not valid JSON: expected an array of reminders"
+        }
+    }
+}
+
+/// Where JSON text stops being JSON (RFC 8259), for error messages: Foundation's decoder on
+/// Linux says only "not valid JSON".
+enum JSONSyntax {
+    /// "at line 2, column 8 (byte 23): unexpected 'x'" or "at line 1, column 27 (byte 26): the
+    /// text ends before the JSON does"; nil when `data` is valid JSON.
+    static func errorPosition(in data: Data) -> String? {
+        let bytes = [UInt8](data)
+        var scanner = Scanner(bytes: bytes)
+        let failure: Int
+        do throws(Failure) {
+            scanner.skipSpace()
+            try scanner.value(depth: 0)
+            scanner.skipSpace()
+            guard scanner.index == bytes.count else { throw scanner.fail() }
+            return nil
+        } catch {
+            failure = error.offset
+        }
+        var line = 1
+        var lineStart = 0
+        for index in 0..<min(failure, bytes.count) where bytes[index] == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        // Columns count characters, not bytes.
+        let column = String(decoding: bytes[lineStart..<min(failure, bytes.count)], as: UTF8.self).count + 1
+        let place = "at line \(line), column \(column) (byte \(failure))"
+        guard failure < bytes.count else { return place + ": the text ends before the JSON does" }
+        let byte = bytes[failure]
+        let shown = (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : String(format: "byte 0x%02X", byte)
+        return place + ": unexpected \(shown)"
+    }
+
+    struct Failure: Error { var offset: Int }
+
+    /// A recursive-descent reader that only finds where the text goes wrong.
+    struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        func fail() -> Failure { Failure(offset: index) }
+
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func skipSpace() {
+            while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+        }
+
+        mutating func expect(_ byte: UInt8) throws(Failure) {
+            guard current == byte else { throw fail() }
+            index += 1
+        }
+
+        mutating func value(depth: Int) throws(Failure) {
+            guard depth < 512 else { throw fail() }
+            switch current {
+            case UInt8(ascii: "{"):
+                index += 1
+                skipSpace()
+                if current == UInt8(ascii: "}") {
+                    index += 1
+                    return
+                }
+                while true {
+                    skipSpace()
+                    try string()
+                    skipSpace()
+                    try expect(UInt8(ascii: ":"))
+                    skipSpace()
+                    try value(depth: depth + 1)
+                    skipSpace()
+                    if current == UInt8(ascii: ",") {
+                        index += 1
+                        continue
+                    }
+                    try expect(UInt8(ascii: "}"))
+                    return
+                }
+            case UInt8(ascii: "["):
+                index += 1
+                skipSpace()
+                if current == UInt8(ascii: "]") {
+                    index += 1
+                    return
+                }
+                while true {
+                    skipSpace()
+                    try value(depth: depth + 1)
+                    skipSpace()
+                    if current == UInt8(ascii: ",") {
+                        index += 1
+                        continue
+                    }
+                    try expect(UInt8(ascii: "]"))
+                    return
+                }
+            case UInt8(ascii: "\""):
+                try string()
+            case UInt8(ascii: "t"): try literal("true")
+            case UInt8(ascii: "f"): try literal("false")
+            case UInt8(ascii: "n"): try literal("null")
+            default: try number()
+            }
+        }
+
+        mutating func literal(_ word: String) throws(Failure) {
+            for byte in word.utf8 { try expect(byte) }
+        }
+
+        mutating func string() throws(Failure) {
+            try expect(UInt8(ascii: "\""))
+            while let byte = current {
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard let escaped = current else { throw fail() }
+                    if escaped == UInt8(ascii: "u") {
+                        index += 1
+                        for _ in 0..<4 {
+                            guard let hex = current,
+                                (0x30...0x39).contains(hex) || (0x41...0x46).contains(hex) || (0x61...0x66).contains(hex)
+                            else { throw fail() }
+                            index += 1
+                        }
+                    } else {
+                        guard "\"\\/bfnrt".utf8.contains(escaped) else { throw fail() }
+                        index += 1
+                    }
+                case 0..<0x20:
+                    throw fail()
+                default:
+                    index += 1
+                }
+            }
+            throw fail()
+        }
+
+        mutating func number() throws(Failure) {
+            func digits() throws(Failure) {
+                guard let byte = current, (0x30...0x39).contains(byte) else { throw fail() }
+                while let byte = current, (0x30...0x39).contains(byte) { index += 1 }
+            }
+            if current == UInt8(ascii: "-") { index += 1 }
+            if current == UInt8(ascii: "0") { index += 1 } else { try digits() }
+            if current == UInt8(ascii: ".") {
+                index += 1
+                try digits()
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                try digits()
+            }
+        }
+    }
+}
