@@ -72,6 +72,16 @@ public actor Scheduler {
     static let recentWindow: TimeInterval = 600
     static let recentCap = 10_000
 
+    /// Occurrences a ``DeliveryQuery`` was told are not shown: cancelled in the store, and never
+    /// posted from what this process had staged or claimed before the cancel (until the next
+    /// pass, which reads the store again, drops all of that).
+    private var withdrawn: Set<OccurrenceKey> = []
+
+    /// The waker of ``run(waker:)``, asked for questions between two posts as well as between
+    /// passes: a long pass (many alerts, a slow notification server) neither keeps a cancel
+    /// waiting nor posts what the cancel was told would not be.
+    private var questions: (any Waker)?
+
     /// The last store failure logged, so that an outage is logged once, not at every retry.
     private var storeFailure: String?
 
@@ -84,6 +94,7 @@ public actor Scheduler {
     @discardableResult
     public func runPass() async -> Date? {
         staged = []
+        withdrawn = []
         var claimedAll = false
         let lookahead = Self.seconds(configuration.lookahead)
         while !claimedAll {
@@ -174,6 +185,8 @@ public actor Scheduler {
     public func run(waker: any Waker) async {
         // Start with the write-ahead log folded back (the CLI may have left it long).
         store.idle()
+        questions = waker
+        defer { questions = nil }
         var reason = WakeReason.poked
         while !Task.isCancelled {
             // At a deadline, post what was recorded ahead, unless a poke is waiting: the CLI
@@ -212,9 +225,11 @@ public actor Scheduler {
         }
     }
 
-    /// Answers each query with the occurrences among its keys that this process has shown.
+    /// Answers each query with the occurrences among its keys that this process has shown; the
+    /// others are withdrawn (see ``withdrawn``).
     private func answer(_ queries: [DeliveryQuery]) {
         for query in queries {
+            for key in query.keys where recentlyPosted[key] == nil && shownUnrecorded[key] == nil { withdrawn.insert(key) }
             var shown: [OccurrenceKey: Date] = [:]
             for key in query.keys {
                 if let postedAt = recentlyPosted[key] ?? shownUnrecorded[key]?.postedAt { shown[key] = postedAt }
@@ -260,18 +275,29 @@ public actor Scheduler {
         let late = ready.filter { Self.duration(from: $0.due, to: now) > configuration.lateThreshold }
         if late.count > configuration.summaryThreshold {
             let lateKeys = Set(late.map(\.key))
-            await post(summary(of: late), covering: late, recorded: recorded)
+            await post(late, asSummary: true, recorded: recorded)
             for occurrence in ready where !lateKeys.contains(occurrence.key) {
-                await post(note(for: occurrence), covering: [occurrence], recorded: recorded)
+                await post([occurrence], asSummary: false, recorded: recorded)
             }
         } else {
             for occurrence in ready {
-                await post(note(for: occurrence), covering: [occurrence], recorded: recorded)
+                await post([occurrence], asSummary: false, recorded: recorded)
             }
         }
     }
 
-    private func post(_ makeNote: (Date) -> Note, covering occurrences: [PendingOccurrence], recorded: Bool) async {
+    /// Posts one note for `candidates` (a summary of them, or the one occurrence's own), less
+    /// any a cancel has withdrawn meanwhile; and records it.
+    private func post(_ candidates: [PendingOccurrence], asSummary: Bool, recorded: Bool) async {
+        // A question that came in since the last post is answered first (a mutex, no syscall),
+        // so that what it is told "not shown" is not posted below.
+        if let questions {
+            let queries = questions.takeQueries()
+            if !queries.isEmpty { answer(queries) }
+        }
+        let occurrences = withdrawn.isEmpty ? candidates : candidates.filter { !withdrawn.contains($0.key) }
+        guard let first = occurrences.first else { return }
+        let makeNote = asSummary && occurrences.count > 1 ? summary(of: occurrences) : note(for: first)
         let postedAt = clock.now()
         let note = makeNote(postedAt)
         let keys = occurrences.map(\.key)

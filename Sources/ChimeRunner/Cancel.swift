@@ -22,15 +22,20 @@ public struct CancelOutcome: Sendable {
 }
 
 extension RunnerControl {
-    /// How long `cancel` waits for the runner's answer: longer than one desktop post can take
-    /// (every D-Bus call has a 1 s timeout), so a runner showing an alert still answers.
-    public static let answerTimeout: TimeInterval = 3
+    /// How long `cancel` waits for a running runner's answer: longer than one desktop post can
+    /// take (two D-Bus calls with a 1 s timeout each) and a store write.
+    public static let answerTimeout: TimeInterval = 5
 
     /// Cancels `ids` (all or none), and makes what the person is told agree with what the runner
     /// does: an occurrence the runner had recorded ahead of its instant (or was retrying) may be
     /// on its way to the screen as the cancel commits, so the runner is asked, after the commit,
-    /// which of those it has shown. It answers between two passes; what it has not shown by then
-    /// it never will (every later pass reads the store, where they are cancelled).
+    /// which of those it has shown. It answers between two posts; what it has not shown by then
+    /// it never will (it withdraws them, and every later pass reads the store, where they are
+    /// cancelled).
+    ///
+    /// A runner that dies or is stopped (Ctrl-Z, SIGSTOP) before it answers cannot show anything
+    /// more once it resumes (a waiting question is read before anything staged is posted): the
+    /// ledger then says what it showed. Only a runner frozen inside a post is not told apart.
     ///
     /// - Throws: `.notFound` for an id with nothing to cancel, `.store` when the store fails.
     public static func cancel(
@@ -42,25 +47,46 @@ extension RunnerControl {
     ) throws(ChimeError) -> CancelOutcome {
         let cancellation = try store.cancelReporting(ids: ids, now: now)
         var outcome = CancelOutcome(cancelled: cancellation.cancelled, runner: false, shown: [], unconfirmed: [])
-        guard let socket = socket(storePath: store.path, environment: environment) else { return outcome }
+        let paths = RunnerPaths(storePath: store.path, environment: environment)
+        guard let holder = RunnerLock.holder(at: paths.lock) else { return outcome }
+        let socket = holder.socket ?? paths.socket
         guard !cancellation.inFlight.isEmpty else {
             outcome.runner = WakeSocket.poke(path: socket)
             return outcome
         }
         // The question wakes the runner as a poke does.
-        switch WakeSocket.ask(path: socket, keys: cancellation.inFlight.map(\.key), timeout: timeout) {
+        let answer = WakeSocket.ask(path: socket, keys: cancellation.inFlight.map(\.key), timeout: timeout) {
+            RunnerLock.holder(at: paths.lock) != nil && !(holder.pid.map(Self.isStopped) ?? false)
+        }
+        let shown: [OccurrenceKey: Date]
+        switch answer {
         case .noRunner:
             // Gone since its lock was read: a runner started later reads the store, where they are cancelled.
-            break
+            return outcome
+        case .answered(let told):
+            shown = told
+        case .gaveUp:
+            // Dead or stopped: what it showed is in the ledger (a stopped one reads the question first when it resumes).
+            shown = try store.postedTimes(of: cancellation.inFlight.map(\.key))
         case .noAnswer:
             outcome.runner = true
             outcome.unconfirmed = cancellation.inFlight
-        case .answered(let shown):
-            outcome.runner = true
-            outcome.shown = cancellation.inFlight.compactMap { occurrence in
-                shown[occurrence.key].map { CancelOutcome.Shown(reminderID: occurrence.reminderID, due: occurrence.due, posted: $0) }
-            }
+            return outcome
+        }
+        outcome.runner = true
+        outcome.shown = cancellation.inFlight.compactMap { occurrence in
+            shown[occurrence.key].map { CancelOutcome.Shown(reminderID: occurrence.reminderID, due: occurrence.due, posted: $0) }
         }
         return outcome
+    }
+
+    /// Whether process `pid` is stopped (by SIGSTOP, Ctrl-Z or a debugger): `T` or `t` in
+    /// `/proc/PID/stat`.
+    static func isStopped(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].dropFirst().first
+        return state == "T" || state == "t"
     }
 }

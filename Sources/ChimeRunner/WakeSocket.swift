@@ -102,11 +102,19 @@ public enum WakeSocket {
         case noRunner
         /// A runner took the question and did not answer in time.
         case noAnswer
+        /// `stillWaiting` said to stop waiting (the runner died or is stopped).
+        case gaveUp
     }
 
     /// Asks the runner listening at `path` which of `keys` it has shown (see ``DeliveryQuery``),
-    /// waiting at most `timeout` seconds for its answer.
-    public static func ask(path: String, keys: [OccurrenceKey], timeout: TimeInterval) -> Answer {
+    /// waiting at most `timeout` seconds for its answer, and while `stillWaiting()` (asked every
+    /// 50 ms) says the runner can still answer.
+    public static func ask(
+        path: String,
+        keys: [OccurrenceKey],
+        timeout: TimeInterval,
+        stillWaiting: () -> Bool = { true }
+    ) -> Answer {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .noRunner }
         defer { close(fd) }
@@ -135,9 +143,12 @@ public enum WakeSocket {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return .noAnswer }
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
+            let polled = poll(&ready, 1, Int32(min(remaining * 1000, 50).rounded(.up)))
             if polled < 0 && errno == EINTR { continue }
-            guard polled > 0 else { return .noAnswer }
+            guard polled > 0 else {
+                if !stillWaiting() { return .gaveUp }
+                continue
+            }
             let received = recv(fd, &buffer, buffer.count, 0)
             guard received > 0, buffer[0] == UInt8(ascii: "a") else { continue }
             questions -= 1

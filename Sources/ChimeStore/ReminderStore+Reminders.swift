@@ -314,6 +314,22 @@ extension ReminderStore {
         }
     }
 
+    /// When each of `keys` was posted, for those the ledger records as posted.
+    public func postedTimes(of keys: [OccurrenceKey]) throws(ChimeError) -> [OccurrenceKey: Date] {
+        try read { db in
+            var posted: [OccurrenceKey: Date] = [:]
+            let statement = try db.cachedStatement(
+                sql: "SELECT posted_us FROM occurrence WHERE reminder_key = ? AND due_us = ? AND state = 'posted'"
+            )
+            for key in keys {
+                if let micros = try Int64.fetchOne(statement, arguments: [key.reminderKey, key.dueMicros]) {
+                    posted[key] = Date(micros: micros)
+                }
+            }
+            return posted
+        }
+    }
+
     /// The ledger rows of reminder `id` (every reminder that had that id), oldest first.
     public func ledger(id: String? = nil) throws(ChimeError) -> [LedgerEntry] {
         try read { db in

@@ -95,10 +95,15 @@ public final class ManualWallClock: WallClock, Waker {
     /// it parks) and returns its answer.
     public func ask(_ keys: [OccurrenceKey]) async -> [OccurrenceKey: Date] {
         await withCheckedContinuation { continuation in
-            let query = DeliveryQuery(keys: keys) { continuation.resume(returning: $0) }
-            state.withLock { $0.queries.append(query) }
-            wake(.poked)
+            ask(DeliveryQuery(keys: keys) { continuation.resume(returning: $0) })
         }
+    }
+
+    /// ``ask(_:)`` without waiting: the query is there for the scheduler's next look (between two
+    /// posts, or two passes) as soon as this returns.
+    public func ask(_ query: DeliveryQuery) {
+        state.withLock { $0.queries.append(query) }
+        wake(.poked)
     }
 
     public func hasPendingWake() -> Bool { state.withLock { !$0.queries.isEmpty } }

@@ -190,7 +190,7 @@ struct StoreFaultTests {
         #expect(FileManager.default.contents(atPath: path) == bytes)
         // Nothing was made beside it, and no runner left a socket or lock
         let beside = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted()
-        #expect(beside == ["notes.txt", "run"])
+        #expect(beside == ["home", "notes.txt", "run"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.runtime).isEmpty)
     }
 

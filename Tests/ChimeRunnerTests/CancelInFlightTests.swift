@@ -132,4 +132,39 @@ struct CancelInFlightTests {
         h.clock.shutdown()
         await loop.value
     }
+
+    @Test("A cancel during a pass: what the runner has not posted yet is withdrawn and never shown", .timeLimit(.minutes(1)))
+    func cancelDuringAPass() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        for id in ["first", "second", "third"] { try h.once(id, at: 60) }
+        let store = h.store
+        let clock = h.clock
+        let told = Mutex<[OccurrenceKey: Date]?>(nil)
+        let asked = Mutex(false)
+        let notifier = InterceptingNotifier(base: h.notifier) { note in
+            // While the first of three is being shown, the other two are cancelled
+            guard note.id == "first", !asked.withLock({ $0 }) else { return }
+            asked.withLock { $0 = true }
+            let keys = (try? store.cancelReporting(ids: ["second", "third"], now: clock.now()).inFlight.map(\.key)) ?? []
+            clock.ask(DeliveryQuery(keys: keys) { answer in told.withLock { $0 = answer } })
+        }
+        let (_, loop) = Self.loop(h, notifier: notifier)
+        #expect(await h.clock.parked() == h.wake(60))
+        h.clock.advance(to: h.wake(60))
+        #expect(await h.clock.parked() == h.at(60))
+        h.clock.advance(to: h.at(60))
+        #expect(await h.notifier.nextPost().id == "first")
+
+        // The question is answered before the next post: neither was shown, and neither is
+        _ = await h.clock.parked()
+        #expect(told.withLock { $0 } == [:])
+        h.clock.advance(to: h.at(120))
+        _ = await h.clock.parked()
+        #expect(h.notifier.posts.map(\.id) == ["first"])
+        #expect(try h.store.ledger(id: "second").map(\.state) == ["cancelled"])
+        #expect(try h.store.ledger(id: "third").map(\.state) == ["cancelled"])
+        h.clock.shutdown()
+        await loop.value
+    }
 }
