@@ -11,19 +11,6 @@ import GRDB
 import Glibc
 #endif
 
-/// SplitMix64: the same store every run (streaks, skipped days, abandoned sessions alike).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Fills a fresh store at `path` with `count` ended focus sessions, newest ending just before
 /// `now`: days walked back from today, each with 1 to 6 sessions half an hour apart or (about one
 /// day in seven) none, so about count / 3 days with streaks between the gaps; about 85% of the

@@ -1,0 +1,155 @@
+// W3: firing lateness (notifier call − due), next to a clock_nanosleep thread and Python's schedulers.
+import ChimeCore
+import ChimeRunner
+import ChimeStore
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A notifier that notes how late each call is: time of the call − the occurrence's due time.
+struct LatenessNotifier: Notifier {
+    final class Box: Sendable { let values = Mutex<[Double]>([]) }
+    let box = Box()
+    let expected: Int
+    let done: AsyncStream<Void>.Continuation
+    let stream: AsyncStream<NoteResponse> = AsyncStream { $0.finish() }
+
+    func post(_ note: Note) async throws -> PostedNote {
+        let called = Date()
+        let count = box.values.withLock { values in
+            for delivery in note.deliveries { values.append(called.timeIntervalSince(delivery.due) * 1000) }
+            return values.count
+        }
+        if count >= expected { done.yield() }
+        return PostedNote(id: note.id)
+    }
+
+    func withdraw(_ id: String) async throws {}
+    var responses: AsyncStream<NoteResponse> { stream }
+}
+
+func measureLateness(count: Int, spread: Double, others: Int) async throws -> [Double] {
+    let directory = temporaryDirectory("lateness")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    // The others are scheduled as the CLI would, through a connection of its own.
+    if others > 0 { try populate(try ReminderStore(path: directory + "/chime.sqlite"), count: others) }
+    let store = try ReminderStore(path: directory + "/chime.sqlite", deferCheckpoints: true)
+    let now = Date()
+    let firstDue = now.addingTimeInterval(1.0)
+    let batch = (0..<count).map { index in
+        NewReminder(
+            id: "l\(index)",
+            title: "Lateness \(index)",
+            trigger: .once(firstDue.addingTimeInterval(spread * Double(index) / Double(count)))
+        )
+    }
+    _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
+    let (doneStream, done) = AsyncStream.makeStream(of: Void.self)
+    let notifier = LatenessNotifier(expected: count, done: done)
+    let waker = try TimerWaker(socketFD: nil)
+    let scheduler = Scheduler(store: store, notifier: notifier)
+    // As in `chime run`: the scheduler on Chime's own thread.
+    let task = Task(executorPreference: RunnerThread.shared) { await scheduler.run(waker: waker) }
+    for await _ in doneStream { break }
+    waker.shutdown()
+    await task.value
+    return notifier.box.values.withLock { $0 }
+}
+
+/// The same deadlines, slept to by one thread with clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME).
+func baselineLateness(count: Int, spread: Double) -> [Double] {
+    let firstDue = Date().addingTimeInterval(1.0)
+    let deadlines = (0..<count).map { firstDue.addingTimeInterval(spread * Double($0) / Double(count)) }
+    let result = Mutex<[Double]>([])
+    let finished = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        var values: [Double] = []
+        for deadline in deadlines {
+            let seconds = deadline.timeIntervalSince1970
+            var ts = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - floor(seconds)) * 1e9))
+            while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nil) == EINTR {}
+            values.append(Date().timeIntervalSince(deadline) * 1000)
+        }
+        result.withLock { $0 = values }
+        finished.signal()
+    }
+    thread.start()
+    finished.wait()
+    return result.withLock { $0 }
+}
+
+func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async throws {
+    print(
+        "\n## Firing lateness: \(count) reminders due over \(Int(spread)) s; notifier call − due, ms (median over \(runs) runs of each run's percentile)"
+    )
+    var rows: [(String, [Double], [Double], [Double])] = []
+    for (label, pending) in [("chime, queue otherwise empty", 0), ("chime, \(others) others pending", others)] {
+        var p50: [Double] = []
+        var p99: [Double] = []
+        var maxima: [Double] = []
+        for _ in 0..<runs {
+            let values = try await measureLateness(count: count, spread: spread, others: pending)
+            p50.append(percentile(values, 50))
+            p99.append(percentile(values, 99))
+            maxima.append(values.max() ?? .nan)
+        }
+        rows.append((label, p50, p99, maxima))
+    }
+    var p50: [Double] = []
+    var p99: [Double] = []
+    var maxima: [Double] = []
+    for _ in 0..<runs {
+        let values = baselineLateness(count: count, spread: spread)
+        p50.append(percentile(values, 50))
+        p99.append(percentile(values, 99))
+        maxima.append(values.max() ?? .nan)
+    }
+    rows.append(("baseline: clock_nanosleep thread", p50, p99, maxima))
+    // What people use instead: Python's sched and APScheduler (when installed), same deadlines.
+    var python: [String: (p50: [Double], p99: [Double], max: [Double])] = [:]
+    for _ in 0..<runs {
+        guard let results = pythonLateness(count: count, spread: spread) else { break }
+        for (name, values) in results where !values.isEmpty {
+            python[name, default: ([], [], [])].p50.append(percentile(values, 50))
+            python[name, default: ([], [], [])].p99.append(percentile(values, 99))
+            python[name, default: ([], [], [])].max.append(values.max() ?? .nan)
+        }
+    }
+    for name in ["sched", "apscheduler"] {
+        guard let figures = python[name] else {
+            rows.append(("(python3 \(name): not available)", [.nan], [.nan], [.nan]))
+            continue
+        }
+        rows.append(
+            ("python3 \(name == "sched" ? "sched.scheduler" : "APScheduler 3 BackgroundScheduler")", figures.p50, figures.p99, figures.max)
+        )
+    }
+    let widths = [36, 8, 8, 8]
+    print(row(["what", "p50", "p99", "max"], widths: widths))
+    for (label, p50, p99, maxima) in rows {
+        print(row([label, fmt(median(p50)), fmt(median(p99)), fmt(median(maxima))], widths: widths))
+    }
+}
+
+/// Runs scripts/bench/python-lateness.py: lateness in ms by library ("sched", "apscheduler").
+func pythonLateness(count: Int, spread: Double) -> [String: [Double]]? {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../../scripts/bench/python-lateness.py"
+    )
+    .standardized.path
+    guard FileManager.default.fileExists(atPath: script), FileManager.default.isExecutableFile(atPath: "/usr/bin/env") else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script, "\(count)", "\(spread)"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+    return object.compactMapValues { $0 as? [Double] }
+}
