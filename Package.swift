@@ -93,6 +93,7 @@ let package = Package(
             name: "chime-bench",
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict

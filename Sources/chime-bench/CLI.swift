@@ -1,6 +1,17 @@
 // cli: `chime in 5m x` end to end with the runner up, next to spawning /bin/true and `at`.
+import ArgumentParser
 import ChimeStore
 import Foundation
+
+struct CLI: Workload {
+    static let configuration = CommandConfiguration(abstract: "`chime in 5m x` end to end with the runner up (/bin/true, at).")
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try benchCLI(runs: options.quick ? 5 : 21)
+    }
+}
 
 func benchCLI(runs: Int) throws {
     print("\n## `chime in 5m x` end to end with the runner up (wall ms, median of \(runs))")

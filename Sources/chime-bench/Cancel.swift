@@ -1,8 +1,21 @@
 // W2: cancel 50,000 of 100,000 pending reminders by id: in one call, one by one, and raw UPDATEs.
+import ArgumentParser
 import ChimeCore
 import ChimeStore
 import Foundation
 import GRDB
+
+struct Cancel: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "W2: cancel 50,000 of 100,000 by id, in one call and one by one (raw UPDATEs)."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try benchCancel(runs: options.runs, scheduled: 100_000, cancelled: 50_000)
+    }
+}
 
 func benchCancel(runs: Int, scheduled: Int, cancelled: Int) throws {
     print("\n## Cancel \(cancelled) of \(scheduled) pending reminders by id (median of \(runs) runs)")

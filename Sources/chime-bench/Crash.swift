@@ -1,4 +1,5 @@
 // W4: crash catch-up: `kill -9` of the runner while alerts are due, a restart, and what was shown.
+import ArgumentParser
 import ChimeCore
 import ChimeRunner
 import ChimeStore
@@ -7,6 +8,18 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+
+struct Crash: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "W4: 1,000 due over 5 s, kill -9 of the runner at 1 s, restart at 8 s: nothing lost or doubled."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try await benchCrash(runs: options.runs, count: 1_000)
+    }
+}
 
 /// Starts `chime run --notifier json` on `store` with its standard output appended to `output`
 /// (a file, so nothing is lost when it is killed); returns its pid once its socket is bound.

@@ -1,5 +1,6 @@
 // desktop: LibnotifyNotifier.post against a real notification server, next to spawning notify-send;
 // the runner with the desktop backend.
+import ArgumentParser
 import ChimeCore
 import ChimeLibnotify
 import Foundation
@@ -7,6 +8,18 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+
+struct Desktop: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "Desktop posts to a real notification server (notify-send); the runner with the desktop backend."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try await benchDesktop(posts: 1_000, spawns: 200)
+    }
+}
 
 func benchDesktop(posts: Int, spawns: Int) async throws {
     print("\n## Desktop: LibnotifyNotifier.post against the notification server on the session bus (ms)")

@@ -1,11 +1,24 @@
 // doses: `chime adherence` and `chime doses --last 30d` end to end with 20 medications × 4 doses
 // a day × 5 years of history in the store (146,000 doses), next to the same process start
 // (`chime --version`) and a raw SQLite read of the same rows.
+import ArgumentParser
 import ChimeCore
 import ChimeDoses
 import ChimeStore
 import Foundation
 import GRDB
+
+struct Doses: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "`chime adherence` and `chime doses` over 20 medications × 4 doses a day × 5 years (process start, raw)."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try benchDoses(runs: options.quick ? 3 : 5, medications: 20, years: options.quick ? 1 : 5)
+    }
+}
 
 /// Fills a fresh store at `path` with `medications` medications taken at 08:00, 12:00, 16:00 and
 /// 20:00 (floating, the system zone) for `years` years up to `now`: one dose row per occurrence,

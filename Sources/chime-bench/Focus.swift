@@ -1,6 +1,7 @@
 // focus: `chime stats` and `chime forest` (and their --json) end to end with 5,000 and 100,000
 // focus sessions in the store, next to the same process start (`chime --version`) and a raw
 // SQLite read of the same rows.
+import ArgumentParser
 import ChimeCore
 import ChimeFocus
 import ChimeStore
@@ -10,6 +11,18 @@ import GRDB
 #if canImport(Glibc)
 import Glibc
 #endif
+
+struct Focus: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "`chime stats` and `chime forest` with 5,000 and 100,000 focus sessions (process start, raw read)."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try benchFocus(runs: options.quick ? 3 : 5, sizes: options.quick ? [5_000] : [5_000, 100_000])
+    }
+}
 
 /// Fills a fresh store at `path` with `count` ended focus sessions, newest ending just before
 /// `now`: days walked back from today, each with 1 to 6 sessions half an hour apart or (about one

@@ -1,10 +1,23 @@
 // W5: an idle runner with many reminders pending: context switches, CPU and RSS.
+import ArgumentParser
 import ChimeStore
 import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
+
+struct Idle: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "W5: an idle runner with 100,000 and 1,000,000 pending: context switches, CPU, RSS."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try benchIdle(seconds: options.quick ? 5 : 30, sizes: [100_000, 1_000_000])
+    }
+}
 
 func benchIdle(seconds: Double, sizes: [Int]) throws {
     print("\n## Idle runner: context switches (all threads, voluntary + involuntary) and CPU over \(Int(seconds)) s; RSS")

@@ -1,4 +1,5 @@
 // W3: firing lateness (notifier call − due), next to a clock_nanosleep thread and Python's schedulers.
+import ArgumentParser
 import ChimeCore
 import ChimeRunner
 import ChimeStore
@@ -8,6 +9,18 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+
+struct Lateness: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "W3: firing lateness of 2,000 due over 10 s, alone and with 100,000 pending (clock_nanosleep, Python)."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try await benchLateness(runs: options.runs, count: 2_000, spread: 10, others: 100_000)
+    }
+}
 
 /// A notifier that notes how late each call is: time of the call − the occurrence's due time.
 struct LatenessNotifier: Notifier {

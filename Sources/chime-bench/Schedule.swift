@@ -1,4 +1,5 @@
 // W1: schedule 100,000 one-shot reminders in one batch: the library, `chime import`, and raw INSERTs.
+import ArgumentParser
 import ChimeCore
 import ChimeStore
 import Foundation
@@ -7,6 +8,18 @@ import GRDB
 #if canImport(Glibc)
 import Glibc
 #endif
+
+struct Schedule: Workload {
+    static let configuration = CommandConfiguration(
+        abstract: "W1: schedule 100,000 one-shot reminders in one batch (library, chime import, raw INSERTs)."
+    )
+
+    @OptionGroup var options: BenchOptions
+
+    static func measure(_ options: BenchOptions) async throws {
+        try benchSchedule(runs: options.runs, count: 100_000)
+    }
+}
 
 func benchSchedule(runs: Int, count: Int) throws {
     print("\n## Schedule \(count) one-shot reminders in one batch (median of \(runs) runs)")

@@ -1,0 +1,68 @@
+// chime-bench: Chime's figures, printed as tables of medians over several runs, each with a baseline measured in the
+// same run. Build in release: `swift build -c release --static-swift-stdlib`, then
+// `.build/release/chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus|doses] [--quick]`.
+// One file per workload: W1 Schedule.swift, W2 Cancel.swift, W3 Lateness.swift, W4 Crash.swift, W5 Idle.swift; CLI.swift;
+// Desktop.swift; Focus.swift; Doses.swift. What they share: Support.swift.
+import ArgumentParser
+
+@main
+struct ChimeBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chime-bench",
+        abstract: "Chime's figures: tables of medians over several runs, each with a baseline measured in the same run.",
+        discussion: """
+            Build in release (swift build -c release --static-swift-stdlib); chime is looked for beside \
+            chime-bench, or at $CHIME_EXECUTABLE.
+            Examples:
+              chime-bench                  (all of them)
+              chime-bench lateness --quick
+            """,
+        subcommands: [All.self] + workloads,
+        defaultSubcommand: All.self
+    )
+
+    /// The workloads, in the order `all` runs them.
+    static let workloads: [any Workload.Type] = [
+        Schedule.self, Cancel.self, Lateness.self, Crash.self, Idle.self, CLI.self, Desktop.self, Focus.self, Doses.self,
+    ]
+}
+
+/// The options every workload takes.
+struct BenchOptions: ParsableArguments {
+    @Flag(help: "Fewer runs and smaller sizes: a quick look, not figures to quote.")
+    var quick = false
+
+    /// Runs per figure, where a workload does not choose its own.
+    var runs: Int { quick ? 1 : 3 }
+
+    /// The line that opens the output.
+    func printHeader(_ what: String) {
+        print("chime-bench (\(what)); runs per figure: \(runs); chime: \(chimeExecutable)")
+    }
+}
+
+/// One part of the figures: a subcommand of its own, and a step of `chime-bench all`.
+protocol Workload: AsyncParsableCommand {
+    var options: BenchOptions { get }
+
+    /// Measures and prints this workload's tables.
+    static func measure(_ options: BenchOptions) async throws
+}
+
+extension Workload {
+    mutating func run() async throws {
+        options.printHeader(Self._commandName)
+        try await Self.measure(options)
+    }
+}
+
+struct All: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Every workload below, in turn.")
+
+    @OptionGroup var options: BenchOptions
+
+    mutating func run() async throws {
+        options.printHeader("all")
+        for workload in ChimeBench.workloads { try await workload.measure(options) }
+    }
+}
