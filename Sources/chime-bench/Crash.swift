@@ -66,13 +66,7 @@ func benchCrash(runs: Int, count: Int) async throws {
         let first = try spawnRunner(store: storePath, runtime: directory, output: directory + "/before.jsonl")
         let now = Date()
         let start = now.addingTimeInterval(0.5)
-        let batch = (0..<count).map { index in
-            NewReminder(
-                id: "w\(index)",
-                title: "Crash \(index)",
-                trigger: .once(start.addingTimeInterval(5 * Double(index) / Double(count)))
-            )
-        }
+        let batch = evenOneShots(count, prefix: "w", title: "Crash", from: start, over: 5)
         _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
         RunnerControl.poke(storePath: storePath, environment: ["XDG_RUNTIME_DIR": directory])
         sleepUntil(start.addingTimeInterval(1))

@@ -82,14 +82,9 @@ func benchDesktop(posts: Int, spawns: Int) async throws {
     // The runner with the desktop backend: RSS and idle wake-ups.
     let directory = temporaryDirectory("desktop-runner")
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: chimeExecutable)
-    process.arguments = ["run", "--store", directory + "/chime.sqlite", "--notifier", "desktop", "--log-level", "warning"]
     var runnerEnvironment = environment
     runnerEnvironment["XDG_RUNTIME_DIR"] = directory
-    process.environment = runnerEnvironment
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
+    let process = try launchRunner(store: directory + "/chime.sqlite", notifier: "desktop", environment: runnerEnvironment)
     usleep(1_500_000)
     let pid = process.processIdentifier
     let before = contextSwitches(pid)

@@ -110,20 +110,9 @@ func benchDoses(runs: Int, medications: Int, years: Int) throws {
     let storePath = directory + "/chime.sqlite"
     let zone = TimeZone.current
     let doses = try populateDoses(path: storePath, medications: medications, years: years, now: Date(), zone: zone)
-    var environment = ProcessInfo.processInfo.environment
-    environment["CHIME_STORE"] = storePath
-    environment["XDG_RUNTIME_DIR"] = directory  // no runner there
-    environment["COLUMNS"] = "120"
-    environment["LINES"] = "40"
-    func time(_ arguments: [String]) throws -> Double {
-        let run = try runMeasured(chimeExecutable, arguments, environment: environment)
-        guard run.status == 0 else {
-            throw ChimeError(.failure, "chime \(arguments.joined(separator: " ")) exited with status \(run.status)")
-        }
-        return run.seconds * 1000
-    }
+    let environment = commandEnvironment(store: storePath, runtime: directory)
     // Once, untimed: the first settle creates today's remaining doses; it warms the page cache.
-    _ = try time(["doses", "--last", "1d"])
+    _ = try timeChime(["doses", "--last", "1d"], environment: environment)
     let book = DoseBook(store: try ReminderStore(path: storePath))
     let all = try book.adherence(from: nil)
     let counted = try rawConnection(storePath).read { db in
@@ -135,12 +124,12 @@ func benchDoses(runs: Int, medications: Int, years: Int) throws {
     }
     var times: [[Double]] = Array(repeating: [], count: labels.count)
     for _ in 0..<runs {
-        for (index, command) in commands.enumerated() { times[index].append(try time(command.arguments)) }
+        for (index, command) in commands.enumerated() { times[index].append(try timeChime(command.arguments, environment: environment)) }
         var start = monotonicSeconds()
         let report = try book.adherence(from: nil)
         times[commands.count].append((monotonicSeconds() - start) * 1000)
         precondition(report.overall.counted == counted)
-        times[commands.count + 1].append(try time(["--version"]))
+        times[commands.count + 1].append(try timeChime(["--version"], environment: environment))
         let raw = try rawConnection(storePath)
         start = monotonicSeconds()
         let total = try raw.read { db -> Int in
@@ -154,11 +143,8 @@ func benchDoses(runs: Int, medications: Int, years: Int) throws {
     let widths = [52, 24]
     print(row(["what", "\(doses) doses"], widths: widths))
     for (index, label) in labels.enumerated() {
-        var cell = fmt(figures[index], 2)
-        if index < commands.count {
-            cell += " (+" + fmt(figures[index] - startup, 1) + ")" + (figures[index] > target ? " OVER" : "")
-        }
+        let cell = index < commands.count ? beyondStartup(figures[index], startup: startup, target: target) : fmt(figures[index], 2)
         print(row([label, cell], widths: widths))
     }
-    print("(+N: ms beyond the `chime --version` baseline; OVER: above the \(Int(target)) ms target)")
+    print(beyondStartupLegend(target: target))
 }

@@ -107,11 +107,7 @@ func benchFocus(runs: Int, sizes: [Int]) throws {
         let storePath = directory + "/chime.sqlite"
         let completed = try populateFocus(path: storePath, count: size, now: Date())
         treeCounts.append(completed)
-        var environment = ProcessInfo.processInfo.environment
-        environment["CHIME_STORE"] = storePath
-        environment["XDG_RUNTIME_DIR"] = directory  // no runner there
-        environment["COLUMNS"] = "120"
-        environment["LINES"] = "40"
+        let environment = commandEnvironment(store: storePath, runtime: directory)
         // Once, untimed (it also warms the page cache): the CLI sees every completed row.
         let stats = try chimeJSON(["stats", "--json"], environment: environment, scratch: directory)
         guard let total = stats["total_trees"] as? Int, total == completed else {
@@ -124,18 +120,13 @@ func benchFocus(runs: Int, sizes: [Int]) throws {
         guard forest["count"] as? Int == completed, (forest["trees"] as? [Any])?.count == completed else {
             throw ChimeError(.failure, "chime forest --json lists \(forest["count"] ?? "nil") trees with \(completed) in the store")
         }
-        func time(_ arguments: [String]) throws -> Double {
-            let run = try runMeasured(chimeExecutable, arguments, environment: environment)
-            guard run.status == 0 else {
-                throw ChimeError(.failure, "chime \(arguments.joined(separator: " ")) exited with status \(run.status)")
-            }
-            return run.seconds * 1000
-        }
         var times: [[Double]] = Array(repeating: [], count: labels.count)
         let zone = TimeZone.current
         // Interleaved, so that a slow moment of the machine falls on every row alike.
         for _ in 0..<runs {
-            for (index, command) in commands.enumerated() { times[index].append(try time(command.arguments)) }
+            for (index, command) in commands.enumerated() {
+                times[index].append(try timeChime(command.arguments, environment: environment))
+            }
             // The library, on a connection opened outside the timing (as the CLI opens it).
             let store = try ReminderStore(path: storePath)
             var start = monotonicSeconds()
@@ -146,7 +137,7 @@ func benchFocus(runs: Int, sizes: [Int]) throws {
             let trees = try Forest(store: store).trees()
             times[commands.count + 1].append((monotonicSeconds() - start) * 1000)
             precondition(trees.count == completed)
-            times[commands.count + 2].append(try time(["--version"]))
+            times[commands.count + 2].append(try timeChime(["--version"], environment: environment))
             // Baseline: the same rows through a plain GRDB connection, stepped to the end.
             let raw = try rawConnection(storePath)
             start = monotonicSeconds()
@@ -175,12 +166,9 @@ func benchFocus(runs: Int, sizes: [Int]) throws {
     print(row(["what"] + zip(sizes, treeCounts).map { "\($0) (\($1) trees)" }, widths: widths))
     for (index, label) in labels.enumerated() {
         let cells = figures[index].enumerated().map { column, value -> String in
-            guard index < commands.count else { return fmt(value, 2) }
-            // The command's work beyond starting the process, and whether it meets the target.
-            let beyond = value - figures[startup][column]
-            return fmt(value, 2) + " (+" + fmt(beyond, 1) + ")" + (value > target ? " OVER" : "")
+            index < commands.count ? beyondStartup(value, startup: figures[startup][column], target: target) : fmt(value, 2)
         }
         print(row([label] + cells, widths: widths))
     }
-    print("(+N: ms beyond the `chime --version` baseline; OVER: above the \(Int(target)) ms target)")
+    print(beyondStartupLegend(target: target))
 }

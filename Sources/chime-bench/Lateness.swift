@@ -52,13 +52,7 @@ func measureLateness(count: Int, spread: Double, others: Int) async throws -> [D
     let store = try ReminderStore(path: directory + "/chime.sqlite", deferCheckpoints: true)
     let now = Date()
     let firstDue = now.addingTimeInterval(1.0)
-    let batch = (0..<count).map { index in
-        NewReminder(
-            id: "l\(index)",
-            title: "Lateness \(index)",
-            trigger: .once(firstDue.addingTimeInterval(spread * Double(index) / Double(count)))
-        )
-    }
+    let batch = evenOneShots(count, prefix: "l", title: "Lateness", from: firstDue, over: spread)
     _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
     let (doneStream, done) = AsyncStream.makeStream(of: Void.self)
     let notifier = LatenessNotifier(expected: count, done: done)
@@ -75,7 +69,7 @@ func measureLateness(count: Int, spread: Double, others: Int) async throws -> [D
 /// The same deadlines, slept to by one thread with clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME).
 func baselineLateness(count: Int, spread: Double) -> [Double] {
     let firstDue = Date().addingTimeInterval(1.0)
-    let deadlines = (0..<count).map { firstDue.addingTimeInterval(spread * Double($0) / Double(count)) }
+    let deadlines = evenInstants(count, from: firstDue, over: spread)
     let result = Mutex<[Double]>([])
     let finished = DispatchSemaphore(value: 0)
     let thread = Thread {
@@ -94,56 +88,49 @@ func baselineLateness(count: Int, spread: Double) -> [Double] {
     return result.withLock { $0 }
 }
 
-func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async throws {
-    print(
-        "\n## Firing lateness: \(count) reminders due over \(Int(spread)) s; notifier call − due, ms (median over \(runs) runs of each run's percentile)"
-    )
-    var rows: [(String, [Double], [Double], [Double])] = []
-    for (label, pending) in [("chime, queue otherwise empty", 0), ("chime, \(others) others pending", others)] {
-        var p50: [Double] = []
-        var p99: [Double] = []
-        var maxima: [Double] = []
-        for _ in 0..<runs {
-            let values = try await measureLateness(count: count, spread: spread, others: pending)
-            p50.append(percentile(values, 50))
-            p99.append(percentile(values, 99))
-            maxima.append(values.max() ?? .nan)
-        }
-        rows.append((label, p50, p99, maxima))
-    }
+/// Each run's p50, p99 and maximum lateness, for a row of medians.
+struct LatenessRuns {
     var p50: [Double] = []
     var p99: [Double] = []
     var maxima: [Double] = []
-    for _ in 0..<runs {
-        let values = baselineLateness(count: count, spread: spread)
+
+    mutating func add(_ values: [Double]) {
         p50.append(percentile(values, 50))
         p99.append(percentile(values, 99))
         maxima.append(values.max() ?? .nan)
     }
-    rows.append(("baseline: clock_nanosleep thread", p50, p99, maxima))
+}
+
+func benchLateness(runs: Int, count: Int, spread: Double, others: Int) async throws {
+    print(
+        "\n## Firing lateness: \(count) reminders due over \(Int(spread)) s; notifier call − due, ms (median over \(runs) runs of each run's percentile)"
+    )
+    var rows: [(String, LatenessRuns)] = []
+    for (label, pending) in [("chime, queue otherwise empty", 0), ("chime, \(others) others pending", others)] {
+        var figures = LatenessRuns()
+        for _ in 0..<runs { figures.add(try await measureLateness(count: count, spread: spread, others: pending)) }
+        rows.append((label, figures))
+    }
+    var baseline = LatenessRuns()
+    for _ in 0..<runs { baseline.add(baselineLateness(count: count, spread: spread)) }
+    rows.append(("baseline: clock_nanosleep thread", baseline))
     // What people use instead: Python's sched and APScheduler (when installed), same deadlines.
-    var python: [String: (p50: [Double], p99: [Double], max: [Double])] = [:]
+    var python: [String: LatenessRuns] = [:]
     for _ in 0..<runs {
         guard let results = pythonLateness(count: count, spread: spread) else { break }
-        for (name, values) in results where !values.isEmpty {
-            python[name, default: ([], [], [])].p50.append(percentile(values, 50))
-            python[name, default: ([], [], [])].p99.append(percentile(values, 99))
-            python[name, default: ([], [], [])].max.append(values.max() ?? .nan)
-        }
+        for (name, values) in results where !values.isEmpty { python[name, default: LatenessRuns()].add(values) }
     }
     for name in ["sched", "apscheduler"] {
         guard let figures = python[name] else {
-            rows.append(("(python3 \(name): not available)", [.nan], [.nan], [.nan]))
+            rows.append(("(python3 \(name): not available)", LatenessRuns()))
             continue
         }
-        rows.append(
-            ("python3 \(name == "sched" ? "sched.scheduler" : "APScheduler 3 BackgroundScheduler")", figures.p50, figures.p99, figures.max)
-        )
+        rows.append((name == "sched" ? "python3 sched.scheduler" : "python3 APScheduler 3 BackgroundScheduler", figures))
     }
     let widths = [36, 8, 8, 8]
     print(row(["what", "p50", "p99", "max"], widths: widths))
-    for (label, p50, p99, maxima) in rows {
-        print(row([label, fmt(median(p50)), fmt(median(p99)), fmt(median(maxima))], widths: widths))
+    for (label, figures) in rows {
+        print(row([label, fmt(median(figures.p50)), fmt(median(figures.p99)), fmt(median(figures.maxima))], widths: widths))
     }
 }
 

@@ -113,6 +113,18 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
+/// `count` instants from `first`, evenly spread over `spread` seconds.
+func evenInstants(_ count: Int, from first: Date, over spread: Double) -> [Date] {
+    (0..<count).map { first.addingTimeInterval(spread * Double($0) / Double(count)) }
+}
+
+/// `count` one-shot reminders `PREFIXn` titled `TITLE n`, due at `evenInstants(count, from: first, over: spread)`.
+func evenOneShots(_ count: Int, prefix: String, title: String, from first: Date, over spread: Double) -> [NewReminder] {
+    evenInstants(count, from: first, over: spread).enumerated().map { index, due in
+        NewReminder(id: "\(prefix)\(index)", title: "\(title) \(index)", trigger: .once(due))
+    }
+}
+
 /// Fills a store with `count` pending reminders due after an hour, in batches.
 func populate(_ store: ReminderStore, count: Int, prefix: String = "p") throws {
     let now = Date()
@@ -172,21 +184,60 @@ func runMeasured(
     return (monotonicSeconds() - start, (status >> 8) & 0xff, usage.ru_maxrss)
 }
 
+/// The environment in which chime commands are timed on the store at `store`: no runner (the
+/// runtime directory `runtime` has no socket), and a terminal of 120 × 40.
+func commandEnvironment(store: String, runtime: String) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["CHIME_STORE"] = store
+    environment["XDG_RUNTIME_DIR"] = runtime
+    environment["COLUMNS"] = "120"
+    environment["LINES"] = "40"
+    return environment
+}
+
+/// Runs `chime ARGUMENTS` and waits; returns the wall time in ms.
+/// - Throws: when chime exits with a status other than 0.
+func timeChime(_ arguments: [String], environment: [String: String]) throws -> Double {
+    let run = try runMeasured(chimeExecutable, arguments, environment: environment)
+    guard run.status == 0 else {
+        throw ChimeError(.failure, "chime \(arguments.joined(separator: " ")) exited with status \(run.status)")
+    }
+    return run.seconds * 1000
+}
+
+/// A command's wall ms, with what it took beyond the process start (the `chime --version`
+/// baseline, `startup` ms) and whether it is over `target` ms: "61.20 (+41.3) OVER".
+func beyondStartup(_ value: Double, startup: Double, target: Double) -> String {
+    fmt(value, 2) + " (+" + fmt(value - startup, 1) + ")" + (value > target ? " OVER" : "")
+}
+
+/// The line under a table of `beyondStartup` cells.
+func beyondStartupLegend(target: Double) -> String {
+    "(+N: ms beyond the `chime --version` baseline; OVER: above the \(Int(target)) ms target)"
+}
+
 /// Runs `executable` and waits; returns the wall time in ms.
 func timeSpawn(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Double {
     try runMeasured(executable, arguments, environment: environment).seconds * 1000
 }
 
-/// Starts `chime run` on `store`, waits until it is up, and returns it.
-func startRunner(store: String, runtime: String) throws -> Process {
+/// Starts `chime run --notifier NOTIFIER` on `store` in `environment`, its output discarded;
+/// returns at once.
+func launchRunner(store: String, notifier: String, environment: [String: String]) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: chimeExecutable)
-    process.arguments = ["run", "--store", store, "--notifier", "json", "--log-level", "warning"]
-    var environment = ProcessInfo.processInfo.environment
-    environment["XDG_RUNTIME_DIR"] = runtime
+    process.arguments = ["run", "--store", store, "--notifier", notifier, "--log-level", "warning"]
     process.environment = environment
     process.standardOutput = FileHandle.nullDevice
     try process.run()
+    return process
+}
+
+/// Starts `chime run` on `store`, waits until it is up, and returns it.
+func startRunner(store: String, runtime: String) throws -> Process {
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_RUNTIME_DIR"] = runtime
+    let process = try launchRunner(store: store, notifier: "json", environment: environment)
     let paths = RunnerPaths(storePath: store, environment: environment)
     let deadline = Date().addingTimeInterval(60)
     while !FileManager.default.fileExists(atPath: paths.socket) && Date() < deadline { usleep(10_000) }
