@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "ChimeRunner",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "CLinux",
+                "ChimeCore", "ChimeStore", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -28,9 +28,6 @@ public enum WakeReason: String, Sendable, Hashable {
     case zoneChanged
     /// The runner is shutting down.
     case shutdown
-    /// Not from a waker: the scheduler has just posted one of a family's alerts, and lets the
-    /// families take their next step (plan a dose's repeat, schedule its next dose).
-    case posted
 }
 
 /// Parks the scheduler until a wall-clock deadline, a poke, a clock change or shutdown.
@@ -48,6 +45,9 @@ public protocol Waker: Sendable {
     /// cancel` asking whether the occurrences it cancelled in flight were already shown). Each
     /// is taken once; an implementation without them returns none.
     func takeQueries() -> [DeliveryQuery]
+    /// Wakes the parked scheduler from within the process, as the CLI's poke does from outside
+    /// (a family changed the store while answering an alert); a poke while it runs is not lost.
+    func poke()
 }
 
 extension Waker {

@@ -14,14 +14,20 @@ public protocol ReminderFamily: Sendable {
     func prepare(reason: WakeReason) throws
     /// Adds the family's look (an icon, a category, actions) to the alert for one of its occurrences.
     func decorate(_ note: inout Note, for occurrence: PendingOccurrence)
-    /// Handles what a person did with one of the family's alerts (a dose's "Mark as Taken").
-    /// Returns true when the response was the family's and it changed something; the runner
-    /// then wakes the scheduler so it sees the change.
+    /// Handles what a person did with one of the family's alerts (a dose's "Mark as Taken"):
+    /// the scheduler hands it only answers to alerts of the family's ``kind``. Returns true when
+    /// it changed something; the scheduler then looks at the store again.
     func respond(to response: NoteResponse, at instant: Date) throws -> Bool
+    /// Told right after one of the family's alerts was shown and recorded, to take its next step
+    /// at once (plan a dose's repeat, make its next dose); the scheduler's next deadline then
+    /// includes what it wrote.
+    func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws
 }
 
 extension ReminderFamily {
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {}
 
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool { false }
+
+    public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {}
 }

@@ -31,14 +31,17 @@ public actor Scheduler {
     public nonisolated let configuration: Configuration
     private let systemZone: @Sendable () -> TimeZone
     private let log: @Sendable (SchedulerEvent) -> Void
-    /// The families whose state the scheduler keeps in step, by reminder kind.
-    private let families: [String: any ReminderFamily]
+    /// The families whose state the scheduler keeps in step, in the order they were handed in.
+    private let families: [any ReminderFamily]
+    /// The same, by the reminder kind each owns: an alert's answer goes to its kind's family.
+    private let familiesByKind: [String: any ReminderFamily]
 
     /// - Parameters:
     ///   - systemZone: the zone floating reminders follow, read at each pass and after a
     ///     ``WakeReason/zoneChanged`` (travel changes it).
     ///   - log: told about failures and catch-up; the runner forwards it to swift-log.
-    ///   - families: prepared before every pass of ``run(waker:)``; they dress their own alerts.
+    ///   - families: prepared before every pass of ``run(waker:)``, in this order; they dress
+    ///     their own alerts, take their next step after one is shown, and get the answers to them.
     public init(
         store: any SchedulerStore,
         notifier: any Notifier,
@@ -54,7 +57,8 @@ public actor Scheduler {
         self.configuration = configuration
         self.systemZone = systemZone
         self.log = log
-        self.families = Dictionary(families.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
+        self.families = families
+        self.familiesByKind = Dictionary(families.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Occurrences already recorded as due whose instant had not come at the last pass,
@@ -84,10 +88,6 @@ public actor Scheduler {
 
     /// The last store failure logged, so that an outage is logged once, not at every retry.
     private var storeFailure: String?
-
-    /// Set when a pass posted one of a family's alerts: the family may have a next step to
-    /// take at once (a dose's repeat to plan, its next dose to schedule).
-    private var familyPosted = false
 
     /// Fires everything due now, records what falls due within the look-ahead, and returns the
     /// next instant the scheduler must wake at.
@@ -187,6 +187,17 @@ public actor Scheduler {
         store.idle()
         questions = waker
         defer { questions = nil }
+        // What people do with the alerts (an action, a close) comes in while others fall due: a
+        // child task (it runs where the loop runs: the runner's own thread, not the global pool).
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.handleResponses(waker: waker) }
+            await loop(waker: waker)
+            group.cancelAll()
+        }
+    }
+
+    /// ``run(waker:)``'s loop: a pass, then park until the next deadline, until shutdown.
+    private func loop(waker: any Waker) async {
         var reason = WakeReason.poked
         while !Task.isCancelled {
             // At a deadline, post what was recorded ahead, unless a poke is waiting: the CLI
@@ -211,15 +222,7 @@ public actor Scheduler {
                 }
             }
             prepareFamilies(reason)
-            familyPosted = false
-            var next = await runPass()
-            // A family's alert was shown: let the families take their next step before sleeping
-            // (a bounded number of times: each pass posts only what is newly due).
-            for _ in 0..<8 where familyPosted {
-                familyPosted = false
-                prepareFamilies(.posted)
-                next = await runPass()
-            }
+            let next = await runPass()
             reason = await waker.wait(until: next)
             if reason == .shutdown { return }
         }
@@ -252,9 +255,33 @@ public actor Scheduler {
         for key in keys { recentlyPosted[key] = postedAt }
     }
 
+    /// Records each answer to an alert in the ledger and hands it to the family of the alert's
+    /// kind; when that family changed the store, the loop looks at it again.
+    private func handleResponses(waker: any Waker) async {
+        for await response in notifier.responses {
+            let now = clock.now()
+            let kind: String?
+            do {
+                kind = try store.recordResponse(response, at: now)
+            } catch {
+                storeFailed(error)
+                continue
+            }
+            if let kind, let family = familiesByKind[kind] {
+                do {
+                    if try family.respond(to: response, at: now) { waker.poke() }
+                } catch {
+                    storeFailed(error)
+                }
+            }
+            // Told once the answer is recorded and its family has acted on it.
+            log(.answered(id: response.noteID, response: response.kind, recorded: kind != nil))
+        }
+    }
+
     /// Lets each family bring its state in step before a pass (see ``ReminderFamily/prepare(reason:)``).
     private func prepareFamilies(_ reason: WakeReason) {
-        for family in families.values {
+        for family in families {
             do {
                 try family.prepare(reason: reason)
             } catch {
@@ -310,7 +337,6 @@ public actor Scheduler {
                 for key in keys { shownUnrecorded[key] = (noteID, postedAt) }
                 return
             }
-            if occurrences.contains(where: { families[$0.kind] != nil }) { familyPosted = true }
             do {
                 try store.markPosted(keys, at: postedAt, noteID: noteID)
             } catch {
@@ -318,6 +344,17 @@ public actor Scheduler {
                 // store recovers (only a crash before then could show it again).
                 for key in keys { shownUnrecorded[key] = (noteID, postedAt) }
                 storeFailed(error)
+                return
+            }
+            // Each family shown takes its next step (a dose's repeat planned, its next dose made).
+            for family in families {
+                let its = occurrences.filter { $0.kind == family.kind }
+                guard !its.isEmpty else { continue }
+                do {
+                    try family.didPost(its, at: postedAt)
+                } catch {
+                    storeFailed(error)
+                }
             }
         } catch {
             let attempts = (occurrences.map(\.attempts).max() ?? 0) + 1
@@ -339,7 +376,7 @@ public actor Scheduler {
     }
 
     private func note(for occurrence: PendingOccurrence) -> (Date) -> Note {
-        let family = families[occurrence.kind]
+        let family = familiesByKind[occurrence.kind]
         return { postedAt in
             var note = Note(
                 id: occurrence.reminderID,
@@ -391,6 +428,8 @@ public enum SchedulerEvent: Sendable, Hashable {
     case deliveryFailed(ids: [String], attempt: Int, retryAt: Date, error: String)
     /// The store failed (disk full, locked, I/O error); logged once per outage.
     case storeFailed(String)
+    /// A person answered the alert for reminder `id`; `recorded` when it matched a shown alert.
+    case answered(id: String, response: NoteResponse.Kind, recorded: Bool)
     /// The store takes writes again after a failure.
     case storeRecovered
 }

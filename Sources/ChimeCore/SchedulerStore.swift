@@ -86,10 +86,17 @@ public protocol SchedulerStore: Sendable {
     /// Recomputes the next due time of floating recurring reminders after the system zone
     /// changed, so that 08:00 stays 08:00 local.
     func followSystemZone(_ systemZone: TimeZone, now: Date) throws
+    /// Records what a person did with a shown alert (an action, or closed) against the latest
+    /// posted occurrence of the reminder it was for. Returns that reminder's ``Reminder/kind``,
+    /// so the answer can go to its family; nil when it matched no shown alert (the first
+    /// answer stands).
+    func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String?
 }
 
 extension SchedulerStore {
     public func idle() {}
+
+    public func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String? { nil }
 
     public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] { [] }
 

@@ -41,6 +41,13 @@ public final class DoseFamily: ReminderFamily {
         if !settled.missed.isEmpty || settled.summaryID != nil { onChange(settled) }
     }
 
+    /// A dose's alert was shown: its repeat is planned and the next dose made now, not at the
+    /// next pass.
+    public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {
+        nextCheck.withLock { $0 = nil }
+        try prepare(reason: .poked)
+    }
+
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
         note.category = "x-chime.dose"
         // A missed medication reminder is a real harm: the alert stays until answered.
@@ -56,7 +63,7 @@ public final class DoseFamily: ReminderFamily {
     }
 
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
-        guard DoseOccurrenceID.matches(response.noteID), case .action(let key) = response.kind else { return false }
+        guard case .action(let key) = response.kind else { return false }
         let outcome = perform(key, on: DoseReference.occurrence(response.noteID))
         switch outcome {
         case .success(let event?):

@@ -1,6 +1,4 @@
 import ChimeCore
-import ChimeDoses
-import ChimeFocus
 import ChimeStore
 import Foundation
 import Logging
@@ -24,12 +22,15 @@ public final class Runner: Service {
     private let lock: RunnerLock
     private let waker: TimerWaker
     private let socketFD: Int32
-    /// The families whose alerts are answered through the runner (a dose's "Mark as Taken").
-    private let families: [any ReminderFamily]
 
+    /// - Parameters:
+    ///   - families: the reminder families the runner serves (focus sessions, doses…), handed
+    ///     in by the composition root (`chime run`), in the order they are prepared before each
+    ///     pass; each gets the answers to its own alerts, by kind.
     public init(
         store: ReminderStore,
         notifier: any Notifier,
+        families: [any ReminderFamily],
         logger: Logger,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ChimeError) {
@@ -55,43 +56,6 @@ public final class Runner: Service {
         self.socketFD = socketFD
         self.waker = waker
         let log = logger
-        let focus = FocusFamily(timer: FocusTimer(store: store)) { settled in
-            switch settled {
-            case .completed(let session):
-                log.info("Focus session completed", metadata: ["session.id": "\(session.id)"])
-            case .abandoned(let session):
-                log.notice("Focus session abandoned: the machine restarted during it", metadata: ["session.id": "\(session.id)"])
-            case .none, .open:
-                break
-            }
-        }
-        let doses = DoseFamily(
-            book: DoseBook(store: store),
-            onChange: { settled in
-                if !settled.missed.isEmpty {
-                    log.notice("Doses missed: their window passed unanswered", metadata: ["dose.ids": "\(settled.missed)"])
-                }
-                if let summary = settled.summaryID {
-                    log.notice(
-                        "Doses fell due while nothing ran: one summary alert",
-                        metadata: ["reminder.id": .string(summary), "dose.ids": "\(settled.summarized)"]
-                    )
-                }
-            },
-            onAnswer: { event in
-                if let entry = event.entry {
-                    log.info(
-                        "Dose answered from its alert",
-                        metadata: [
-                            "dose.id": "\(entry.dose.id)", "action": .string(event.action), "status": .string(entry.dose.status.rawValue),
-                        ]
-                    )
-                } else if let refused = event.refused {
-                    log.notice("Dose answer changed nothing", metadata: ["action": .string(event.action), "reason": .string(refused)])
-                }
-            }
-        )
-        self.families = [focus, doses]
         self.scheduler = Scheduler(
             store: store,
             notifier: notifier,
@@ -109,9 +73,17 @@ public final class Runner: Service {
                     log.error("Store failed", metadata: ["error": .string(error)])
                 case .storeRecovered:
                     log.notice("Store recovered: what was shown meanwhile is recorded now")
+                case let .answered(id, response, recorded):
+                    let answer: String =
+                        switch response {
+                        case .action(let key): "action " + key
+                        case .closed(let reason): "closed (\(reason.rawValue))"
+                        }
+                    log.info("Alert answered", metadata: ["reminder.id": .string(id), "answer": .string(answer)])
+                    if !recorded { log.notice("Answer matched no shown alert", metadata: ["reminder.id": .string(id)]) }
                 }
             },
-            families: [focus, doses]
+            families: families
         )
     }
 
@@ -128,59 +100,11 @@ public final class Runner: Service {
             ]
         )
         await withGracefulShutdownHandler {
-            await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await self.scheduler.run(waker: self.waker)
-                    return true
-                }
-                // Answers come in while other alerts fall due: each is recorded in the ledger.
-                // (A console has none: its stream ends at once, and the scheduler runs on.)
-                group.addTask {
-                    await self.recordResponses()
-                    return false
-                }
-                while let schedulerEnded = await group.next() {
-                    if schedulerEnded {
-                        group.cancelAll()
-                        break
-                    }
-                }
-            }
+            await self.scheduler.run(waker: self.waker)
         } onGracefulShutdown: { [waker] in
             waker.shutdown()
         }
         logger.info("Runner stopped")
-    }
-
-    private func recordResponses() async {
-        for await response in scheduler.notifier.responses {
-            let answer: String =
-                switch response.kind {
-                case .action(let key): "action " + key
-                case .closed(let reason): "closed (\(reason.rawValue))"
-                }
-            logger.info("Alert answered", metadata: ["reminder.id": .string(response.noteID), "answer": .string(answer)])
-            do {
-                if try store.recordResponse(response, at: Date()) {
-                    logger.debug("Answer recorded", metadata: ["reminder.id": .string(response.noteID)])
-                } else {
-                    logger.notice("Answer matched no shown alert", metadata: ["reminder.id": .string(response.noteID)])
-                }
-            } catch {
-                logger.error("Store failed", metadata: ["error": .string(String(describing: error))])
-            }
-            // The family acts on it (a dose marked taken, snoozed, skipped); the scheduler then
-            // looks at the store again (a repeat cancelled, a snoozed alert scheduled).
-            var changed = false
-            for family in families {
-                do {
-                    if try family.respond(to: response, at: Date()) { changed = true }
-                } catch {
-                    logger.error("Store failed", metadata: ["error": .string(String(describing: error))])
-                }
-            }
-            if changed { _ = WakeSocket.poke(path: paths.socket) }
-        }
     }
 
     /// Runs the runner until SIGTERM or SIGINT, which shut the service group down gracefully.

@@ -96,6 +96,8 @@ public final class TimerWaker: Waker {
         }
     }
 
+    public func poke() { deliver(.poked) }
+
     public func takeQueries() -> [DeliveryQuery] {
         state.withLock { state in
             defer { state.queries = [] }

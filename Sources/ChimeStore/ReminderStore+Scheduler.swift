@@ -208,25 +208,34 @@ extension ReminderStore: SchedulerStore {
     }
 
     /// Records what a person did with the alert shown for reminder `noteID` (its latest posted
-    /// occurrence): an action invoked, or the alert closed. The first answer stands.
+    /// occurrence): an action invoked, or the alert closed. The first answer stands. Returns
+    /// the reminder's kind when an answer was recorded, nil when none matched.
     @discardableResult
-    public func recordResponse(_ response: NoteResponse, at: Date) throws -> Bool {
+    public func recordResponse(_ response: NoteResponse, at: Date) throws -> String? {
         let text: String =
             switch response.kind {
             case .action(let key): key
             case .closed(let reason): "closed:" + reason.rawValue
             }
         return try write { db in
+            guard
+                let shown = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT o.reminder_key, o.due_us, r.kind FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                        WHERE r.id = ? AND o.state = 'posted' ORDER BY o.posted_us DESC LIMIT 1
+                        """,
+                    arguments: [response.noteID]
+                )
+            else { return nil }
             try db.execute(
                 sql: """
                     UPDATE occurrence SET response = ?, answered_us = ?
-                    WHERE response IS NULL AND (reminder_key, due_us) IN (
-                        SELECT o.reminder_key, o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                        WHERE r.id = ? AND o.state = 'posted' ORDER BY o.posted_us DESC LIMIT 1)
+                    WHERE reminder_key = ? AND due_us = ? AND response IS NULL
                     """,
-                arguments: [text, at.micros, response.noteID]
+                arguments: [text, at.micros, shown[0], shown[1]] as StatementArguments
             )
-            return db.changesCount > 0
+            return db.changesCount > 0 ? shown[2] as String : nil
         }
     }
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import ChimeCore
+import ChimeDoses
+import ChimeFocus
 import ChimeRunner
 import ChimeStore
 import Foundation
@@ -47,7 +49,49 @@ struct Run: AsyncParsableCommand {
         // `chime run --json` is the JSON stream, whatever the desktop offers.
         let choice: NotifierChoice = notifier == .auto && global.json ? .json : notifier
         let sink = try await choice.make(json: global.json)
-        let runner = try Runner(store: store, notifier: sink, logger: logger)
+        let runner = try Runner(store: store, notifier: sink, families: Self.families(store: store, logger: logger), logger: logger)
         try await runner.runUntilSignalled()
+    }
+
+    /// The reminder families the runner serves, in the order they are prepared before each
+    /// pass; each logs what it did on its own (the composition root: a new family is added here).
+    static func families(store: ReminderStore, logger log: Logger) -> [any ReminderFamily] {
+        let focus = FocusFamily(timer: FocusTimer(store: store)) { settled in
+            switch settled {
+            case .completed(let session):
+                log.info("Focus session completed", metadata: ["session.id": "\(session.id)"])
+            case .abandoned(let session):
+                log.notice("Focus session abandoned: the machine restarted during it", metadata: ["session.id": "\(session.id)"])
+            case .none, .open:
+                break
+            }
+        }
+        let doses = DoseFamily(
+            book: DoseBook(store: store),
+            onChange: { settled in
+                if !settled.missed.isEmpty {
+                    log.notice("Doses missed: their window passed unanswered", metadata: ["dose.ids": "\(settled.missed)"])
+                }
+                if let summary = settled.summaryID {
+                    log.notice(
+                        "Doses fell due while nothing ran: one summary alert",
+                        metadata: ["reminder.id": .string(summary), "dose.ids": "\(settled.summarized)"]
+                    )
+                }
+            },
+            onAnswer: { event in
+                if let entry = event.entry {
+                    log.info(
+                        "Dose answered from its alert",
+                        metadata: [
+                            "dose.id": "\(entry.dose.id)", "action": .string(event.action), "status": .string(entry.dose.status.rawValue),
+                        ]
+                    )
+                } else if let refused = event.refused {
+                    log.notice("Dose answer changed nothing", metadata: ["action": .string(event.action), "reason": .string(refused)])
+                }
+            }
+        )
+        return [focus, doses]
     }
 }

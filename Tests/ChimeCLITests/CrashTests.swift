@@ -35,14 +35,15 @@ extension KillTests {
             while crashes < 5 {
                 let runner = try sandbox.startRunner("--json")
                 #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
-                // The first crash at a set point of the due span (however long start-up took on a
-                // loaded machine), so the 2 s down that follows covers due instants.
-                let alive =
-                    crashes == 0
-                    ? max(0, start.addingTimeInterval(Double.random(in: 0.2...0.6, using: &generator)).timeIntervalSinceNow)
-                    : Double.random(in: 0.2...0.6, using: &generator)
-                outputs += await runner.lines(for: alive)
-                runner.crash()
+                if crashes == 0 {
+                    // The first crash at a set wall-clock point of the due span, by a thread of its
+                    // own (however late start-up, or the test's reading of it, came on a loaded
+                    // machine), so the 2 s down that follows covers due instants.
+                    await KillNineTests.kill(runner, at: start.addingTimeInterval(Double.random(in: 0.2...0.6, using: &generator)))
+                } else {
+                    outputs += await runner.lines(for: Double.random(in: 0.2...0.6, using: &generator))
+                    runner.crash()
+                }
                 // What it wrote before it died is still in the pipe: read it to the end.
                 outputs += await runner.lines(for: 2)
                 crashes += 1

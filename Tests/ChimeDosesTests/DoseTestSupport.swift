@@ -160,41 +160,36 @@ final class HandledResponses: Sendable {
 }
 
 /// The runner's loop for doses: the scheduler with the dose family on the harness's store,
-/// clock and zone, posting to a recording notifier; responses forwarded as the runner does
-/// (recorded in the ledger, handed to the family, then a poke).
+/// clock and zone, posting to a recording notifier. Answers take the shipped path: the
+/// scheduler reads the notifier's responses, records them and hands them to the family.
 struct DoseLoop {
     let notifier = RecordingNotifier()
     let family: DoseFamily
     let scheduler: Scheduler
     let handled = HandledResponses()
     private let loop: Task<Void, Never>
-    private let forwarder: Task<Void, Never>
     private let clock: ManualWallClock
 
     init(_ h: DoseHarness, book: DoseBook? = nil) {
         let family = DoseFamily(book: book ?? h.book)
+        let handled = handled
         let scheduler = Scheduler(
             store: (book ?? h.book).store,
             notifier: notifier,
             clock: h.clock,
             systemZone: h.systemZone,
+            log: { event in
+                if case .answered = event { handled.signal() }
+            },
             families: [family]
         )
         self.family = family
         self.scheduler = scheduler
         clock = h.clock
         loop = Task { [clock = h.clock] in await scheduler.run(waker: clock) }
-        forwarder = Task { [notifier, handled, clock = h.clock, store = (book ?? h.book).store] in
-            for await response in notifier.responses {
-                _ = try? store.recordResponse(response, at: clock.now())
-                let changed = (try? family.respond(to: response, at: clock.now())) ?? false
-                if changed { clock.poke() }
-                handled.signal()
-            }
-        }
     }
 
-    /// Invokes an action on the alert `id` and waits until the forwarding task has handled it.
+    /// Invokes an action on the alert `id` and waits until the scheduler has handled it.
     /// Call it while the scheduler is parked.
     func act(_ key: String, on id: String) async {
         let count = handled.expectOneMore()
@@ -202,11 +197,10 @@ struct DoseLoop {
         await handled.wait(for: count)
     }
 
-    /// Stops the loop and the forwarding task.
+    /// Stops the loop.
     func stop() async {
         clock.shutdown()
         await loop.value
-        forwarder.cancel()
     }
 
     /// The wake for an alert due at `instant`: the scheduler's look-ahead before it.

@@ -237,4 +237,8 @@ struct PokeWaitingWaker: Waker {
     }
 
     func hasPendingWake() -> Bool { flag.waiting.withLock { $0 } }
+
+    func takeQueries() -> [DeliveryQuery] { clock.takeQueries() }
+
+    func poke() { clock.poke() }
 }
