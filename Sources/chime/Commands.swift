@@ -216,7 +216,7 @@ struct Next: AsyncParsableCommand {
                     id: reminder.id,
                     trigger: reminder.trigger.summary,
                     occurrences: occurrences.map {
-                        Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: Self.note($0.resolution))
+                        Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: $0.resolution.note)
                     }
                 )
             )
@@ -225,19 +225,11 @@ struct Next: AsyncParsableCommand {
         Output.line("\(reminder.id): \(reminder.trigger.summary)  \(oneLine(reminder.title))")
         for occurrence in occurrences {
             var line = "  " + TimeText.local(occurrence.instant, in: zone)
-            if let note = Self.note(occurrence.resolution) { line += "  (\(note))" }
+            if let note = occurrence.resolution.note { line += "  (\(note))" }
             Output.line(line)
         }
     }
 
-    static func note(_ resolution: LocalResolution) -> String? {
-        switch resolution {
-        case .exact: nil
-        case let .shiftedForward(seconds, requested):
-            "\(requested) does not exist that day (clocks go forward): shifted by \(formatDuration(.seconds(seconds)))"
-        case .firstOfRepeated: "this time occurs twice that day (clocks go back): fires at the first"
-        }
-    }
 }
 
 struct List: AsyncParsableCommand {

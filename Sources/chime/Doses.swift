@@ -232,16 +232,11 @@ struct DosesCommand: AsyncParsableCommand {
         let now = Date()
         let (filter, title) = try range.filter(now: now, zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
-        var counts: [DoseStatus: Int] = [:]
-        for entry in entries { counts[entry.dose.status, default: 0] += 1 }
-        let overdue = entries.filter { $0.dose.isOverdue(at: now) }.count
+        let counts = DoseCounts(entries, now: now)
         if global.json {
-            struct Counts: Encodable {
-                var pending, taken, missed, skipped, overdue, total: Int
-            }
             struct Listing: Encodable {
                 var doses: [DoseJSON]
-                var counts: Counts
+                var counts: DoseCounts
                 var from: String?
                 var to: String?
                 enum CodingKeys: String, CodingKey { case doses, counts, from, to }
@@ -256,14 +251,7 @@ struct DosesCommand: AsyncParsableCommand {
             Output.json(
                 Listing(
                     doses: entries.map { DoseJSON(entry: $0, now: now) },
-                    counts: Counts(
-                        pending: counts[.pending] ?? 0,
-                        taken: counts[.taken] ?? 0,
-                        missed: counts[.missed] ?? 0,
-                        skipped: counts[.skipped] ?? 0,
-                        overdue: overdue,
-                        total: entries.count
-                    ),
+                    counts: counts,
                     from: filter.from.map(TimeText.iso),
                     to: filter.to.map(TimeText.iso)
                 )
@@ -300,10 +288,10 @@ struct DosesCommand: AsyncParsableCommand {
         Output.line("")
         var parts: [String] = []
         for status in DoseStatus.allCases {
-            if let count = counts[status], count > 0 { parts.append("\(count) \(status.rawValue)") }
+            if counts[status] > 0 { parts.append("\(counts[status]) \(status.rawValue)") }
         }
         var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
-        if overdue > 0 { summary += " (\(overdue) overdue)" }
+        if counts.overdue > 0 { summary += " (\(counts.overdue) overdue)" }
         Output.line(summary)
     }
 }
@@ -409,33 +397,7 @@ struct AdherenceCommand: AsyncParsableCommand {
             }
         }
         Output.line("")
-        for line in Self.chart(report.days, columns: TerminalSize.current().columns) { Output.line(line) }
-    }
-
-    /// One row per day (the newest 31 when there are more): the date, a bar of the day's rate
-    /// fitted to the terminal, the rate and taken/counted; "—" for a day with nothing counted.
-    static func chart(_ days: [(day: Int, adherence: Adherence)], columns: Int) -> [String] {
-        let shown = days.suffix(31)
-        var lines = [shown.count < days.count ? "Per day, the last \(shown.count) of \(days.count) days" : "Per day"]
-        // "  Sun 11-22  " + bar + "  100%  12/12"
-        let barWidth = max(5, min(40, columns - 30))
-        let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-        for (day, adherence) in shown.reversed() {
-            let civil = ZoneMath.civilFromDays(day)
-            let label = "\(weekdays[ZoneMath.isoWeekday(dayNumber: day) - 1]) " + String(format: "%02d-%02d", civil.month, civil.day)
-            guard let rate = adherence.rate else {
-                lines.append("  \(label)  —" + (adherence.pending > 0 ? "  (\(adherence.pending) pending)" : ""))
-                continue
-            }
-            let filled = Int((rate * Double(barWidth)).rounded())
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled)
-            let percent = adherence.percentText
-            lines.append(
-                "  \(label)  \(bar)  " + String(repeating: " ", count: max(0, 4 - percent.count)) + percent
-                    + "  \(adherence.taken)/\(adherence.counted)"
-            )
-        }
-        return lines
+        for line in AdherenceChart.lines(report.days, columns: TerminalSize.current().columns) { Output.line(line) }
     }
 }
 
@@ -475,37 +437,7 @@ struct ExportCommand: AsyncParsableCommand {
             try context.book.medications(includeInactive: true).map { ($0.medication.id, $0.medication) },
             uniquingKeysWith: { first, _ in first }
         )
-        var text = CSV.row(["date", "time", "zone", "medication", "amount", "unit", "status", "taken_at", "notes", "dose_id"])
-        for entry in entries {
-            let dose = entry.dose
-            let zone = dose.timeZone
-            let medication = medications[dose.medicationID]
-            text += CSV.row([
-                CivilDay.format(CivilDay.of(dose.scheduled, in: zone)),
-                TimeText.clock(dose.scheduled, in: zone),
-                dose.zone,
-                entry.medicationName,
-                medication.map { Medication.format(amount: $0.amount) } ?? "",
-                medication?.unit ?? "",
-                dose.status.rawValue,
-                dose.takenAt.map(TimeText.iso) ?? "",
-                dose.notes,
-                String(dose.id),
-            ])
-        }
+        let text = DoseExport.csv(entries, medications: medications)
         FileHandle.standardOutput.write(Data(text.utf8))
-    }
-}
-
-/// RFC 4180: fields with a comma, a double quote or a line break are quoted, quotes doubled;
-/// records end with CRLF.
-enum CSV {
-    static func field(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    static func row(_ fields: [String]) -> String {
-        fields.map(field).joined(separator: ",") + "\r\n"
     }
 }

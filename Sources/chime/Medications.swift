@@ -117,29 +117,15 @@ struct MedicationOptions: ParsableArguments {
         return draft
     }
 
-    /// The schedule `med add` gives, or `med edit` makes from these options over `current`.
-    func schedule(over current: DoseSchedule? = nil) throws(ChimeError) -> ScheduleDraft {
-        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil)
-        let parsedTimes = try times.map { text throws(ChimeError) in try DoseInput.times(text) }
-        let parsedDays = try days.map { text throws(ChimeError) in try DoseInput.days(text) }
-        let parsedZone = try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) }
-        let interval = try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
-        if asNeeded {
-            if days != nil || zone != nil {
-                throw ChimeError(.usage, "invalid schedule: --days and --zone are for scheduled medications, not --as-needed")
-            }
-            return ScheduleDraft(
-                times: parsedTimes ?? [],
-                asNeeded: true,
-                minInterval: interval ?? (current?.frequency == .asNeeded ? current?.minInterval : nil)
-            )
-        }
-        let scheduled = current?.frequency == .asNeeded ? nil : current
-        return ScheduleDraft(
-            times: parsedTimes ?? scheduled?.times ?? [],
-            days: parsedDays ?? scheduled?.days ?? .everyDay,
-            zone: parsedZone ?? scheduled?.zone ?? .floating,
-            minInterval: interval
+    /// The schedule these options give: `med add` merges it over nothing, `med edit` hands it
+    /// to the library, which merges it over the current schedule in its transaction.
+    func scheduleChange() throws(ChimeError) -> ScheduleChange {
+        ScheduleChange(
+            times: try times.map { text throws(ChimeError) in try DoseInput.times(text) },
+            days: try days.map { text throws(ChimeError) in try DoseInput.days(text) },
+            zone: try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) },
+            asNeeded: asNeeded,
+            minInterval: try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
         )
     }
 }
@@ -176,9 +162,8 @@ func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Da
             + "\(Trigger.formatInterval(Int64(medication.missedAfter))) or at the next dose"
     )
     if let stock = medication.stock {
-        let perDay = detail.schedules.filter(\.isEnabled).map(\.dosesPerDay).reduce(0, +)
         var line = "    Stock: \(plural(stock, "dose"))"
-        if perDay > 0 { line += ", about \(plural(Int((Double(stock) / perDay).rounded(.down)), "day")) left" }
+        if let days = detail.stockDaysLeft { line += ", about \(plural(days, "day")) left" }
         line += "; refill reminder \(plural(medication.refillDays, "day")) before it runs out"
         Output.line(line)
     }
@@ -206,13 +191,13 @@ struct MedAdd: AsyncParsableCommand {
         try asValidation { () throws(ChimeError) in
             try options.checkFormats()
             _ = try options.draft(name: name, today: CivilDay.of(Date(), in: .current)).validated()
-            _ = try options.schedule().validated()
+            _ = try options.scheduleChange().merged().validated()
         }
     }
 
     func run() async throws {
         let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
-        let schedule = try options.schedule()
+        let schedule = try options.scheduleChange().merged()
         let context = try DoseContext(global)
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
@@ -276,14 +261,7 @@ struct MedShow: AsyncParsableCommand {
         let context = try DoseContext(global)
         let detail = try context.book.medication(medication)
         let id = String(detail.medication.id)
-        var nextBySchedule: [Int64: Date] = [:]
-        if detail.medication.isActive {
-            let enabled = detail.schedules.filter { $0.isEnabled && $0.frequency != .asNeeded }.count
-            for planned in try context.book.nextDoses(count: max(1, enabled * 8), medication: id)
-            where nextBySchedule[planned.scheduleID] == nil {
-                nextBySchedule[planned.scheduleID] = planned.due
-            }
-        }
+        let nextBySchedule = try context.book.nextDoseBySchedule(id)
         let range = DoseRange.last(days: 30, now: Date(), zone: .current)
         let adherence = try context.book.adherence(from: range.from, to: range.to, medication: id).overall
         if global.json {
@@ -372,11 +350,8 @@ struct MedEdit: AsyncParsableCommand {
             changes.stock = .some(stock)
         }
         changes.refillDays = options.refillDays
-        if options.touchesSchedule {
-            let current = try context.book.medication(medication)
-            let enabled = current.schedules.last(where: \.isEnabled)
-            changes.schedule = try options.schedule(over: enabled)
-        }
+        // Merged over the current schedule inside the library's transaction (no read here).
+        if options.touchesSchedule { changes.scheduleChange = try options.scheduleChange() }
         let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
         if global.json {
@@ -511,15 +486,6 @@ struct MedNext: AsyncParsableCommand {
         }
     }
 
-    static func note(_ resolution: LocalResolution) -> String? {
-        switch resolution {
-        case .exact: nil
-        case .shiftedForward(let seconds, let requested):
-            "\(requested) does not exist that day (clocks go forward): shifted by \(Trigger.formatInterval(Int64(seconds)))"
-        case .firstOfRepeated: "this time occurs twice that day (clocks go back): the first one"
-        }
-    }
-
     func run() async throws {
         let context = try DoseContext(global)
         let planned = try context.book.nextDoses(count: count, medication: medication)
@@ -563,7 +529,7 @@ struct MedNext: AsyncParsableCommand {
                             dueLocal: TimeText.local($0.due, in: $0.zone),
                             zone: $0.zone.identifier,
                             alert: $0.occurrence,
-                            note: Self.note($0.resolution)
+                            note: $0.resolution.note
                         )
                     }
                 )
@@ -582,7 +548,7 @@ struct MedNext: AsyncParsableCommand {
         for dose in planned {
             var line = "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(oneLine(dose.label))  \(dose.occurrence)"
             line += "  (\(TimeText.relative(dose.due, from: now)))"
-            if let note = Self.note(dose.resolution) { line += "  [\(note)]" }
+            if let note = dose.resolution.note { line += "  [\(note)]" }
             Output.line(line)
         }
     }
