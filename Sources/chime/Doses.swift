@@ -76,19 +76,10 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     if global.json {
         struct Answered: Encodable {
             var dose: DoseJSON
-            var previous: String?
-            var warning: String?
-            var refill: String?
+            @Nullable var previous: String?
+            @Nullable var warning: String?
+            @Nullable var refill: String?
             var runner: Bool
-            enum CodingKeys: String, CodingKey { case dose, previous, warning, refill, runner }
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(dose, forKey: .dose)
-                try container.encode(previous, forKey: .previous)
-                try container.encode(warning, forKey: .warning)
-                try container.encode(refill, forKey: .refill)
-                try container.encode(runner, forKey: .runner)
-            }
         }
         Output.json(
             Answered(
@@ -237,16 +228,8 @@ struct DosesCommand: AsyncParsableCommand {
             struct Listing: Encodable {
                 var doses: [DoseJSON]
                 var counts: DoseCounts
-                var from: String?
-                var to: String?
-                enum CodingKeys: String, CodingKey { case doses, counts, from, to }
-                func encode(to encoder: any Encoder) throws {
-                    var container = encoder.container(keyedBy: CodingKeys.self)
-                    try container.encode(doses, forKey: .doses)
-                    try container.encode(counts, forKey: .counts)
-                    try container.encode(from, forKey: .from)
-                    try container.encode(to, forKey: .to)
-                }
+                @Nullable var from: String?
+                @Nullable var to: String?
             }
             Output.json(
                 Listing(
@@ -340,20 +323,11 @@ struct AdherenceCommand: AsyncParsableCommand {
                 var adherence: AdherenceJSON
             }
             struct Report: Encodable {
-                var from: String?
+                @Nullable var from: String?
                 var to: String
                 var overall: AdherenceJSON
                 var medications: [PerMedication]
                 var days: [Day]
-                enum CodingKeys: String, CodingKey { case from, to, overall, medications, days }
-                func encode(to encoder: any Encoder) throws {
-                    var container = encoder.container(keyedBy: CodingKeys.self)
-                    try container.encode(from, forKey: .from)
-                    try container.encode(to, forKey: .to)
-                    try container.encode(overall, forKey: .overall)
-                    try container.encode(medications, forKey: .medications)
-                    try container.encode(days, forKey: .days)
-                }
             }
             Output.json(
                 Report(

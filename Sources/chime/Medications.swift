@@ -498,23 +498,12 @@ struct MedNext: AsyncParsableCommand {
                 var dueLocal: String
                 var zone: String
                 var alert: String
-                var note: String?
+                @Nullable var note: String?
                 enum CodingKeys: String, CodingKey {
                     case label, due, zone, alert, note
                     case medicationID = "medication_id"
                     case scheduleID = "schedule_id"
                     case dueLocal = "due_local"
-                }
-                func encode(to encoder: any Encoder) throws {
-                    var container = encoder.container(keyedBy: CodingKeys.self)
-                    try container.encode(medicationID, forKey: .medicationID)
-                    try container.encode(label, forKey: .label)
-                    try container.encode(scheduleID, forKey: .scheduleID)
-                    try container.encode(due, forKey: .due)
-                    try container.encode(dueLocal, forKey: .dueLocal)
-                    try container.encode(zone, forKey: .zone)
-                    try container.encode(alert, forKey: .alert)
-                    try container.encode(note, forKey: .note)
                 }
             }
             struct Listing: Encodable { var doses: [Planned] }
