@@ -222,7 +222,7 @@ struct Next: AsyncParsableCommand {
             )
             return
         }
-        Output.line("\(reminder.id): \(reminder.trigger.summary)  \(oneLine(reminder.title))")
+        Output.line("\(reminder.id): \(reminder.trigger.summary)  \(UserText.oneLine(reminder.title))")
         for occurrence in occurrences {
             var line = "  " + TimeText.local(occurrence.instant, in: zone)
             if let note = occurrence.resolution.note { line += "  (\(note))" }
@@ -256,7 +256,7 @@ struct List: AsyncParsableCommand {
             let idWidth = max(2, reminders.map(\.id.count).max() ?? 2)
             let rows = reminders.map { reminder -> (String, String, String, String) in
                 let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
-                return (reminder.id, next, reminder.trigger.summary, oneLine(reminder.title))
+                return (reminder.id, next, reminder.trigger.summary, UserText.oneLine(reminder.title))
             }
             let ruleWidth = max(7, rows.map(\.2.count).max() ?? 7)
             func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
@@ -322,7 +322,7 @@ struct Cancel: AsyncParsableCommand {
             }
             Output.json(Cancelled(cancelled: outcome.cancelled.map(\.id), runner: outcome.runner))
         } else {
-            for reminder in outcome.cancelled { Output.line("Cancelled \(reminder.id)  \(oneLine(reminder.title))") }
+            for reminder in outcome.cancelled { Output.line("Cancelled \(reminder.id)  \(UserText.oneLine(reminder.title))") }
         }
     }
 }

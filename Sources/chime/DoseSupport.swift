@@ -296,14 +296,3 @@ struct DoseRangeOptions: ParsableArguments {
 func plural(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
     "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
 }
-
-/// Asks a yes/no question on the terminal; without one, `--yes` is required (exit 64).
-func confirm(_ question: String, what: String, yes: Bool) throws(ChimeError) -> Bool {
-    if yes { return true }
-    guard isatty(STDIN_FILENO) == 1 else {
-        throw ChimeError(.usage, "\(what) needs a confirmation: run it in a terminal to answer, or pass --yes")
-    }
-    FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
-    let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-    return answer == "y" || answer == "yes"
-}

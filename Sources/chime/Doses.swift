@@ -47,7 +47,8 @@ func chooseDose(_ text: String?, book: DoseBook, verb: String) throws(ChimeError
     FileHandle.standardError.write(Data("\(due.count) doses are due:\n".utf8))
     for (index, entry) in due.enumerated() {
         let dose = entry.dose
-        let line = "  \(index + 1)) dose \(dose.id)  \(oneLine(entry.label))  \(TimeText.local(dose.scheduled, in: dose.timeZone))\n"
+        let line =
+            "  \(index + 1)) dose \(dose.id)  \(UserText.oneLine(entry.label))  \(TimeText.local(dose.scheduled, in: dose.timeZone))\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
     FileHandle.standardError.write(Data("Which one to \(verb)? [1-\(due.count)] ".utf8))
@@ -94,7 +95,7 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     }
     let dose = answered.entry.dose
     let when = TimeText.local(dose.scheduled, in: dose.timeZone)
-    let label = oneLine(answered.entry.label)
+    let label = UserText.oneLine(answered.entry.label)
     switch dose.status {
     case .taken:
         let at = dose.takenAt.map { TimeText.clock($0, in: dose.timeZone) } ?? "now"
@@ -107,9 +108,9 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     case .missed: Output.line("Dose \(dose.id) marked missed: \(label), due \(when).")
     case .pending: Output.line("Dose \(dose.id) is pending again: \(label), due \(when).")
     }
-    if !dose.notes.isEmpty { Output.line("  Notes: \(oneLine(dose.notes))") }
-    if let warning = answered.warning { Output.note("Warning: \(oneLine(warning))") }
-    if let refill = answered.refill { Output.note("Refill: \(oneLine(refill))") }
+    if !dose.notes.isEmpty { Output.line("  Notes: \(UserText.oneLine(dose.notes))") }
+    if let warning = answered.warning { Output.note("Warning: \(UserText.oneLine(warning))") }
+    if let refill = answered.refill { Output.note("Refill: \(UserText.oneLine(refill))") }
 }
 
 struct DoseTake: AsyncParsableCommand {
@@ -197,7 +198,7 @@ struct DoseSnooze: AsyncParsableCommand {
             return
         }
         let again = entry.dose.snoozeUntil.map { TimeText.clock($0, in: entry.dose.timeZone) } ?? "later"
-        Output.line("Snoozed dose \(entry.dose.id): \(oneLine(entry.label)); the alert comes again at \(again).")
+        Output.line("Snoozed dose \(entry.dose.id): \(UserText.oneLine(entry.label)); the alert comes again at \(again).")
     }
 }
 
@@ -259,13 +260,13 @@ struct DosesCommand: AsyncParsableCommand {
             }
             let number = String(dose.id)
             var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
-            line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(oneLine(entry.label))"
+            line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(UserText.oneLine(entry.label))"
             let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
             line += "  \(status)"
             if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
             if dose.autoMissed { line += " (no answer)" }
             if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
-            if !dose.notes.isEmpty { line += "  — \(oneLine(dose.notes))" }
+            if !dose.notes.isEmpty { line += "  — \(UserText.oneLine(dose.notes))" }
             Output.line(line)
         }
         Output.line("")
@@ -344,7 +345,7 @@ struct AdherenceCommand: AsyncParsableCommand {
         }
         let overall = report.overall
         let span = all ? "all history" : (days == 1 ? "today" : "last \(days) days")
-        let subject = medication.map { " of \(oneLine($0))" } ?? ""
+        let subject = medication.map { " of \(UserText.oneLine($0))" } ?? ""
         guard overall.counted > 0 else {
             Output.line("Adherence\(subject), \(span): —")
             Output.line("No doses due yet in this range" + (overall.pending > 0 ? " (\(overall.pending) pending, not counted)." : "."))
@@ -358,9 +359,9 @@ struct AdherenceCommand: AsyncParsableCommand {
         if medication == nil && !report.medications.isEmpty {
             Output.line("")
             Output.line("By medication")
-            let width = min(30, report.medications.map { oneLine($0.name).count }.max() ?? 0)
+            let width = min(30, report.medications.map { UserText.oneLine($0.name).count }.max() ?? 0)
             for item in report.medications {
-                let name = String(oneLine(item.name).prefix(width))
+                let name = String(UserText.oneLine(item.name).prefix(width))
                 let padded = name + String(repeating: " ", count: max(0, width - name.count))
                 let rate = item.adherence.percentText
                 let a = item.adherence

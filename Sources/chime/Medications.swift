@@ -131,33 +131,34 @@ struct MedicationOptions: ParsableArguments {
 }
 
 /// A medication for a person: its label, schedules, next dose, and more with `full`.
-func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) {
+func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) -> [String] {
+    var lines: [String] = []
     let medication = detail.medication
     let zone = TimeZone.current
     let now = Date()
-    var heading = "\(medication.id)  \(oneLine(medication.label))"
+    var heading = "\(medication.id)  \(UserText.oneLine(medication.label))"
     if !medication.isActive { heading += "  (inactive)" }
-    Output.line(heading)
+    lines.append(heading)
     for schedule in detail.schedules where schedule.isEnabled || full {
         var line = "    \(schedule.summary)"
         if !schedule.isEnabled { line += "  (replaced)" }
         if full, let next = nextBySchedule[schedule.id] {
             line += "  next \(TimeText.local(next, in: schedule.zone.resolve(system: zone)))"
         }
-        Output.line(line)
+        lines.append(line)
     }
     if let next = detail.nextDose {
-        Output.line("    Next dose: \(TimeText.local(next, in: zone)) (\(TimeText.relative(next, from: now)))")
+        lines.append("    Next dose: \(TimeText.local(next, in: zone)) (\(TimeText.relative(next, from: now)))")
     } else if !medication.isActive {
-        Output.line("    No doses while inactive: 'chime med reactivate \(medication.id)'")
+        lines.append("    No doses while inactive: 'chime med reactivate \(medication.id)'")
     }
-    guard full else { return }
-    if !medication.instructions.isEmpty { Output.line("    Instructions: \(oneLine(medication.instructions))") }
-    if !medication.prescribedBy.isEmpty { Output.line("    Prescribed by: \(oneLine(medication.prescribedBy))") }
+    guard full else { return lines }
+    if !medication.instructions.isEmpty { lines.append("    Instructions: \(UserText.oneLine(medication.instructions))") }
+    if !medication.prescribedBy.isEmpty { lines.append("    Prescribed by: \(UserText.oneLine(medication.prescribedBy))") }
     var dates = "    From \(CivilDay.format(medication.startDay))"
     dates += medication.endDay.map { " to \(CivilDay.format($0))" } ?? ", no end date"
-    Output.line(dates)
-    Output.line(
+    lines.append(dates)
+    lines.append(
         "    Overdue after \(Trigger.formatInterval(Int64(medication.grace))), missed after "
             + "\(Trigger.formatInterval(Int64(medication.missedAfter))) or at the next dose"
     )
@@ -165,8 +166,29 @@ func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Da
         var line = "    Stock: \(plural(stock, "dose"))"
         if let days = detail.stockDaysLeft { line += ", about \(plural(days, "day")) left" }
         line += "; refill reminder \(plural(medication.refillDays, "day")) before it runs out"
-        Output.line(line)
+        lines.append(line)
     }
+    return lines
+}
+
+/// A medication after a change (`med add`, `edit`, `deactivate`, `reactivate`): the headline
+/// and the medication for a person; the medication and whether a runner was woken in JSON.
+struct MedicationChanged: Report {
+    var medication: MedicationJSON
+    var runner: Bool
+    var headline: [String]
+    var detail: MedicationDetail
+
+    enum CodingKeys: String, CodingKey { case medication, runner }
+
+    init(_ detail: MedicationDetail, runner: Bool, headline: String) {
+        medication = MedicationJSON(detail: detail)
+        self.runner = runner
+        self.headline = [headline]
+        self.detail = detail
+    }
+
+    var lines: [String] { headline + describe(detail, full: false) }
 }
 
 struct MedAdd: AsyncParsableCommand {
@@ -201,16 +223,8 @@ struct MedAdd: AsyncParsableCommand {
         let context = try DoseContext(global)
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Added: Encodable {
-                var medication: MedicationJSON
-                var runner: Bool
-            }
-            Output.json(Added(medication: MedicationJSON(detail: detail), runner: running))
-            return
-        }
-        Output.line("Added medication \(detail.medication.id): \(oneLine(detail.medication.label))")
-        describe(detail, full: false)
+        let headline = "Added medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
+        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
     }
 }
 
@@ -238,13 +252,13 @@ struct MedList: AsyncParsableCommand {
         }
         guard !list.isEmpty else {
             if search != nil {
-                Output.line("No medication matches '\(oneLine(search ?? ""))'.")
+                Output.line("No medication matches '\(UserText.oneLine(search ?? ""))'.")
             } else {
                 Output.line("No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00")
             }
             return
         }
-        for detail in list { describe(detail, full: false) }
+        for detail in list { describe(detail, full: false).forEach(Output.line) }
     }
 }
 
@@ -281,7 +295,7 @@ struct MedShow: AsyncParsableCommand {
             )
             return
         }
-        describe(detail, full: true, nextBySchedule: nextBySchedule)
+        describe(detail, full: true, nextBySchedule: nextBySchedule).forEach(Output.line)
         if adherence.counted == 0 {
             Output.line("    Adherence, last 30 days: no doses due yet")
         } else {
@@ -354,16 +368,8 @@ struct MedEdit: AsyncParsableCommand {
         if options.touchesSchedule { changes.scheduleChange = try options.scheduleChange() }
         let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Edited: Encodable {
-                var medication: MedicationJSON
-                var runner: Bool
-            }
-            Output.json(Edited(medication: MedicationJSON(detail: detail), runner: running))
-            return
-        }
-        Output.line("Changed medication \(detail.medication.id): \(oneLine(detail.medication.label))")
-        describe(detail, full: false)
+        let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
+        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
     }
 }
 
@@ -372,20 +378,12 @@ func setActive(_ reference: String, _ active: Bool, global: GlobalOptions) throw
     let context = try DoseContext(global)
     let detail = try context.book.setActive(reference, active)
     let running = pokeRunner(context.store, json: global.json)
-    if global.json {
-        struct Changed: Encodable {
-            var medication: MedicationJSON
-            var runner: Bool
-        }
-        Output.json(Changed(medication: MedicationJSON(detail: detail), runner: running))
-        return
-    }
-    if active {
-        Output.line("Reactivated \(oneLine(detail.medication.label)): its doses start again from now.")
-    } else {
-        Output.line("Deactivated \(oneLine(detail.medication.label)): no more doses or alerts; its history stays.")
-    }
-    describe(detail, full: false)
+    let label = UserText.oneLine(detail.medication.label)
+    let headline =
+        active
+        ? "Reactivated \(label): its doses start again from now."
+        : "Deactivated \(label): no more doses or alerts; its history stays."
+    emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
 }
 
 struct MedDeactivate: AsyncParsableCommand {
@@ -431,7 +429,7 @@ struct MedDelete: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global)
         let impact = try context.book.deletionImpact(medication)
-        let name = oneLine(impact.medication.name)
+        let name = UserText.oneLine(impact.medication.name)
         let question =
             "Delete \(name) with its \(plural(impact.schedules, "schedule")) and \(plural(impact.doses, "dose record"))?"
         guard try confirm(question, what: "delete", yes: yes) else {
@@ -529,13 +527,14 @@ struct MedNext: AsyncParsableCommand {
             Output.line(
                 medication == nil
                     ? "No doses coming: no active scheduled medication ('chime med list --all')."
-                    : "No doses coming for \(oneLine(medication ?? "")): inactive, as needed, or past its end date."
+                    : "No doses coming for \(UserText.oneLine(medication ?? "")): inactive, as needed, or past its end date."
             )
             return
         }
         let now = Date()
         for dose in planned {
-            var line = "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(oneLine(dose.label))  \(dose.occurrence)"
+            var line =
+                "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(UserText.oneLine(dose.label))  \(dose.occurrence)"
             line += "  (\(TimeText.relative(dose.due, from: now)))"
             if let note = dose.resolution.note { line += "  [\(note)]" }
             Output.line(line)

@@ -1,6 +1,10 @@
 import ChimeCore
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An optional value that `--json` prints as `null` when it is absent, where a synthesized
 /// `Encodable` would leave the key out: scripts read every key of a document, always.
 @propertyWrapper
@@ -29,4 +33,15 @@ func emit(_ report: some Report, json: Bool) {
     } else {
         for line in report.lines { Output.line(line) }
     }
+}
+
+/// Asks a yes/no question on the terminal; without one, `--yes` is required (exit 64).
+func confirm(_ question: String, what: String, yes: Bool) throws(ChimeError) -> Bool {
+    if yes { return true }
+    guard isatty(STDIN_FILENO) == 1 else {
+        throw ChimeError(.usage, "\(what) needs a confirmation: run it in a terminal to answer, or pass --yes")
+    }
+    FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+    let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    return answer == "y" || answer == "yes"
 }
