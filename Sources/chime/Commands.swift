@@ -200,36 +200,37 @@ struct Next: AsyncParsableCommand {
         // Start just before the stored next due time, so the preview begins with it.
         let start = (reminder.nextDue ?? Date()).addingTimeInterval(-0.000_001)
         let occurrences = reminder.trigger.occurrences(after: start, count: count, systemZone: systemZone)
-        if global.json {
-            struct Item: Encodable {
-                var due: String
-                var local: String
-                var note: String?
-            }
-            struct Preview: Encodable {
-                var id: String
-                var trigger: String
-                var occurrences: [Item]
-            }
-            Output.json(
-                Preview(
-                    id: reminder.id,
-                    trigger: reminder.trigger.summary,
-                    occurrences: occurrences.map {
-                        Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: $0.resolution.note)
-                    }
-                )
-            )
-            return
-        }
-        Output.line("\(reminder.id): \(reminder.trigger.summary)  \(UserText.oneLine(reminder.title))")
-        for occurrence in occurrences {
-            var line = "  " + TimeText.local(occurrence.instant, in: zone)
-            if let note = occurrence.resolution.note { line += "  (\(note))" }
-            Output.line(line)
-        }
+        emit(Preview(reminder, occurrences: occurrences, zone: zone), json: global.json)
     }
 
+    /// A reminder's next occurrences: due (ISO) and local, with a DST note where one applies.
+    struct Preview: Report {
+        struct Item: Encodable {
+            var due: String
+            var local: String
+            var note: String?
+        }
+        var id: String
+        var trigger: String
+        var occurrences: [Item]
+        private var title: String
+
+        enum CodingKeys: String, CodingKey { case id, trigger, occurrences }
+
+        init(_ reminder: Reminder, occurrences: [Occurrence], zone: TimeZone) {
+            id = reminder.id
+            trigger = reminder.trigger.summary
+            title = reminder.title
+            self.occurrences = occurrences.map {
+                Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: $0.resolution.note)
+            }
+        }
+
+        var lines: [String] {
+            ["\(id): \(trigger)  \(UserText.oneLine(title))"]
+                + occurrences.map { item in "  " + item.local + (item.note.map { "  (\($0))" } ?? "") }
+        }
+    }
 }
 
 struct List: AsyncParsableCommand {
