@@ -59,11 +59,30 @@ public enum TimeText {
         return text + " " + ZoneMath.formatOffset(offset)
     }
 
+    /// `08:00` in `zone`.
+    public static func clock(_ date: Date, in zone: TimeZone) -> String {
+        let local = ZoneMath.civil(date, in: zone).local
+        return String(format: "%02d:%02d", local.hour, local.minute)
+    }
+
     /// `in 25m`, `in 2h 5m`, `now`, `5m ago`: how far `date` is from `now`.
     public static func relative(_ date: Date, from now: Date) -> String {
         let seconds = date.timeIntervalSince(now)
         let span = formatDuration(.seconds(Int64(abs(seconds).rounded())))
         if abs(seconds) < 0.5 { return "now" }
         return seconds > 0 ? "in \(span)" : "\(span) ago"
+    }
+}
+
+extension LocalResolution {
+    /// What a person is told about a time of day read on a DST day (`chime next`, `chime med
+    /// next`); nil for a time that exists once.
+    public var note: String? {
+        switch self {
+        case .exact: nil
+        case .shiftedForward(let seconds, let requested):
+            "\(requested) does not exist that day (clocks go forward): shifted by \(formatDuration(.seconds(seconds)))"
+        case .firstOfRepeated: "this time occurs twice that day (clocks go back): fires at the first"
+        }
     }
 }

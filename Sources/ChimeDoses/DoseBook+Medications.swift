@@ -35,6 +35,9 @@ public struct MedicationChanges: Sendable, Hashable {
     public var refillDays: Int?
     /// A new schedule replacing the enabled ones (their history stays).
     public var schedule: ScheduleDraft?
+    /// A change to the enabled schedule: the fields it gives replace the schedule's, the others
+    /// keep the values they have when the edit is written (merged inside its transaction).
+    public var scheduleChange: ScheduleChange?
 
     public init() {}
 
@@ -115,16 +118,26 @@ extension DoseBook {
     }
 
     /// Edits a medication; the result is checked by the same rules as a new one. Its doses not
-    /// yet due are made again (new texts, a new schedule); its history stays.
+    /// yet due are made again (new texts, a new schedule); its history stays. A
+    /// ``MedicationChanges/scheduleChange`` is merged over the enabled schedule inside the
+    /// edit's transaction: two edits of different fields, run at once, both take effect.
     public func editMedication(_ reference: String, _ changes: MedicationChanges) throws(ChimeError) -> MedicationDetail {
         guard !changes.isEmpty else {
             throw ChimeError(.usage, "nothing to change: give at least one of --name, --amount, --unit, --at, --days, --stock …")
         }
-        let plan = try changes.schedule.map { schedule throws(ChimeError) in try schedule.validated() }
+        let given = try changes.schedule.map { schedule throws(ChimeError) in try schedule.validated() }
         let now = clock.now()
         let zone = systemZone()
+        beforeEditWrite?()
         return try store.write { db in
             guard let current = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            // A schedule change is merged over the schedule as it is now, in this transaction,
+            // so a change committed since the caller last read it is kept, not overwritten.
+            let plan =
+                try given
+                ?? changes.scheduleChange.map { change in
+                    try change.merged(over: try Self.schedules(of: current.id, in: db).last(where: \.isEnabled)).validated()
+                }
             var draft = MedicationDraft(
                 name: changes.name ?? current.name,
                 amount: changes.amount ?? Medication.format(amount: current.amount),
@@ -255,6 +268,24 @@ extension DoseBook {
                 planned += Self.plan(schedule, of: medication, after: now, count: count, zone: zone)
             }
             return Array(planned.sorted { ($0.due, $0.occurrence) < ($1.due, $1.occurrence) }.prefix(count))
+        }
+    }
+
+    /// The next dose of each enabled schedule of a medication, by schedule id: what `chime med
+    /// show` prints beside each schedule. Empty for an inactive or as-needed medication.
+    public func nextDoseBySchedule(_ reference: String) throws(ChimeError) -> [Int64: Date] {
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.read { db in
+            guard let medication = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            guard medication.isActive else { return [:] }
+            var next: [Int64: Date] = [:]
+            for schedule in try Self.schedules(of: medication.id, in: db) where schedule.isEnabled {
+                if let first = Self.plan(schedule, of: medication, after: now, count: 1, zone: zone).first {
+                    next[schedule.id] = first.due
+                }
+            }
+            return next
         }
     }
 

@@ -28,6 +28,9 @@ public struct DoseBook: Sendable {
     public let store: ReminderStore
     public let clock: any WallClock
     public let systemZone: @Sendable () -> TimeZone
+    /// For tests: runs in ``editMedication(_:_:)`` after its checks, just before its write
+    /// transaction begins, so that a test can commit a change that races the edit.
+    var beforeEditWrite: (@Sendable () -> Void)?
 
     public init(
         store: ReminderStore,
@@ -361,13 +364,5 @@ extension Medication {
             refillDays: DoseRules.defaultRefillDays,
             createdAt: Date(timeIntervalSince1970: 0)
         )
-    }
-}
-
-extension TimeText {
-    /// `08:00` in `zone`.
-    public static func clock(_ date: Date, in zone: TimeZone) -> String {
-        let local = ZoneMath.civil(date, in: zone).local
-        return String(format: "%02d:%02d", local.hour, local.minute)
     }
 }

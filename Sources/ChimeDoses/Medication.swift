@@ -270,3 +270,52 @@ func zeroPadded(_ value: Int, _ width: Int) -> String {
     let text = String(value)
     return String(repeating: "0", count: max(0, width - text.count)) + text
 }
+
+/// A change to a medication's schedule as typed (`chime med add` and `med edit`): each field
+/// given replaces the current schedule's, the others keep their values.
+public struct ScheduleChange: Sendable, Hashable {
+    public var times: [LocalTime]?
+    public var days: WeekdaySet?
+    public var zone: ZoneRule?
+    /// Doses are logged when taken, with no reminders.
+    public var asNeeded: Bool
+    public var minInterval: Int?
+
+    public init(
+        times: [LocalTime]? = nil,
+        days: WeekdaySet? = nil,
+        zone: ZoneRule? = nil,
+        asNeeded: Bool = false,
+        minInterval: Int? = nil
+    ) {
+        self.times = times
+        self.days = days
+        self.zone = zone
+        self.asNeeded = asNeeded
+        self.minInterval = minInterval
+    }
+
+    /// The schedule this change makes over `current` (nil: a new medication's schedule). An
+    /// as-needed schedule stays as needed unless times are given; days and a zone are refused
+    /// for an as-needed one.
+    public func merged(over current: DoseSchedule? = nil) throws(ChimeError) -> ScheduleDraft {
+        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil)
+        if asNeeded {
+            if days != nil || zone != nil {
+                throw ChimeError(.usage, "invalid schedule: --days and --zone are for scheduled medications, not --as-needed")
+            }
+            return ScheduleDraft(
+                times: times ?? [],
+                asNeeded: true,
+                minInterval: minInterval ?? (current?.frequency == .asNeeded ? current?.minInterval : nil)
+            )
+        }
+        let scheduled = current?.frequency == .asNeeded ? nil : current
+        return ScheduleDraft(
+            times: times ?? scheduled?.times ?? [],
+            days: days ?? scheduled?.days ?? .everyDay,
+            zone: zone ?? scheduled?.zone ?? .floating,
+            minInterval: minInterval
+        )
+    }
+}

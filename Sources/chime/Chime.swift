@@ -16,10 +16,17 @@ struct Chime: AsyncParsableCommand {
             6 a runner already runs for the store, 7 not delivered, 1 anything else.
             """,
         version: "0.1.0",
-        subcommands: [
-            In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Notify.self, Run.self, Doctor.self,
-            Focus.self, ForestCommand.self, Stats.self,
-            Med.self, DoseCommand.self, DosesCommand.self, AdherenceCommand.self, ExportCommand.self,
+        groupedSubcommands: [
+            CommandGroup(
+                name: "Reminders",
+                subcommands: [In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Notify.self]
+            ),
+            CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self]),
+            CommandGroup(name: "Focus", subcommands: [Focus.self, ForestCommand.self, Stats.self]),
+            CommandGroup(
+                name: "Doses",
+                subcommands: [Med.self, DoseCommand.self, DosesCommand.self, AdherenceCommand.self, ExportCommand.self]
+            ),
         ]
     )
 }

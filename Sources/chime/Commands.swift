@@ -200,42 +200,35 @@ struct Next: AsyncParsableCommand {
         // Start just before the stored next due time, so the preview begins with it.
         let start = (reminder.nextDue ?? Date()).addingTimeInterval(-0.000_001)
         let occurrences = reminder.trigger.occurrences(after: start, count: count, systemZone: systemZone)
-        if global.json {
-            struct Item: Encodable {
-                var due: String
-                var local: String
-                var note: String?
-            }
-            struct Preview: Encodable {
-                var id: String
-                var trigger: String
-                var occurrences: [Item]
-            }
-            Output.json(
-                Preview(
-                    id: reminder.id,
-                    trigger: reminder.trigger.summary,
-                    occurrences: occurrences.map {
-                        Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: Self.note($0.resolution))
-                    }
-                )
-            )
-            return
-        }
-        Output.line("\(reminder.id): \(reminder.trigger.summary)  \(oneLine(reminder.title))")
-        for occurrence in occurrences {
-            var line = "  " + TimeText.local(occurrence.instant, in: zone)
-            if let note = Self.note(occurrence.resolution) { line += "  (\(note))" }
-            Output.line(line)
-        }
+        emit(Preview(reminder, occurrences: occurrences, zone: zone), json: global.json)
     }
 
-    static func note(_ resolution: LocalResolution) -> String? {
-        switch resolution {
-        case .exact: nil
-        case let .shiftedForward(seconds, requested):
-            "\(requested) does not exist that day (clocks go forward): shifted by \(formatDuration(.seconds(seconds)))"
-        case .firstOfRepeated: "this time occurs twice that day (clocks go back): fires at the first"
+    /// A reminder's next occurrences: due (ISO) and local, with a DST note where one applies.
+    struct Preview: Report {
+        struct Item: Encodable {
+            var due: String
+            var local: String
+            var note: String?
+        }
+        var id: String
+        var trigger: String
+        var occurrences: [Item]
+        private var title: String
+
+        enum CodingKeys: String, CodingKey { case id, trigger, occurrences }
+
+        init(_ reminder: Reminder, occurrences: [Occurrence], zone: TimeZone) {
+            id = reminder.id
+            trigger = reminder.trigger.summary
+            title = reminder.title
+            self.occurrences = occurrences.map {
+                Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: $0.resolution.note)
+            }
+        }
+
+        var lines: [String] {
+            ["\(id): \(trigger)  \(UserText.oneLine(title))"]
+                + occurrences.map { item in "  " + item.local + (item.note.map { "  (\($0))" } ?? "") }
         }
     }
 }
@@ -264,7 +257,7 @@ struct List: AsyncParsableCommand {
             let idWidth = max(2, reminders.map(\.id.count).max() ?? 2)
             let rows = reminders.map { reminder -> (String, String, String, String) in
                 let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
-                return (reminder.id, next, reminder.trigger.summary, oneLine(reminder.title))
+                return (reminder.id, next, reminder.trigger.summary, UserText.oneLine(reminder.title))
             }
             let ruleWidth = max(7, rows.map(\.2.count).max() ?? 7)
             func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
@@ -330,7 +323,7 @@ struct Cancel: AsyncParsableCommand {
             }
             Output.json(Cancelled(cancelled: outcome.cancelled.map(\.id), runner: outcome.runner))
         } else {
-            for reminder in outcome.cancelled { Output.line("Cancelled \(reminder.id)  \(oneLine(reminder.title))") }
+            for reminder in outcome.cancelled { Output.line("Cancelled \(reminder.id)  \(UserText.oneLine(reminder.title))") }
         }
     }
 }

@@ -67,8 +67,20 @@ enum DoseInput {
 
 /// How a dose appears in `--json` output (absent values as null).
 struct DoseJSON: Encodable {
-    var entry: DoseEntry
-    var now: Date
+    var id: Int64
+    @Nullable var occurrence: String?
+    var medicationID: Int64
+    var medication: String
+    var label: String
+    var scheduled: String
+    var scheduledLocal: String
+    var zone: String
+    var status: String
+    var overdue: Bool
+    @Nullable var taken: String?
+    var notes: String
+    var autoMissed: Bool
+    @Nullable var snoozedUntil: String?
 
     enum CodingKeys: String, CodingKey {
         case id, occurrence, medication, label, scheduled, zone, status, overdue, taken, notes
@@ -78,51 +90,82 @@ struct DoseJSON: Encodable {
         case snoozedUntil = "snoozed_until"
     }
 
-    func encode(to encoder: any Encoder) throws {
+    init(entry: DoseEntry, now: Date) {
         let dose = entry.dose
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(dose.id, forKey: .id)
-        try container.encode(dose.occurrence, forKey: .occurrence)
-        try container.encode(dose.medicationID, forKey: .medicationID)
-        try container.encode(entry.medicationName, forKey: .medication)
-        try container.encode(entry.label, forKey: .label)
-        try container.encode(TimeText.iso(dose.scheduled), forKey: .scheduled)
-        try container.encode(TimeText.local(dose.scheduled, in: dose.timeZone), forKey: .scheduledLocal)
-        try container.encode(dose.zone, forKey: .zone)
-        try container.encode(dose.status.rawValue, forKey: .status)
-        try container.encode(dose.isOverdue(at: now), forKey: .overdue)
-        try container.encode(dose.takenAt.map(TimeText.iso), forKey: .taken)
-        try container.encode(dose.notes, forKey: .notes)
-        try container.encode(dose.autoMissed, forKey: .autoMissed)
-        try container.encode(dose.snoozeUntil.flatMap { $0 > now ? TimeText.iso($0) : nil }, forKey: .snoozedUntil)
+        id = dose.id
+        occurrence = dose.occurrence
+        medicationID = dose.medicationID
+        medication = entry.medicationName
+        label = entry.label
+        scheduled = TimeText.iso(dose.scheduled)
+        scheduledLocal = TimeText.local(dose.scheduled, in: dose.timeZone)
+        zone = dose.zone
+        status = dose.status.rawValue
+        overdue = dose.isOverdue(at: now)
+        taken = dose.takenAt.map(TimeText.iso)
+        notes = dose.notes
+        autoMissed = dose.autoMissed
+        snoozedUntil = dose.snoozeUntil.flatMap { $0 > now ? TimeText.iso($0) : nil }
     }
 }
 
-/// Adherence counts in `--json` output; `rate` is null when nothing counts.
+/// Adherence counts in `--json` output; `rate` and `percent` are null when nothing counts.
 struct AdherenceJSON: Encodable {
-    var adherence: Adherence
+    var taken: Int
+    var missed: Int
+    var skipped: Int
+    var pending: Int
+    var counted: Int
+    @Nullable var rate: Double?
+    @Nullable var percent: String?
 
-    enum CodingKeys: String, CodingKey {
-        case taken, missed, skipped, pending, counted, rate, percent
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(adherence.taken, forKey: .taken)
-        try container.encode(adherence.missed, forKey: .missed)
-        try container.encode(adherence.skipped, forKey: .skipped)
-        try container.encode(adherence.pending, forKey: .pending)
-        try container.encode(adherence.counted, forKey: .counted)
-        try container.encode(adherence.rate.map { ($0 * 1000).rounded() / 1000 }, forKey: .rate)
-        try container.encode(adherence.rate.map { _ in adherence.percentText }, forKey: .percent)
+    init(adherence: Adherence) {
+        (taken, missed, skipped, pending, counted) = (
+            adherence.taken, adherence.missed, adherence.skipped, adherence.pending, adherence.counted
+        )
+        rate = adherence.rate.map { ($0 * 1000).rounded() / 1000 }
+        percent = adherence.rate.map { _ in adherence.percentText }
     }
 }
 
 /// How a medication appears in `--json` output.
 struct MedicationJSON: Encodable {
-    var detail: MedicationDetail
-    /// The next dose of each schedule, by schedule id (`med show`).
-    var nextBySchedule: [Int64: Date] = [:]
+    struct Schedule: Encodable {
+        var id: Int64
+        var frequency: String
+        var times: [String]
+        @Nullable var days: String?
+        @Nullable var zone: String?
+        @Nullable var minIntervalSeconds: Int?
+        var enabled: Bool
+        var summary: String
+        var created: String
+        @Nullable var next: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, frequency, times, days, zone, enabled, summary, created, next
+            case minIntervalSeconds = "min_interval_s"
+        }
+    }
+
+    var id: Int64
+    var name: String
+    var amount: Double
+    var unit: String
+    var label: String
+    var instructions: String
+    var prescribedBy: String
+    var start: String
+    @Nullable var end: String?
+    var active: Bool
+    var graceSeconds: Int
+    var missedAfterSeconds: Int
+    @Nullable var stock: Int?
+    var refillDays: Int
+    var created: String
+    @Nullable var nextDose: String?
+    @Nullable var nextDoseLocal: String?
+    var schedules: [Schedule]
 
     enum CodingKeys: String, CodingKey {
         case id, name, amount, unit, label, instructions, start, end, active, stock, created, schedules
@@ -134,49 +177,45 @@ struct MedicationJSON: Encodable {
         case nextDoseLocal = "next_dose_local"
     }
 
-    enum ScheduleKeys: String, CodingKey {
-        case id, frequency, times, days, zone, enabled, summary, created, next
-        case minIntervalSeconds = "min_interval_s"
-    }
-
-    func encode(to encoder: any Encoder) throws {
+    /// - Parameter nextBySchedule: the next dose of each schedule, by schedule id (`med show`).
+    init(detail: MedicationDetail, nextBySchedule: [Int64: Date] = [:]) {
         let medication = detail.medication
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(medication.id, forKey: .id)
-        try container.encode(medication.name, forKey: .name)
-        try container.encode(medication.amount, forKey: .amount)
-        try container.encode(medication.unit, forKey: .unit)
-        try container.encode(medication.label, forKey: .label)
-        try container.encode(medication.instructions, forKey: .instructions)
-        try container.encode(medication.prescribedBy, forKey: .prescribedBy)
-        try container.encode(CivilDay.format(medication.startDay), forKey: .start)
-        try container.encode(medication.endDay.map(CivilDay.format), forKey: .end)
-        try container.encode(medication.isActive, forKey: .active)
-        try container.encode(medication.grace, forKey: .graceSeconds)
-        try container.encode(medication.missedAfter, forKey: .missedAfterSeconds)
-        try container.encode(medication.stock, forKey: .stock)
-        try container.encode(medication.refillDays, forKey: .refillDays)
-        try container.encode(TimeText.iso(medication.createdAt), forKey: .created)
-        try container.encode(detail.nextDose.map(TimeText.iso), forKey: .nextDose)
-        try container.encode(detail.nextDose.map { TimeText.local($0, in: .current) }, forKey: .nextDoseLocal)
-        var schedules = container.nestedUnkeyedContainer(forKey: .schedules)
-        for schedule in detail.schedules {
-            var item = schedules.nestedContainer(keyedBy: ScheduleKeys.self)
-            try item.encode(schedule.id, forKey: .id)
-            try item.encode(schedule.frequency.rawValue, forKey: .frequency)
-            try item.encode(schedule.times.map(\.description), forKey: .times)
-            try item.encode(schedule.frequency == .asNeeded ? nil : schedule.days.description, forKey: .days)
+        id = medication.id
+        name = medication.name
+        amount = medication.amount
+        unit = medication.unit
+        label = medication.label
+        instructions = medication.instructions
+        prescribedBy = medication.prescribedBy
+        start = CivilDay.format(medication.startDay)
+        end = medication.endDay.map(CivilDay.format)
+        active = medication.isActive
+        graceSeconds = medication.grace
+        missedAfterSeconds = medication.missedAfter
+        stock = medication.stock
+        refillDays = medication.refillDays
+        created = TimeText.iso(medication.createdAt)
+        nextDose = detail.nextDose.map(TimeText.iso)
+        nextDoseLocal = detail.nextDose.map { TimeText.local($0, in: .current) }
+        schedules = detail.schedules.map { schedule in
+            let asNeeded = schedule.frequency == .asNeeded
             let zone: String? =
                 switch schedule.zone {
-                case .floating: schedule.frequency == .asNeeded ? nil : "floating"
+                case .floating: asNeeded ? nil : "floating"
                 case .fixed(let name): name
                 }
-            try item.encode(zone, forKey: .zone)
-            try item.encode(schedule.minInterval, forKey: .minIntervalSeconds)
-            try item.encode(schedule.isEnabled, forKey: .enabled)
-            try item.encode(schedule.summary, forKey: .summary)
-            try item.encode(TimeText.iso(schedule.createdAt), forKey: .created)
-            try item.encode(nextBySchedule[schedule.id].map(TimeText.iso), forKey: .next)
+            return Schedule(
+                id: schedule.id,
+                frequency: schedule.frequency.rawValue,
+                times: schedule.times.map(\.description),
+                days: asNeeded ? nil : schedule.days.description,
+                zone: zone,
+                minIntervalSeconds: schedule.minInterval,
+                enabled: schedule.isEnabled,
+                summary: schedule.summary,
+                created: TimeText.iso(schedule.createdAt),
+                next: nextBySchedule[schedule.id].map(TimeText.iso)
+            )
         }
     }
 }
@@ -256,15 +295,4 @@ struct DoseRangeOptions: ParsableArguments {
 /// Singular or plural: "1 dose", "2 doses".
 func plural(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
     "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
-}
-
-/// Asks a yes/no question on the terminal; without one, `--yes` is required (exit 64).
-func confirm(_ question: String, what: String, yes: Bool) throws(ChimeError) -> Bool {
-    if yes { return true }
-    guard isatty(STDIN_FILENO) == 1 else {
-        throw ChimeError(.usage, "\(what) needs a confirmation: run it in a terminal to answer, or pass --yes")
-    }
-    FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
-    let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-    return answer == "y" || answer == "yes"
 }

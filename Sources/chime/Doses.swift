@@ -47,7 +47,8 @@ func chooseDose(_ text: String?, book: DoseBook, verb: String) throws(ChimeError
     FileHandle.standardError.write(Data("\(due.count) doses are due:\n".utf8))
     for (index, entry) in due.enumerated() {
         let dose = entry.dose
-        let line = "  \(index + 1)) dose \(dose.id)  \(oneLine(entry.label))  \(TimeText.local(dose.scheduled, in: dose.timeZone))\n"
+        let line =
+            "  \(index + 1)) dose \(dose.id)  \(UserText.oneLine(entry.label))  \(TimeText.local(dose.scheduled, in: dose.timeZone))\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
     FileHandle.standardError.write(Data("Which one to \(verb)? [1-\(due.count)] ".utf8))
@@ -76,19 +77,10 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     if global.json {
         struct Answered: Encodable {
             var dose: DoseJSON
-            var previous: String?
-            var warning: String?
-            var refill: String?
+            @Nullable var previous: String?
+            @Nullable var warning: String?
+            @Nullable var refill: String?
             var runner: Bool
-            enum CodingKeys: String, CodingKey { case dose, previous, warning, refill, runner }
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(dose, forKey: .dose)
-                try container.encode(previous, forKey: .previous)
-                try container.encode(warning, forKey: .warning)
-                try container.encode(refill, forKey: .refill)
-                try container.encode(runner, forKey: .runner)
-            }
         }
         Output.json(
             Answered(
@@ -103,7 +95,7 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     }
     let dose = answered.entry.dose
     let when = TimeText.local(dose.scheduled, in: dose.timeZone)
-    let label = oneLine(answered.entry.label)
+    let label = UserText.oneLine(answered.entry.label)
     switch dose.status {
     case .taken:
         let at = dose.takenAt.map { TimeText.clock($0, in: dose.timeZone) } ?? "now"
@@ -116,9 +108,9 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     case .missed: Output.line("Dose \(dose.id) marked missed: \(label), due \(when).")
     case .pending: Output.line("Dose \(dose.id) is pending again: \(label), due \(when).")
     }
-    if !dose.notes.isEmpty { Output.line("  Notes: \(oneLine(dose.notes))") }
-    if let warning = answered.warning { Output.note("Warning: \(oneLine(warning))") }
-    if let refill = answered.refill { Output.note("Refill: \(oneLine(refill))") }
+    if !dose.notes.isEmpty { Output.line("  Notes: \(UserText.oneLine(dose.notes))") }
+    if let warning = answered.warning { Output.note("Warning: \(UserText.oneLine(warning))") }
+    if let refill = answered.refill { Output.note("Refill: \(UserText.oneLine(refill))") }
 }
 
 struct DoseTake: AsyncParsableCommand {
@@ -206,7 +198,7 @@ struct DoseSnooze: AsyncParsableCommand {
             return
         }
         let again = entry.dose.snoozeUntil.map { TimeText.clock($0, in: entry.dose.timeZone) } ?? "later"
-        Output.line("Snoozed dose \(entry.dose.id): \(oneLine(entry.label)); the alert comes again at \(again).")
+        Output.line("Snoozed dose \(entry.dose.id): \(UserText.oneLine(entry.label)); the alert comes again at \(again).")
     }
 }
 
@@ -232,38 +224,18 @@ struct DosesCommand: AsyncParsableCommand {
         let now = Date()
         let (filter, title) = try range.filter(now: now, zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
-        var counts: [DoseStatus: Int] = [:]
-        for entry in entries { counts[entry.dose.status, default: 0] += 1 }
-        let overdue = entries.filter { $0.dose.isOverdue(at: now) }.count
+        let counts = DoseCounts(entries, now: now)
         if global.json {
-            struct Counts: Encodable {
-                var pending, taken, missed, skipped, overdue, total: Int
-            }
             struct Listing: Encodable {
                 var doses: [DoseJSON]
-                var counts: Counts
-                var from: String?
-                var to: String?
-                enum CodingKeys: String, CodingKey { case doses, counts, from, to }
-                func encode(to encoder: any Encoder) throws {
-                    var container = encoder.container(keyedBy: CodingKeys.self)
-                    try container.encode(doses, forKey: .doses)
-                    try container.encode(counts, forKey: .counts)
-                    try container.encode(from, forKey: .from)
-                    try container.encode(to, forKey: .to)
-                }
+                var counts: DoseCounts
+                @Nullable var from: String?
+                @Nullable var to: String?
             }
             Output.json(
                 Listing(
                     doses: entries.map { DoseJSON(entry: $0, now: now) },
-                    counts: Counts(
-                        pending: counts[.pending] ?? 0,
-                        taken: counts[.taken] ?? 0,
-                        missed: counts[.missed] ?? 0,
-                        skipped: counts[.skipped] ?? 0,
-                        overdue: overdue,
-                        total: entries.count
-                    ),
+                    counts: counts,
                     from: filter.from.map(TimeText.iso),
                     to: filter.to.map(TimeText.iso)
                 )
@@ -288,22 +260,22 @@ struct DosesCommand: AsyncParsableCommand {
             }
             let number = String(dose.id)
             var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
-            line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(oneLine(entry.label))"
+            line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(UserText.oneLine(entry.label))"
             let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
             line += "  \(status)"
             if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
             if dose.autoMissed { line += " (no answer)" }
             if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
-            if !dose.notes.isEmpty { line += "  — \(oneLine(dose.notes))" }
+            if !dose.notes.isEmpty { line += "  — \(UserText.oneLine(dose.notes))" }
             Output.line(line)
         }
         Output.line("")
         var parts: [String] = []
         for status in DoseStatus.allCases {
-            if let count = counts[status], count > 0 { parts.append("\(count) \(status.rawValue)") }
+            if counts[status] > 0 { parts.append("\(counts[status]) \(status.rawValue)") }
         }
         var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
-        if overdue > 0 { summary += " (\(overdue) overdue)" }
+        if counts.overdue > 0 { summary += " (\(counts.overdue) overdue)" }
         Output.line(summary)
     }
 }
@@ -352,20 +324,11 @@ struct AdherenceCommand: AsyncParsableCommand {
                 var adherence: AdherenceJSON
             }
             struct Report: Encodable {
-                var from: String?
+                @Nullable var from: String?
                 var to: String
                 var overall: AdherenceJSON
                 var medications: [PerMedication]
                 var days: [Day]
-                enum CodingKeys: String, CodingKey { case from, to, overall, medications, days }
-                func encode(to encoder: any Encoder) throws {
-                    var container = encoder.container(keyedBy: CodingKeys.self)
-                    try container.encode(from, forKey: .from)
-                    try container.encode(to, forKey: .to)
-                    try container.encode(overall, forKey: .overall)
-                    try container.encode(medications, forKey: .medications)
-                    try container.encode(days, forKey: .days)
-                }
             }
             Output.json(
                 Report(
@@ -382,7 +345,7 @@ struct AdherenceCommand: AsyncParsableCommand {
         }
         let overall = report.overall
         let span = all ? "all history" : (days == 1 ? "today" : "last \(days) days")
-        let subject = medication.map { " of \(oneLine($0))" } ?? ""
+        let subject = medication.map { " of \(UserText.oneLine($0))" } ?? ""
         guard overall.counted > 0 else {
             Output.line("Adherence\(subject), \(span): —")
             Output.line("No doses due yet in this range" + (overall.pending > 0 ? " (\(overall.pending) pending, not counted)." : "."))
@@ -396,9 +359,9 @@ struct AdherenceCommand: AsyncParsableCommand {
         if medication == nil && !report.medications.isEmpty {
             Output.line("")
             Output.line("By medication")
-            let width = min(30, report.medications.map { oneLine($0.name).count }.max() ?? 0)
+            let width = min(30, report.medications.map { UserText.oneLine($0.name).count }.max() ?? 0)
             for item in report.medications {
-                let name = String(oneLine(item.name).prefix(width))
+                let name = String(UserText.oneLine(item.name).prefix(width))
                 let padded = name + String(repeating: " ", count: max(0, width - name.count))
                 let rate = item.adherence.percentText
                 let a = item.adherence
@@ -409,33 +372,7 @@ struct AdherenceCommand: AsyncParsableCommand {
             }
         }
         Output.line("")
-        for line in Self.chart(report.days, columns: TerminalSize.current().columns) { Output.line(line) }
-    }
-
-    /// One row per day (the newest 31 when there are more): the date, a bar of the day's rate
-    /// fitted to the terminal, the rate and taken/counted; "—" for a day with nothing counted.
-    static func chart(_ days: [(day: Int, adherence: Adherence)], columns: Int) -> [String] {
-        let shown = days.suffix(31)
-        var lines = [shown.count < days.count ? "Per day, the last \(shown.count) of \(days.count) days" : "Per day"]
-        // "  Sun 11-22  " + bar + "  100%  12/12"
-        let barWidth = max(5, min(40, columns - 30))
-        let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-        for (day, adherence) in shown.reversed() {
-            let civil = ZoneMath.civilFromDays(day)
-            let label = "\(weekdays[ZoneMath.isoWeekday(dayNumber: day) - 1]) " + String(format: "%02d-%02d", civil.month, civil.day)
-            guard let rate = adherence.rate else {
-                lines.append("  \(label)  —" + (adherence.pending > 0 ? "  (\(adherence.pending) pending)" : ""))
-                continue
-            }
-            let filled = Int((rate * Double(barWidth)).rounded())
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled)
-            let percent = adherence.percentText
-            lines.append(
-                "  \(label)  \(bar)  " + String(repeating: " ", count: max(0, 4 - percent.count)) + percent
-                    + "  \(adherence.taken)/\(adherence.counted)"
-            )
-        }
-        return lines
+        for line in AdherenceChart.lines(report.days, columns: TerminalSize.current().columns) { Output.line(line) }
     }
 }
 
@@ -475,37 +412,7 @@ struct ExportCommand: AsyncParsableCommand {
             try context.book.medications(includeInactive: true).map { ($0.medication.id, $0.medication) },
             uniquingKeysWith: { first, _ in first }
         )
-        var text = CSV.row(["date", "time", "zone", "medication", "amount", "unit", "status", "taken_at", "notes", "dose_id"])
-        for entry in entries {
-            let dose = entry.dose
-            let zone = dose.timeZone
-            let medication = medications[dose.medicationID]
-            text += CSV.row([
-                CivilDay.format(CivilDay.of(dose.scheduled, in: zone)),
-                TimeText.clock(dose.scheduled, in: zone),
-                dose.zone,
-                entry.medicationName,
-                medication.map { Medication.format(amount: $0.amount) } ?? "",
-                medication?.unit ?? "",
-                dose.status.rawValue,
-                dose.takenAt.map(TimeText.iso) ?? "",
-                dose.notes,
-                String(dose.id),
-            ])
-        }
+        let text = DoseExport.csv(entries, medications: medications)
         FileHandle.standardOutput.write(Data(text.utf8))
-    }
-}
-
-/// RFC 4180: fields with a comma, a double quote or a line break are quoted, quotes doubled;
-/// records end with CRLF.
-enum CSV {
-    static func field(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    static func row(_ fields: [String]) -> String {
-        fields.map(field).joined(separator: ",") + "\r\n"
     }
 }

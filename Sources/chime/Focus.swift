@@ -203,15 +203,8 @@ struct FocusGiveUp: AsyncParsableCommand {
             _ = try context.timer.giveUp()  // throws the not-found error, saying what became of the last one
             return
         }
-        if !yes {
-            guard isatty(STDIN_FILENO) == 1 else {
-                throw ChimeError(.usage, "give-up needs a confirmation: run it in a terminal to answer, or pass --yes")
-            }
-            FileHandle.standardError.write(Data("This will kill your tree. Give up? [y/N] ".utf8))
-            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-            guard answer == "y" || answer == "yes" else {
-                throw ChimeError(.failure, "not given up: focus session #\(open.id) goes on")
-            }
+        guard try confirm("This will kill your tree. Give up?", what: "give-up", yes: yes) else {
+            throw ChimeError(.failure, "not given up: focus session #\(open.id) goes on")
         }
         let session = try context.timer.giveUp()
         let focus = FocusText.minutes(session.focusMicros)

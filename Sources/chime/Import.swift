@@ -40,18 +40,25 @@ struct Import: AsyncParsableCommand {
         let store = try global.openStore()
         let results = try store.scheduleBatch(batch, replace: !noReplace, now: now, systemZone: .current)
         let running = pokeRunner(store, json: global.json)
-        let replaced = results.filter(\.replaced).count
-        if global.json {
-            struct Imported: Encodable {
-                var imported: Int
-                var replaced: Int
-                var ids: [String]
-                var runner: Bool
-            }
-            Output.json(Imported(imported: results.count, replaced: replaced, ids: results.map(\.reminder.id), runner: running))
-        } else {
+        let report = Imported(
+            imported: results.count,
+            replaced: results.filter(\.replaced).count,
+            ids: results.map(\.reminder.id),
+            runner: running
+        )
+        emit(report, json: global.json)
+    }
+
+    /// How many reminders were imported, and which.
+    struct Imported: Report {
+        var imported: Int
+        var replaced: Int
+        var ids: [String]
+        var runner: Bool
+
+        var lines: [String] {
             let replacedText = replaced > 0 ? " (\(replaced) replaced pending reminders with the same id)" : ""
-            Output.line("Imported \(results.count) reminder\(results.count == 1 ? "" : "s")\(replacedText).")
+            return ["Imported \(imported) reminder\(imported == 1 ? "" : "s")\(replacedText)."]
         }
     }
 

@@ -117,71 +117,78 @@ struct MedicationOptions: ParsableArguments {
         return draft
     }
 
-    /// The schedule `med add` gives, or `med edit` makes from these options over `current`.
-    func schedule(over current: DoseSchedule? = nil) throws(ChimeError) -> ScheduleDraft {
-        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil)
-        let parsedTimes = try times.map { text throws(ChimeError) in try DoseInput.times(text) }
-        let parsedDays = try days.map { text throws(ChimeError) in try DoseInput.days(text) }
-        let parsedZone = try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) }
-        let interval = try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
-        if asNeeded {
-            if days != nil || zone != nil {
-                throw ChimeError(.usage, "invalid schedule: --days and --zone are for scheduled medications, not --as-needed")
-            }
-            return ScheduleDraft(
-                times: parsedTimes ?? [],
-                asNeeded: true,
-                minInterval: interval ?? (current?.frequency == .asNeeded ? current?.minInterval : nil)
-            )
-        }
-        let scheduled = current?.frequency == .asNeeded ? nil : current
-        return ScheduleDraft(
-            times: parsedTimes ?? scheduled?.times ?? [],
-            days: parsedDays ?? scheduled?.days ?? .everyDay,
-            zone: parsedZone ?? scheduled?.zone ?? .floating,
-            minInterval: interval
+    /// The schedule these options give: `med add` merges it over nothing, `med edit` hands it
+    /// to the library, which merges it over the current schedule in its transaction.
+    func scheduleChange() throws(ChimeError) -> ScheduleChange {
+        ScheduleChange(
+            times: try times.map { text throws(ChimeError) in try DoseInput.times(text) },
+            days: try days.map { text throws(ChimeError) in try DoseInput.days(text) },
+            zone: try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) },
+            asNeeded: asNeeded,
+            minInterval: try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
         )
     }
 }
 
 /// A medication for a person: its label, schedules, next dose, and more with `full`.
-func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) {
+func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) -> [String] {
+    var lines: [String] = []
     let medication = detail.medication
     let zone = TimeZone.current
     let now = Date()
-    var heading = "\(medication.id)  \(oneLine(medication.label))"
+    var heading = "\(medication.id)  \(UserText.oneLine(medication.label))"
     if !medication.isActive { heading += "  (inactive)" }
-    Output.line(heading)
+    lines.append(heading)
     for schedule in detail.schedules where schedule.isEnabled || full {
         var line = "    \(schedule.summary)"
         if !schedule.isEnabled { line += "  (replaced)" }
         if full, let next = nextBySchedule[schedule.id] {
             line += "  next \(TimeText.local(next, in: schedule.zone.resolve(system: zone)))"
         }
-        Output.line(line)
+        lines.append(line)
     }
     if let next = detail.nextDose {
-        Output.line("    Next dose: \(TimeText.local(next, in: zone)) (\(TimeText.relative(next, from: now)))")
+        lines.append("    Next dose: \(TimeText.local(next, in: zone)) (\(TimeText.relative(next, from: now)))")
     } else if !medication.isActive {
-        Output.line("    No doses while inactive: 'chime med reactivate \(medication.id)'")
+        lines.append("    No doses while inactive: 'chime med reactivate \(medication.id)'")
     }
-    guard full else { return }
-    if !medication.instructions.isEmpty { Output.line("    Instructions: \(oneLine(medication.instructions))") }
-    if !medication.prescribedBy.isEmpty { Output.line("    Prescribed by: \(oneLine(medication.prescribedBy))") }
+    guard full else { return lines }
+    if !medication.instructions.isEmpty { lines.append("    Instructions: \(UserText.oneLine(medication.instructions))") }
+    if !medication.prescribedBy.isEmpty { lines.append("    Prescribed by: \(UserText.oneLine(medication.prescribedBy))") }
     var dates = "    From \(CivilDay.format(medication.startDay))"
     dates += medication.endDay.map { " to \(CivilDay.format($0))" } ?? ", no end date"
-    Output.line(dates)
-    Output.line(
+    lines.append(dates)
+    lines.append(
         "    Overdue after \(Trigger.formatInterval(Int64(medication.grace))), missed after "
             + "\(Trigger.formatInterval(Int64(medication.missedAfter))) or at the next dose"
     )
     if let stock = medication.stock {
-        let perDay = detail.schedules.filter(\.isEnabled).map(\.dosesPerDay).reduce(0, +)
         var line = "    Stock: \(plural(stock, "dose"))"
-        if perDay > 0 { line += ", about \(plural(Int((Double(stock) / perDay).rounded(.down)), "day")) left" }
+        if let days = detail.stockDaysLeft { line += ", about \(plural(days, "day")) left" }
         line += "; refill reminder \(plural(medication.refillDays, "day")) before it runs out"
-        Output.line(line)
+        lines.append(line)
     }
+    return lines
+}
+
+/// A medication after a change (`med add`, `edit`, `deactivate`, `reactivate`): the headline
+/// and the medication for a person; the medication and whether a runner was woken in JSON.
+struct MedicationChanged: Report {
+    var medication: MedicationJSON
+    var runner: Bool
+    var headline: [String]
+    var detail: MedicationDetail
+
+    enum CodingKeys: String, CodingKey { case medication, runner }
+
+    init(_ detail: MedicationDetail, runner: Bool, headline: String) {
+        medication = MedicationJSON(detail: detail)
+        self.runner = runner
+        self.headline = [headline]
+        self.detail = detail
+    }
+
+    var lines: [String] { headline + describe(detail, full: false) }
 }
 
 struct MedAdd: AsyncParsableCommand {
@@ -206,26 +213,18 @@ struct MedAdd: AsyncParsableCommand {
         try asValidation { () throws(ChimeError) in
             try options.checkFormats()
             _ = try options.draft(name: name, today: CivilDay.of(Date(), in: .current)).validated()
-            _ = try options.schedule().validated()
+            _ = try options.scheduleChange().merged().validated()
         }
     }
 
     func run() async throws {
         let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
-        let schedule = try options.schedule()
+        let schedule = try options.scheduleChange().merged()
         let context = try DoseContext(global)
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Added: Encodable {
-                var medication: MedicationJSON
-                var runner: Bool
-            }
-            Output.json(Added(medication: MedicationJSON(detail: detail), runner: running))
-            return
-        }
-        Output.line("Added medication \(detail.medication.id): \(oneLine(detail.medication.label))")
-        describe(detail, full: false)
+        let headline = "Added medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
+        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
     }
 }
 
@@ -253,13 +252,13 @@ struct MedList: AsyncParsableCommand {
         }
         guard !list.isEmpty else {
             if search != nil {
-                Output.line("No medication matches '\(oneLine(search ?? ""))'.")
+                Output.line("No medication matches '\(UserText.oneLine(search ?? ""))'.")
             } else {
                 Output.line("No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00")
             }
             return
         }
-        for detail in list { describe(detail, full: false) }
+        for detail in list { describe(detail, full: false).forEach(Output.line) }
     }
 }
 
@@ -276,14 +275,7 @@ struct MedShow: AsyncParsableCommand {
         let context = try DoseContext(global)
         let detail = try context.book.medication(medication)
         let id = String(detail.medication.id)
-        var nextBySchedule: [Int64: Date] = [:]
-        if detail.medication.isActive {
-            let enabled = detail.schedules.filter { $0.isEnabled && $0.frequency != .asNeeded }.count
-            for planned in try context.book.nextDoses(count: max(1, enabled * 8), medication: id)
-            where nextBySchedule[planned.scheduleID] == nil {
-                nextBySchedule[planned.scheduleID] = planned.due
-            }
-        }
+        let nextBySchedule = try context.book.nextDoseBySchedule(id)
         let range = DoseRange.last(days: 30, now: Date(), zone: .current)
         let adherence = try context.book.adherence(from: range.from, to: range.to, medication: id).overall
         if global.json {
@@ -303,7 +295,7 @@ struct MedShow: AsyncParsableCommand {
             )
             return
         }
-        describe(detail, full: true, nextBySchedule: nextBySchedule)
+        describe(detail, full: true, nextBySchedule: nextBySchedule).forEach(Output.line)
         if adherence.counted == 0 {
             Output.line("    Adherence, last 30 days: no doses due yet")
         } else {
@@ -372,23 +364,12 @@ struct MedEdit: AsyncParsableCommand {
             changes.stock = .some(stock)
         }
         changes.refillDays = options.refillDays
-        if options.touchesSchedule {
-            let current = try context.book.medication(medication)
-            let enabled = current.schedules.last(where: \.isEnabled)
-            changes.schedule = try options.schedule(over: enabled)
-        }
+        // Merged over the current schedule inside the library's transaction (no read here).
+        if options.touchesSchedule { changes.scheduleChange = try options.scheduleChange() }
         let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Edited: Encodable {
-                var medication: MedicationJSON
-                var runner: Bool
-            }
-            Output.json(Edited(medication: MedicationJSON(detail: detail), runner: running))
-            return
-        }
-        Output.line("Changed medication \(detail.medication.id): \(oneLine(detail.medication.label))")
-        describe(detail, full: false)
+        let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
+        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
     }
 }
 
@@ -397,20 +378,12 @@ func setActive(_ reference: String, _ active: Bool, global: GlobalOptions) throw
     let context = try DoseContext(global)
     let detail = try context.book.setActive(reference, active)
     let running = pokeRunner(context.store, json: global.json)
-    if global.json {
-        struct Changed: Encodable {
-            var medication: MedicationJSON
-            var runner: Bool
-        }
-        Output.json(Changed(medication: MedicationJSON(detail: detail), runner: running))
-        return
-    }
-    if active {
-        Output.line("Reactivated \(oneLine(detail.medication.label)): its doses start again from now.")
-    } else {
-        Output.line("Deactivated \(oneLine(detail.medication.label)): no more doses or alerts; its history stays.")
-    }
-    describe(detail, full: false)
+    let label = UserText.oneLine(detail.medication.label)
+    let headline =
+        active
+        ? "Reactivated \(label): its doses start again from now."
+        : "Deactivated \(label): no more doses or alerts; its history stays."
+    emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
 }
 
 struct MedDeactivate: AsyncParsableCommand {
@@ -456,7 +429,7 @@ struct MedDelete: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global)
         let impact = try context.book.deletionImpact(medication)
-        let name = oneLine(impact.medication.name)
+        let name = UserText.oneLine(impact.medication.name)
         let question =
             "Delete \(name) with its \(plural(impact.schedules, "schedule")) and \(plural(impact.doses, "dose record"))?"
         guard try confirm(question, what: "delete", yes: yes) else {
@@ -511,15 +484,6 @@ struct MedNext: AsyncParsableCommand {
         }
     }
 
-    static func note(_ resolution: LocalResolution) -> String? {
-        switch resolution {
-        case .exact: nil
-        case .shiftedForward(let seconds, let requested):
-            "\(requested) does not exist that day (clocks go forward): shifted by \(Trigger.formatInterval(Int64(seconds)))"
-        case .firstOfRepeated: "this time occurs twice that day (clocks go back): the first one"
-        }
-    }
-
     func run() async throws {
         let context = try DoseContext(global)
         let planned = try context.book.nextDoses(count: count, medication: medication)
@@ -532,23 +496,12 @@ struct MedNext: AsyncParsableCommand {
                 var dueLocal: String
                 var zone: String
                 var alert: String
-                var note: String?
+                @Nullable var note: String?
                 enum CodingKeys: String, CodingKey {
                     case label, due, zone, alert, note
                     case medicationID = "medication_id"
                     case scheduleID = "schedule_id"
                     case dueLocal = "due_local"
-                }
-                func encode(to encoder: any Encoder) throws {
-                    var container = encoder.container(keyedBy: CodingKeys.self)
-                    try container.encode(medicationID, forKey: .medicationID)
-                    try container.encode(label, forKey: .label)
-                    try container.encode(scheduleID, forKey: .scheduleID)
-                    try container.encode(due, forKey: .due)
-                    try container.encode(dueLocal, forKey: .dueLocal)
-                    try container.encode(zone, forKey: .zone)
-                    try container.encode(alert, forKey: .alert)
-                    try container.encode(note, forKey: .note)
                 }
             }
             struct Listing: Encodable { var doses: [Planned] }
@@ -563,7 +516,7 @@ struct MedNext: AsyncParsableCommand {
                             dueLocal: TimeText.local($0.due, in: $0.zone),
                             zone: $0.zone.identifier,
                             alert: $0.occurrence,
-                            note: Self.note($0.resolution)
+                            note: $0.resolution.note
                         )
                     }
                 )
@@ -574,15 +527,16 @@ struct MedNext: AsyncParsableCommand {
             Output.line(
                 medication == nil
                     ? "No doses coming: no active scheduled medication ('chime med list --all')."
-                    : "No doses coming for \(oneLine(medication ?? "")): inactive, as needed, or past its end date."
+                    : "No doses coming for \(UserText.oneLine(medication ?? "")): inactive, as needed, or past its end date."
             )
             return
         }
         let now = Date()
         for dose in planned {
-            var line = "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(oneLine(dose.label))  \(dose.occurrence)"
+            var line =
+                "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(UserText.oneLine(dose.label))  \(dose.occurrence)"
             line += "  (\(TimeText.relative(dose.due, from: now)))"
-            if let note = Self.note(dose.resolution) { line += "  [\(note)]" }
+            if let note = dose.resolution.note { line += "  [\(note)]" }
             Output.line(line)
         }
     }

@@ -159,16 +159,10 @@ func report(_ result: ScheduleResult, store: ReminderStore, json: Bool) {
         text += "  \(TimeText.local(due, in: displayZone)) (\(TimeText.relative(due, from: Date())))"
     }
     if reminder.trigger.isRecurring { text += "  \(reminder.trigger.summary)" }
-    text += "  \(oneLine(reminder.title))"
+    text += "  \(UserText.oneLine(reminder.title))"
     if result.replaced { text += "  (replaced the pending reminder with this id)" }
     Output.line(text)
 }
-
-/// Text from a reminder in a human line: its control characters (a newline, an escape
-/// sequence, C1 controls) become spaces, so it neither breaks the line nor drives the terminal,
-/// and bidirectional controls are dropped (``UserText/oneLine(_:)``). `--json` carries the
-/// text verbatim, escaped.
-func oneLine(_ text: String) -> String { UserText.oneLine(text) }
 
 /// argument-parser reports errors thrown from `validate()` as usage errors (exit 64) only when
 /// they are `ValidationError`s: keep the message, change the type.

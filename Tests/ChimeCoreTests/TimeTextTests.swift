@@ -15,4 +15,23 @@ struct TimeTextTests {
     func isoIsUTCRoundedToTheMillisecond(seconds: Double, text: String) {
         #expect(TimeText.iso(Date(timeIntervalSince1970: seconds)) == text)
     }
+
+    @Test func clockIsHoursAndMinutesInTheZone() {
+        let instant = Date(timeIntervalSince1970: 1_795_354_200)  // 2026-11-22T13:30:00Z
+        #expect(TimeText.clock(instant, in: TimeZone(identifier: "UTC")!) == "13:30")
+        #expect(TimeText.clock(instant, in: TimeZone(identifier: "Asia/Kolkata")!) == "19:00")
+    }
+
+    @Test func dstNotesNameTheShiftAndTheRepeat() {
+        #expect(LocalResolution.exact.note == nil)
+        #expect(
+            LocalResolution.shiftedForward(seconds: 3_600, requested: LocalTime(hour: 2, minute: 30)!).note
+                == "02:30 does not exist that day (clocks go forward): shifted by 1h"
+        )
+        #expect(
+            LocalResolution.shiftedForward(seconds: 1_800, requested: LocalTime(hour: 2, minute: 15)!).note
+                == "02:15 does not exist that day (clocks go forward): shifted by 30m"
+        )
+        #expect(LocalResolution.firstOfRepeated.note == "this time occurs twice that day (clocks go back): fires at the first")
+    }
 }
