@@ -155,7 +155,7 @@ struct Next: AsyncParsableCommand {
 
     func run() async throws {
         try ReminderIdentifier.validate(id)
-        let store = try global.openStore()
+        let store = try global.openStore(.read)
         let reminder = try store.reminder(id: id)
         let systemZone = TimeZone.current
         let zone = reminder.trigger.displayZone(system: systemZone)
@@ -208,7 +208,7 @@ struct List: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let store = try global.openStore()
+        let store = try global.openStore(.read)
         let reminders = try store.pending()
         let zone = TimeZone.current
         let running = RunnerControl.isRunning(storePath: store.path)
@@ -254,7 +254,7 @@ struct Cancel: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try global.openStore()
+        let store = try global.openStore(.update)
         let cancelled = try store.cancel(ids: ids, now: Date())
         let running = pokeRunner(store, json: global.json)
         // Close what the runner showed on the desktop for them (bounded; nothing when no server).

@@ -207,7 +207,7 @@ struct MedAdd: AsyncParsableCommand {
     func run() async throws {
         let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
         let schedule = try options.schedule()
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .create)
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
         if global.json {
@@ -235,7 +235,7 @@ struct MedList: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let list = try context.book.medications(search: search, includeInactive: all)
         if global.json {
             struct Listing: Encodable {
@@ -267,7 +267,7 @@ struct MedShow: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let detail = try context.book.medication(medication)
         let id = String(detail.medication.id)
         var nextBySchedule: [Int64: Date] = [:]
@@ -343,7 +343,7 @@ struct MedEdit: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .update)
         var changes = MedicationChanges()
         changes.name = name
         changes.amount = options.amount
@@ -388,7 +388,7 @@ struct MedEdit: AsyncParsableCommand {
 
 /// `med deactivate` and `med reactivate`.
 func setActive(_ reference: String, _ active: Bool, global: GlobalOptions) throws {
-    let context = try DoseContext(global)
+    let context = try DoseContext(global, .update)
     let detail = try context.book.setActive(reference, active)
     let running = pokeRunner(context.store, json: global.json)
     if global.json {
@@ -448,7 +448,7 @@ struct MedDelete: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .update)
         let impact = try context.book.deletionImpact(medication)
         let name = oneLine(impact.medication.name)
         let question =
@@ -515,7 +515,7 @@ struct MedNext: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let planned = try context.book.nextDoses(count: count, medication: medication)
         if global.json {
             struct Planned: Encodable {
