@@ -41,6 +41,9 @@ public final class ReminderStore: Sendable {
     let unwritable: ChimeError?
     /// The write-ahead log this process's connection writes, watched for its removal.
     private let log: LogWatch?
+    /// Held while the store recovers from a removed log: one thread recovers, the others then
+    /// find the new log and go on.
+    private let recovery = Mutex(())
     private let deferCheckpoints: Bool
 
     /// The default store: `$CHIME_STORE`, else `$XDG_DATA_HOME/chime/chime.sqlite`, else
@@ -544,7 +547,11 @@ public final class ReminderStore: Sendable {
         }
         // Removed while this transaction was written: committed to a file nobody will read
         // unless it is saved now; done only once it is.
-        if log?.isRemoved == true { try recoverRemovedLog(committed: true) }
+        if let log, log.isRemoved {
+            try recovery.withLock { _ throws(ChimeError) in
+                if log.isRemoved { try recoverRemovedLog(committed: true) }
+            }
+        }
         return result
     }
 
@@ -566,7 +573,10 @@ public final class ReminderStore: Sendable {
     /// Before reading or writing: when the write-ahead log this process opened was removed,
     /// save what it holds and reopen the store, then say so (once; the caller tries again).
     private func checkLog() throws(ChimeError) {
-        if log?.isRemoved == true { try recoverRemovedLog(committed: false) }
+        guard let log, log.isRemoved else { return }
+        try recovery.withLock { _ throws(ChimeError) in
+            if log.isRemoved { try recoverRemovedLog(committed: false) }
+        }
     }
 
     /// The write-ahead log was removed (unlinked) while this process had it open: its commits

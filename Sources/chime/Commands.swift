@@ -220,6 +220,10 @@ struct List: AsyncParsableCommand {
             Output.json(Listing(reminders: reminders.map { ReminderJSON($0, zone: zone) }, runner: running))
             return
         }
+        if !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
+            // (A typo in --store reads as no store at all: say where none was found.)
+            Output.note("No store at '\(store.path)' yet: the first reminder you schedule creates it.")
+        }
         if reminders.isEmpty {
             Output.line("No pending reminders. Schedule one: chime in 25m \"Tea is ready\"")
         } else {
