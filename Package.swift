@@ -105,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChimeStoreTests",
-            dependencies: ["ChimeCore", "ChimeStore", "ChimeTesting"],
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeTesting", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .testTarget(

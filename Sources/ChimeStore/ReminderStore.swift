@@ -1,6 +1,7 @@
 import ChimeCore
 import Foundation
 import GRDB
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -12,12 +13,38 @@ import Glibc
 /// The CLI and the runner open the same file; SQLite's locking serialises their writes (busy
 /// timeout 5 s), and the runner learns of the CLI's changes through the wake-up socket.
 public final class ReminderStore: Sendable {
+    /// What a command may do to the file at the store's path.
+    public enum Access: Sendable {
+        /// Create the store when nothing is there (or an empty file), and upgrade a store made
+        /// by an older Chime: the commands that schedule (`in`, `at`, `every`, `import`,
+        /// `med add`, `focus start`) and the runner.
+        case create
+        /// Change an existing store (upgrading an older one); where there is none, an empty
+        /// store in memory stands in and no file is made (`cancel`, `dose take`, `focus pause`…:
+        /// there is nothing to change).
+        case update
+        /// Read: never create a file nor upgrade a store. Where there is none, an empty store in
+        /// memory stands in; a store made by an older Chime is read through an upgraded copy in
+        /// memory, the file left as it is.
+        case read
+    }
+
     /// The store file's path, as given.
     public let path: String
-    let dbQueue: DatabaseQueue
+    /// Whether the store is the file at ``path``: false when an empty store in memory (or an
+    /// upgraded copy of an older one) stands in for it (see ``Access``).
+    public let isFile: Bool
+    private let connection: Mutex<DatabaseQueue>
+    var dbQueue: DatabaseQueue { connection.withLock { $0 } }
     /// Why this store takes no writes, when it was opened for reading only (its file system
     /// read-only or full): every write throws it, without touching the file.
     let unwritable: ChimeError?
+    /// The write-ahead log this process's connection writes, watched for its removal.
+    private let log: LogWatch?
+    /// Held while the store recovers from a removed log: one thread recovers, the others then
+    /// find the new log and go on.
+    private let recovery = Mutex(())
+    private let deferCheckpoints: Bool
 
     /// The default store: `$CHIME_STORE`, else `$XDG_DATA_HOME/chime/chime.sqlite`, else
     /// `~/.local/share/chime/chime.sqlite`.
@@ -28,11 +55,14 @@ public final class ReminderStore: Sendable {
         return home + "/.local/share/chime/chime.sqlite"
     }
 
-    /// Opens (creating when missing) the store at `path`.
+    /// Opens the store at `path`: creates it only with `access` ``Access/create``, and only
+    /// where nothing is or in an empty file; refuses anything but a regular file, another
+    /// program's database and a store made by a newer Chime, each left as it was.
     ///
+    /// - Parameter access: what the command may do to the file (see ``Access``).
     /// - Parameter createDirectory: create the parent directory (mode 0700) when missing; true
     ///   for the default location, false for a path a person named (a typo should not create
-    ///   directories).
+    ///   directories). Only with ``Access/create``.
     /// - Throws: ``ChimeError`` with code `.store`, naming the path and what to do.
     /// - Parameter deferCheckpoints: for the runner: checkpoint the write-ahead log in
     ///   ``idle()`` rather than in the middle of firing (SQLite's automatic checkpoint syncs
@@ -43,15 +73,23 @@ public final class ReminderStore: Sendable {
     ///   does not: it would never see the store recover.
     public init(
         path: String,
+        access: Access = .create,
         createDirectory: Bool = false,
         deferCheckpoints: Bool = false,
         readOnlyFallback: Bool = false
     ) throws(ChimeError) {
         self.path = path
+        self.deferCheckpoints = deferCheckpoints
         let directory = (path as NSString).deletingLastPathComponent
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         if !directory.isEmpty, !fileManager.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            if access != .create {
+                // Nothing to read or change: an empty store stands in, and no directory is made.
+                (isFile, log, unwritable) = (false, nil, nil)
+                connection = Mutex(try Self.emptyStore(path))
+                return
+            }
             guard createDirectory else {
                 throw ChimeError(.store, "store directory '\(directory)' does not exist: create it, or name another --store")
             }
@@ -67,14 +105,77 @@ public final class ReminderStore: Sendable {
         } else if !directory.isEmpty, !isDirectory.boolValue {
             throw ChimeError(.store, "store directory '\(directory)' is not a directory: name another --store")
         }
-        try Self.checkOrCreateFile(path)
-        (dbQueue, unwritable) = try Self.connect(path, deferCheckpoints: deferCheckpoints, readOnlyFallback: readOnlyFallback)
+        let known = Self.migrator.migrations
+        let found = try StoreFile.inspect(path, known: known)
+        if let pid = StoreFile.processWithRemovedLog(path) { throw Self.logRemoved(path, holder: pid) }
+        var upToDate = false
+        switch (found, access) {
+        case (.absent, .create):
+            try Self.createFile(path)
+        case (.absent, _), (.empty, .read), (.empty, .update):
+            (isFile, log, unwritable) = (false, nil, nil)
+            connection = Mutex(try Self.emptyStore(path))
+            return
+        case (.chime(let applied), .read) where applied != Set(known):
+            // An older store: read through an upgraded copy, never upgrade the file on a read.
+            (isFile, log, unwritable) = (false, nil, nil)
+            connection = Mutex(try Self.upgradedCopy(path))
+            return
+        case (.chime(let applied), _):
+            upToDate = applied == Set(known)
+        case (.empty, .create):
+            break
+        }
+        let (queue, fault) = try Self.connect(
+            path,
+            migrate: !upToDate,
+            deferCheckpoints: deferCheckpoints,
+            readOnlyFallback: readOnlyFallback
+        )
+        isFile = true
+        connection = Mutex(queue)
+        unwritable = fault
+        log = fault == nil ? LogWatch(storePath: path) : nil
+    }
+
+    /// An empty store in memory, for a command that reads or changes a store that does not exist.
+    private static func emptyStore(_ path: String) throws(ChimeError) -> DatabaseQueue {
+        do {
+            let queue = try DatabaseQueue(configuration: memoryConfiguration())
+            try migrator.migrate(queue)
+            return queue
+        } catch {
+            throw storeError(error, path: path)
+        }
+    }
+
+    /// A copy in memory of the store made by an older Chime at `path`, upgraded; the file is
+    /// read without a change (see ``StoreFile``).
+    private static func upgradedCopy(_ path: String) throws(ChimeError) -> DatabaseQueue {
+        do {
+            var info = stat()
+            let source = try StoreFile.openReadOnly(path, immutable: stat(path + "-wal", &info) != 0)
+            defer { try? source.close() }
+            let copy = try DatabaseQueue(configuration: memoryConfiguration())
+            try source.backup(to: copy)
+            try migrator.migrate(copy)
+            return copy
+        } catch {
+            throw storeError(error, path: path)
+        }
+    }
+
+    private static func memoryConfiguration() -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "chime"
+        return configuration
     }
 
     /// Opens the store for reading and writing; or, with `readOnlyFallback`, for reading only
     /// when its file system refuses writes (see ``init(path:createDirectory:deferCheckpoints:readOnlyFallback:)``).
     private static func connect(
         _ path: String,
+        migrate: Bool,
         deferCheckpoints: Bool,
         readOnlyFallback: Bool
     ) throws(ChimeError) -> (DatabaseQueue, ChimeError?) {
@@ -106,7 +207,13 @@ public final class ReminderStore: Sendable {
         let failure: ChimeError
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            try Self.migrator.migrate(queue)
+            // Checked again on the connection: a newer Chime may have written since the file
+            // was looked at.
+            if try queue.read({ try migrator.hasBeenSuperseded($0) }) {
+                try? queue.close()
+                _ = try StoreFile.inspect(path, known: migrator.migrations)
+            }
+            if migrate { try Self.migrator.migrate(queue) }
             return (queue, nil)
         } catch {
             failure = Self.storeError(error, path: path)
@@ -351,40 +458,32 @@ public final class ReminderStore: Sendable {
         return migrator
     }
 
-    /// Refuses a file that is not SQLite before SQLite touches it, and creates a missing one
-    /// with mode 0600 (SQLite gives its -wal and -shm files the same mode).
-    private static func checkOrCreateFile(_ path: String) throws(ChimeError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            defer { close(fd) }
-            var header = [UInt8](repeating: 0, count: 16)
-            let count = Glibc.read(fd, &header, 16)
-            if count == 0 { return }  // an empty file is a new database
-            if count < 16 || header != Array("SQLite format 3\0".utf8) {
-                throw ChimeError(
-                    .store,
-                    "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away"
-                )
-            }
-            return
-        }
-        guard errno == ENOENT else {
-            throw ChimeError(.store, "cannot open store '\(path)': \(String(cString: strerror(errno)))")
-        }
+    /// Creates the missing store file with mode 0600 (SQLite gives its -wal and -shm files the
+    /// same mode); one made meanwhile by another process is looked at as any existing file.
+    private static func createFile(_ path: String) throws(ChimeError) {
         let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if created < 0 && errno != EEXIST {
             let reason = String(cString: strerror(errno))
             if let fault = fileSystemFault(path: path) { throw fault }
             throw ChimeError(.store, "cannot create store '\(path)': \(reason)")
         }
-        if created >= 0 { close(created) }
+        if created >= 0 {
+            close(created)
+        } else {
+            _ = try StoreFile.inspect(path, known: migrator.migrations)
+        }
     }
 
     static func storeError(_ error: any Error, path: String) -> ChimeError {
         if let error = error as? ChimeError { return error }
         if let error = error as? DatabaseError {
             switch error.resultCode {
-            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            case .SQLITE_CORRUPT:
+                return ChimeError(
+                    .store,
+                    "store '\(path)' is damaged (\(error.message ?? "database disk image is malformed")): nothing was changed; run 'chime doctor' for what to do"
+                )
+            case .SQLITE_NOTADB:
                 return ChimeError(
                     .store,
                     "'\(path)' is not a Chime store (not an SQLite database): name another --store, or move that file away"
@@ -427,10 +526,15 @@ public final class ReminderStore: Sendable {
     /// timeout applies instead of a failed upgrade), mapping failures to ``ChimeError``.
     /// (`package`: the families' modules in this package, ChimeFocus, write their own tables
     /// and the reminders they own in the same transaction.)
+    ///
+    /// A write whose write-ahead log was removed under this process is not reported as done:
+    /// what the log held is saved into the database file first (see ``recoverRemovedLog()``).
     package func write<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
         if let unwritable { throw unwritable }
+        try checkLog()
+        let result: T
         do {
-            return try dbQueue.writeWithoutTransaction { db in
+            result = try dbQueue.writeWithoutTransaction { db in
                 var result: T?
                 try db.inTransaction(.immediate) {
                     result = try body(db)
@@ -441,19 +545,104 @@ public final class ReminderStore: Sendable {
         } catch {
             throw Self.storeError(error, path: path)
         }
+        // Removed while this transaction was written: committed to a file nobody will read
+        // unless it is saved now; done only once it is.
+        if let log, log.isRemoved {
+            try recovery.withLock { _ throws(ChimeError) in
+                if log.isRemoved { try recoverRemovedLog(committed: true) }
+            }
+        }
+        return result
     }
 
     /// Folds the write-ahead log into the database without waiting for readers or writers.
     public func idle() {
-        guard unwritable == nil else { return }
+        guard unwritable == nil, log?.isRemoved != true else { return }
         _ = try? dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
     }
 
     package func read<T>(_ body: (Database) throws -> T) throws(ChimeError) -> T {
+        try checkLog()
         do {
             return try dbQueue.read(body)
         } catch {
             throw Self.storeError(error, path: path)
         }
+    }
+
+    /// Before reading or writing: when the write-ahead log this process opened was removed,
+    /// save what it holds and reopen the store, then say so (once; the caller tries again).
+    private func checkLog() throws(ChimeError) {
+        guard let log, log.isRemoved else { return }
+        try recovery.withLock { _ throws(ChimeError) in
+            if log.isRemoved { try recoverRemovedLog(committed: false) }
+        }
+    }
+
+    /// The write-ahead log was removed (unlinked) while this process had it open: its commits
+    /// are in a file only this connection still reads. Copies every one of them into the
+    /// database file through that connection (a checkpoint), then closes it and opens the
+    /// store again, with a new log. Commits only in the removed log would be lost at exit
+    /// otherwise; the runner gets on with a store that other processes see as it does.
+    ///
+    /// - Parameter committed: a transaction was just committed to the removed log: once it is
+    ///   saved, return (the write is done); otherwise throw, saying what happened.
+    /// - Throws: when the log could not be saved (another connection reads it: tried again at
+    ///   the next read or write), or, with `committed` false, once it was.
+    private func recoverRemovedLog(committed: Bool) throws(ChimeError) {
+        let old = dbQueue
+        do {
+            let (busy, frames, copied) = try old.writeWithoutTransaction { db in
+                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                return (row?[0] as Int? ?? 1, row?[1] as Int? ?? -1, row?[2] as Int? ?? -2)
+            }
+            guard busy == 0, frames == copied else {
+                throw DatabaseError(resultCode: .SQLITE_BUSY, message: "another connection is reading it")
+            }
+            let (queue, _) = try Self.connect(path, migrate: false, deferCheckpoints: deferCheckpoints, readOnlyFallback: false)
+            connection.withLock { $0 = queue }
+            try? old.close()
+            log?.refresh()
+        } catch {
+            throw ChimeError(
+                .store,
+                "store '\(path)' failed: its write-ahead log '\(path)-wal' was removed while Chime had it open, and what it held could not be saved yet (\(Self.storeError(error, path: path).message)); "
+                    + "stop every chime process on this store (the runner too), keep the store file as it is, then start again"
+            )
+        }
+        if committed { return }
+        throw ChimeError(
+            .store,
+            "store '\(path)': its write-ahead log '\(path)-wal' was removed while Chime had it open; what it held is saved in the store, which is open again (nothing changed by this command): try again"
+        )
+    }
+
+    /// The error for a store whose write-ahead log was removed while process `holder` has it open.
+    static func logRemoved(_ path: String, holder: pid_t) -> ChimeError {
+        ChimeError(
+            .store,
+            "store '\(path)': its write-ahead log '\(path)-wal' was removed while process \(holder) has the store open, so a change now would be lost; nothing was read or written. "
+                + "A Chime runner saves what the log held and reopens the store at its next wake-up (restart it if it does not); do not remove -wal or -shm files of a store in use"
+        )
+    }
+
+    /// Whether `error` says the store's write-ahead log was removed under a process that has it
+    /// open (the CLI then wakes the runner, which recovers from it).
+    public static func isRemovedLog(_ error: ChimeError) -> Bool {
+        error.code == .store && error.message.contains("-wal' was removed while")
+    }
+
+    /// `PRAGMA quick_check` on the store file: nil when it passes, else SQLite's first findings
+    /// (at most 5). It reads every page of the file: for `chime doctor`, not for every command.
+    public func quickCheck() throws(ChimeError) -> [String]? {
+        let findings: [String]
+        do {
+            findings = try dbQueue.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(5)") }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+            return [error.message ?? "database disk image is malformed"]
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+        return findings == ["ok"] ? nil : findings
     }
 }

@@ -58,6 +58,8 @@ enum Main {
     static func report(_ error: any Error, json: Bool) -> Int32 {
         let code: ChimeError.Code
         let message: String
+        // A command that printed its findings and fails as a whole (chime doctor).
+        if let exit = error as? ExitCode { return exit.rawValue }
         if let error = error as? ChimeError {
             code = error.code
             message = error.message

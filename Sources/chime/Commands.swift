@@ -193,7 +193,7 @@ struct Next: AsyncParsableCommand {
 
     func run() async throws {
         try ReminderIdentifier.validate(id)
-        let store = try global.openStore()
+        let store = try global.openStore(.read)
         let reminder = try store.reminder(id: id)
         let systemZone = TimeZone.current
         let zone = reminder.trigger.displayZone(system: systemZone)
@@ -239,7 +239,7 @@ struct List: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let store = try global.openStore()
+        let store = try global.openStore(.read)
         let reminders = try store.pending()
         let zone = TimeZone.current
         let running = RunnerControl.isRunning(storePath: store.path)
@@ -250,6 +250,10 @@ struct List: AsyncParsableCommand {
             }
             Output.json(Listing(reminders: reminders.map { ReminderJSON($0, zone: zone) }, runner: running))
             return
+        }
+        if !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
+            // (A typo in --store reads as no store at all: say where none was found.)
+            Output.note("No store at '\(store.path)' yet: the first reminder you schedule creates it.")
         }
         if reminders.isEmpty {
             Output.line("No pending reminders. Schedule one: chime in 25m \"Tea is ready\"")
@@ -289,7 +293,7 @@ struct Cancel: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try global.openStore()
+        let store = try global.openStore(.update)
         let outcome = try RunnerControl.cancel(ids: ids, store: store, now: Date())
         if !outcome.runner && !global.json {
             Output.note("No runner is running for this store: the change is saved and fires once 'chime run' starts.")

@@ -13,7 +13,11 @@ import Glibc
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Say what Chime sees: session bus, notification server, store, runner.",
-        discussion: "Every D-Bus call it makes has a 1 s timeout; it never starts a bus or a server."
+        discussion: """
+            Every D-Bus call it makes has a 1 s timeout; it never starts a bus or a server. It checks \
+            the store's pages (PRAGMA quick_check) and changes nothing. Exit status 5 when the store \
+            cannot be used or is damaged; 0 otherwise (also when there is no store yet).
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -31,7 +35,12 @@ struct Doctor: AsyncParsableCommand {
         }
         struct Store: Encodable {
             var path: String
+            /// False when there is no store file yet (the first reminder makes it).
+            var exists: Bool
             var usable: Bool
+            /// The result of `PRAGMA quick_check`: false with `damage` when it found any.
+            var healthy: Bool?
+            var damage: [String]?
             var problem: String?
             var mode: String?
             var pending: Int?
@@ -58,21 +67,45 @@ struct Doctor: AsyncParsableCommand {
     private func inspectStore() -> (Report.Store, Report.RunnerState) {
         let store: ReminderStore
         do {
-            store = try global.openStore()
+            store = try global.openStore(.read)
         } catch {
-            let path = global.store ?? ReminderStore.defaultPath()
-            return (Report.Store(path: path, usable: false, problem: error.message), Report.RunnerState(running: false))
+            let report = Report.Store(path: global.storePath, exists: true, usable: false, problem: error.message)
+            return (report, Report.RunnerState(running: false))
+        }
+        let pid = RunnerControl.runnerPID(storePath: store.path)
+        guard store.isFile else {
+            var info = stat()
+            let exists = stat(store.path, &info) == 0
+            let problem = exists ? "made by an older Chime: the runner or the next reminder upgrades it" : nil
+            return (
+                Report.Store(
+                    path: store.path,
+                    exists: exists,
+                    usable: true,
+                    problem: problem,
+                    pending: exists ? try? store.pendingCount() : 0
+                ),
+                Report.RunnerState(running: pid != nil, pid: pid)
+            )
         }
         var info = stat()
         let mode = stat(store.path, &info) == 0 ? String(info.st_mode & 0o777, radix: 8) : nil
-        let pid = RunnerControl.runnerPID(storePath: store.path)
-        let report = Report.Store(
-            path: store.path,
-            usable: true,
-            mode: mode,
-            pending: try? store.pendingCount(),
-            undelivered: try? store.undeliveredCount()
-        )
+        var report = Report.Store(path: store.path, exists: true, usable: true, mode: mode)
+        do {
+            let damage = try store.quickCheck()
+            report.healthy = damage == nil
+            report.damage = damage
+            if damage != nil {
+                report.problem =
+                    "damaged (PRAGMA quick_check failed): stop the runner, keep a copy (cp '\(store.path)' '\(store.path).bak'), then "
+                    + "recover it: sqlite3 '\(store.path)' .recover | sqlite3 '\(store.path).recovered' and use that with --store"
+            }
+        } catch {
+            report.usable = false
+            report.problem = error.message
+        }
+        report.pending = try? store.pendingCount()
+        report.undelivered = try? store.undeliveredCount()
         return (report, Report.RunnerState(running: pid != nil, pid: pid))
     }
 
@@ -96,8 +129,11 @@ struct Doctor: AsyncParsableCommand {
             notifier: status.isAvailable ? "desktop" : "console",
             focusIcon: FocusIcons.path(stage: TreeStage.grown)
         )
+        // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5).
+        let failed = !storeReport.usable || storeReport.healthy == false
         if global.json {
             Output.json(report)
+            if failed { throw ExitCode(ChimeError.Code.store.exitStatus) }
             return
         }
         if let bus = status.busAddress {
@@ -112,7 +148,9 @@ struct Doctor: AsyncParsableCommand {
         } else {
             Output.line("Notification server:  \(status.problem ?? "none")")
         }
-        if storeReport.usable {
+        if !storeReport.exists {
+            Output.line("Store:                \(storeReport.path): none yet (the first reminder you schedule creates it)")
+        } else if storeReport.usable && storeReport.healthy != false {
             Output.line(
                 "Store:                \(storeReport.path) (mode \(storeReport.mode ?? "?")), \(storeReport.pending ?? 0) pending, \(storeReport.undelivered ?? 0) waiting to be delivered"
             )
@@ -122,5 +160,6 @@ struct Doctor: AsyncParsableCommand {
         Output.line("Runner:               " + (runner.pid.map { "running (pid \($0))" } ?? "not running: start it with 'chime run'"))
         Output.line("Alerts go to:         \(report.notifier) (with --notifier auto)")
         Output.line("Focus alert icon:     " + (report.focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
+        if failed { throw ExitCode(ChimeError.Code.store.exitStatus) }
     }
 }

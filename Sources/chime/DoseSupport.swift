@@ -13,8 +13,9 @@ struct DoseContext {
     let store: ReminderStore
     let book: DoseBook
 
-    init(_ global: GlobalOptions) throws(ChimeError) {
-        store = try global.openStore()
+    /// - Parameter access: ``ReminderStore/Access/create`` for `med add` only.
+    init(_ global: GlobalOptions, _ access: ReminderStore.Access) throws(ChimeError) {
+        store = try global.openStore(access)
         book = DoseBook(store: store, clock: SystemWallClock(), systemZone: { TimeZone.current })
     }
 }

@@ -61,7 +61,7 @@ func chooseDose(_ text: String?, book: DoseBook, verb: String) throws(ChimeError
 
 /// Take, skip, miss or reset a dose, then print it.
 func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global: GlobalOptions) async throws {
-    let context = try DoseContext(global)
+    let context = try DoseContext(global, .update)
     let reference = try chooseDose(text, book: context.book, verb: answer.rawValue)
     let answered = try context.book.answer(answer, reference, notes: notes)
     let running = pokeRunner(context.store, json: global.json)
@@ -184,7 +184,7 @@ struct DoseSnooze: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .update)
         let reference = try chooseDose(dose, book: context.book, verb: "snooze")
         let entry = try context.book.snooze(reference, minutes: minutes)
         let running = pokeRunner(context.store, json: global.json)
@@ -220,7 +220,7 @@ struct DosesCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let now = Date()
         let (filter, title) = try range.filter(now: now, zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
@@ -307,7 +307,7 @@ struct AdherenceCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let now = Date()
         let zone = TimeZone.current
         let days = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } ?? 30
@@ -405,7 +405,7 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let (filter, _) = try range.filter(now: Date(), zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
         let medications = Dictionary(

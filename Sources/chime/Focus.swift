@@ -76,8 +76,9 @@ struct FocusContext {
     let store: ReminderStore
     let timer: FocusTimer
 
-    init(_ global: GlobalOptions) throws(ChimeError) {
-        store = try global.openStore()
+    /// - Parameter access: ``ReminderStore/Access/create`` for `focus start` only.
+    init(_ global: GlobalOptions, _ access: ReminderStore.Access) throws(ChimeError) {
+        store = try global.openStore(access)
         timer = FocusTimer(store: store)
     }
 
@@ -129,7 +130,7 @@ struct FocusStart: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try FocusContext(global)
+        let context = try FocusContext(global, .create)
         let session = try context.timer.start(minutes: minutes)
         if watch && !global.json {
             _ = pokeRunner(context.store, json: false)
@@ -152,7 +153,7 @@ struct FocusPause: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try FocusContext(global)
+        let context = try FocusContext(global, .update)
         let session = try context.timer.pause()
         let left = FocusTimer.countdown(session.remainingSeconds(at: context.timer.clock.now()))
         context.report(
@@ -173,7 +174,7 @@ struct FocusResume: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try FocusContext(global)
+        let context = try FocusContext(global, .update)
         let session = try context.timer.resume()
         if watch && !global.json {
             _ = pokeRunner(context.store, json: false)
@@ -198,7 +199,7 @@ struct FocusGiveUp: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try FocusContext(global)
+        let context = try FocusContext(global, .update)
         guard case .open(let open) = try context.timer.current() else {
             _ = try context.timer.giveUp()  // throws the not-found error, saying what became of the last one
             return
@@ -230,7 +231,7 @@ struct FocusStatus: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try FocusContext(global)
+        let context = try FocusContext(global, .read)
         if watch && !global.json {
             try FocusWatch(context: context).run()
             return

@@ -70,7 +70,7 @@ struct ForestGrid: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try global.openStore()
+        let store = try global.openStore(.read)
         try FocusTimer(store: store).settle()
         let forest = Forest(store: store)
         let count = try forest.treeCount()
@@ -134,7 +134,7 @@ struct ForestShow: AsyncParsableCommand {
         guard let number = Int64(digits), number > 0 else {
             throw ChimeError.invalid("session id", id, expected: "a number such as 12 (see 'chime forest')")
         }
-        let store = try global.openStore()
+        let store = try global.openStore(.read)
         let timer = FocusTimer(store: store)
         let session = try timer.session(id: number)
         guard session.isValidTree else {
@@ -172,7 +172,7 @@ struct Stats: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let store = try global.openStore()
+        let store = try global.openStore(.read)
         try FocusTimer(store: store).settle()
         let zone = TimeZone.current
         let now = Date()

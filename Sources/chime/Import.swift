@@ -37,7 +37,7 @@ struct Import: AsyncParsableCommand {
         let now = Date()
         let batch = try ReminderImport.reminders(from: data, source: file == "-" ? "standard input" : file, now: now)
         // Only a file that parsed whole reaches the store.
-        let store = try global.openStore()
+        let store = try global.openStore(.create)
         let results = try store.scheduleBatch(batch, replace: !noReplace, now: now, systemZone: .current)
         let running = pokeRunner(store, json: global.json)
         let report = Imported(

@@ -220,7 +220,7 @@ struct MedAdd: AsyncParsableCommand {
     func run() async throws {
         let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
         let schedule = try options.scheduleChange().merged()
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .create)
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Added medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
@@ -240,7 +240,7 @@ struct MedList: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let list = try context.book.medications(search: search, includeInactive: all)
         if global.json {
             struct Listing: Encodable {
@@ -272,7 +272,7 @@ struct MedShow: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let detail = try context.book.medication(medication)
         let id = String(detail.medication.id)
         let nextBySchedule = try context.book.nextDoseBySchedule(id)
@@ -341,7 +341,7 @@ struct MedEdit: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .update)
         var changes = MedicationChanges()
         changes.name = name
         changes.amount = options.amount
@@ -375,7 +375,7 @@ struct MedEdit: AsyncParsableCommand {
 
 /// `med deactivate` and `med reactivate`.
 func setActive(_ reference: String, _ active: Bool, global: GlobalOptions) throws {
-    let context = try DoseContext(global)
+    let context = try DoseContext(global, .update)
     let detail = try context.book.setActive(reference, active)
     let running = pokeRunner(context.store, json: global.json)
     let label = UserText.oneLine(detail.medication.label)
@@ -427,7 +427,7 @@ struct MedDelete: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .update)
         let impact = try context.book.deletionImpact(medication)
         let name = UserText.oneLine(impact.medication.name)
         let question =
@@ -485,7 +485,7 @@ struct MedNext: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try DoseContext(global)
+        let context = try DoseContext(global, .read)
         let planned = try context.book.nextDoses(count: count, medication: medication)
         if global.json {
             struct Planned: Encodable {

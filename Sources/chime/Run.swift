@@ -45,7 +45,7 @@ struct Run: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "chime.runner")
-        let store = try global.openStore(runner: true)
+        let store = try global.openStore(.create, runner: true)
         // `chime run --json` is the JSON stream, whatever the desktop offers.
         let choice: NotifierChoice = notifier == .auto && global.json ? .json : notifier
         let sink = try await choice.make(json: global.json)

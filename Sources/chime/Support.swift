@@ -23,25 +23,36 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print one JSON document instead of human text.")
     var json = false
 
+    /// The store's path: `--store`, else `$CHIME_STORE`, else the default location.
+    var storePath: String {
+        if let store, !store.isEmpty { return store }
+        return ReminderStore.defaultPath()
+    }
+
     /// Opens the store. The default location's directory is created; a path a person named is not.
+    /// - Parameter access: what the command may do to the file: only the commands that schedule
+    ///   (and the runner) create a store; the others read an empty one when there is none.
     /// - Parameter runner: the runner's connection, which defers WAL checkpoints to idle moments.
     ///   The other commands may read a store whose file system is read-only or full (`chime
     ///   list` works; a write fails with the reason); the runner must be able to write.
-    func openStore(runner: Bool = false) throws(ChimeError) -> ReminderStore {
-        let environment = ProcessInfo.processInfo.environment
-        if let store {
-            guard !store.isEmpty else { throw ChimeError.invalid("store path", store, expected: "a file path") }
-            return try ReminderStore(path: store, deferCheckpoints: runner, readOnlyFallback: !runner)
+    func openStore(_ access: ReminderStore.Access, runner: Bool = false) throws(ChimeError) -> ReminderStore {
+        if let store, store.isEmpty { throw ChimeError.invalid("store path", store, expected: "a file path") }
+        let path = storePath
+        do {
+            return try ReminderStore(
+                path: path,
+                access: access,
+                // The default location's directory is made; a path a person named is not.
+                createDirectory: store == nil && ProcessInfo.processInfo.environment["CHIME_STORE"].map(\.isEmpty) ?? true,
+                deferCheckpoints: runner,
+                readOnlyFallback: !runner
+            )
+        } catch {
+            // The runner recovers from it at its next wake-up: wake it now (not from a command
+            // that only reads, such as doctor, which changes nothing).
+            if access != .read && ReminderStore.isRemovedLog(error) { _ = RunnerControl.poke(storePath: path) }
+            throw error
         }
-        if let named = environment["CHIME_STORE"], !named.isEmpty {
-            return try ReminderStore(path: named, deferCheckpoints: runner, readOnlyFallback: !runner)
-        }
-        return try ReminderStore(
-            path: ReminderStore.defaultPath(environment: environment),
-            createDirectory: true,
-            deferCheckpoints: runner,
-            readOnlyFallback: !runner
-        )
     }
 }
 
@@ -61,7 +72,7 @@ struct ScheduleOptions: ParsableArguments {
     /// (only then) open the store, schedule it, wake the runner and print the result.
     func schedule(title: String, body: String, trigger: Trigger, now: Date, global: GlobalOptions) throws(ChimeError) {
         let new = try NewReminder(id: id, title: title, body: body, trigger: trigger).validated()
-        let store = try global.openStore()
+        let store = try global.openStore(.create)
         let result = try store.schedule(new, replace: !noReplace, now: now, systemZone: .current)
         report(result, store: store, json: global.json)
     }

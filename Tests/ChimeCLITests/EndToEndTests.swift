@@ -125,7 +125,11 @@ struct EndToEndTests {
     func storeFaults() throws {
         let sandbox = try Sandbox()
         let missing = sandbox.directory.appendingPathComponent("nope/chime.sqlite").path
-        let result = try sandbox.chime(["list", "--store", missing])
+        // A read finds no store there, and says so; a write refuses to make the directory
+        let listed = try sandbox.chime(["list", "--store", missing])
+        #expect(listed.status == 0)
+        #expect(listed.stderr.contains("No store at '\(missing)' yet"), "\(listed.stderr)")
+        let result = try sandbox.chime(["in", "5m", "x", "--store", missing])
         #expect(result.status == 5)
         #expect(result.stderr.contains("does not exist"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.appendingPathComponent("nope").path))

@@ -277,6 +277,66 @@ struct SecurityTests {
         #expect(try sandbox.chime("list", "--json").stdout == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty)
     }
+
+    /// What is put where the store goes.
+    enum NotAFile: String, CaseIterable, CustomTestStringConvertible {
+        case fifo, linkToFIFO, devNull, directory
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "A FIFO, a link to one, /dev/null or a directory as the store: refused at once (exit 5) naming what it is; nothing made beside it",
+        .timeLimit(.minutes(1)),
+        arguments: NotAFile.allCases
+    )
+    func storeThatIsNotAFile(planted: NotAFile) throws {
+        let sandbox = try Sandbox()
+        let store: String
+        let what: String
+        switch planted {
+        case .fifo:
+            store = sandbox.directory.appendingPathComponent("fifo").path
+            #expect(mkfifo(store, 0o600) == 0)
+            what = "is a FIFO (named pipe)"
+        case .linkToFIFO:
+            let fifo = sandbox.directory.appendingPathComponent("fifo").path
+            #expect(mkfifo(fifo, 0o600) == 0)
+            store = sandbox.directory.appendingPathComponent("link").path
+            #expect(symlink(fifo, store) == 0)
+            what = "is a symbolic link to a FIFO (named pipe)"
+        case .devNull:
+            store = "/dev/null"
+            what = "is a character device"
+        case .directory:
+            store = sandbox.directory.appendingPathComponent("folder").path
+            #expect(mkdir(store, 0o700) == 0)
+            what = "is a directory"
+        }
+        // (Checked only: /dev/null-journal is not this test's, unless this test made it.)
+        let journalBefore = access("/dev/null-journal", F_OK) == 0
+        let listing = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted()
+        defer {
+            if planted == .devNull && !journalBefore && access("/dev/null-journal", F_OK) == 0 { unlink("/dev/null-journal") }
+        }
+
+        for command in [["list"], ["in", "5m", "Tea"], ["run", "--json"]] {
+            // A bounded wait: a chime blocked opening the FIFO is killed, and the test fails.
+            let start = Date()
+            let result = try runProcess(
+                ChimeExecutable.url.path,
+                command + ["--store", store],
+                environment: sandbox.environment,
+                timeout: 10
+            )
+            #expect(Date().timeIntervalSince(start) < 9, "\(command) hung on \(store)")
+            #expect(result.status == 5, "\(command): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("store '\(store)' \(what), not a regular file"), "\(result.stderr)")
+        }
+        if planted == .devNull { #expect(journalBefore || access("/dev/null-journal", F_OK) != 0, "chime made /dev/null-journal") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == listing)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.runtime).isEmpty)
+    }
 }
 
 // MARK: - Helpers

@@ -1,3 +1,4 @@
+import ChimeCore
 import ChimeStore
 import Foundation
 import GRDB
@@ -263,6 +264,190 @@ struct StoreFaultTests {
             let rows = ledger.filter { $0.reminderID == id }
             #expect(rows.count == 1 && rows.first?.state == "posted", "\(id): \(rows)")
         }
+    }
+
+    @Test(
+        "The write-ahead log removed under the runner: doctor says so (exit 5), a write is refused (exit 5) and wakes the runner, which saves what the log held and reopens the store; then everything fires once",
+        .timeLimit(.minutes(1))
+    )
+    func writeAheadLogRemovedUnderTheRunner() async throws {
+        let sandbox = try Sandbox()
+        let runner = try sandbox.startRunner("--json")
+        #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
+        // Given a reminder scheduled while the runner runs (due late enough that the runner
+        // stays asleep until the refused write below wakes it, on a loaded machine too)
+        #expect(try sandbox.chime("in", "10s", "Before", "--id", "before").status == 0)
+
+        // When the store's write-ahead log is removed
+        #expect(unlink(sandbox.store + "-wal") == 0)
+
+        // Then doctor and list say so, with exit 5, and change nothing
+        let doctor = try sandbox.chime("doctor")
+        #expect(doctor.status == 5, "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("write-ahead log '\(sandbox.store)-wal' was removed"), "\(doctor.stdout)")
+        let listed = try sandbox.chime("list")
+        #expect(listed.status == 5, "\(listed.stderr)")
+        // And a write is refused in one line, not reported as done
+        let refused = try sandbox.chime("in", "3s", "Refused", "--id", "refused")
+        #expect(refused.status == 5, "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("write-ahead log '\(sandbox.store)-wal' was removed while process"), "\(refused.stderr)")
+
+        // And the runner, woken by it, saves what the log held and reopens the store
+        let deadline = Date().addingTimeInterval(5)
+        while !runner.stderr.contains("is saved in the store") && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(runner.stderr.contains("is saved in the store, which is open again"), "\(runner.stderr)")
+        #expect(FileManager.default.fileExists(atPath: sandbox.store + "-wal"))
+
+        // Then writes work again, and what was scheduled before and after fires once each
+        #expect(try sandbox.chime("in", "2s", "After", "--id", "after").status == 0)
+        var lines: [String] = []
+        let end = Date().addingTimeInterval(15)
+        while (try? shownCounts(lines.joined(separator: "\n")))?.count ?? 0 < 2, Date() < end,
+            let line = await runner.nextLine(timeout: end.timeIntervalSinceNow)
+        {
+            lines.append(line)
+        }
+        lines += await runner.lines(for: 1)
+        #expect(runner.process.isRunning, "the runner died: \(runner.stderr)")
+        #expect(await runner.terminate() == 0, "\(runner.stderr)")
+        let shown = try shownCounts(lines.joined(separator: "\n"))
+        #expect(shown == ["before": 1, "after": 1], "\(lines)")
+        let ledger = try ReminderStore(path: sandbox.store).ledger()
+        for id in ["before", "after"] {
+            let rows = ledger.filter { $0.reminderID == id }
+            #expect(rows.count == 1 && rows.first?.state == "posted", "\(id): \(rows)")
+        }
+        #expect(try FaultScript.integrity(sandbox.store) == ["ok"])
+    }
+
+    /// Every command, read-only or not, with a value or two where it needs one.
+    static let commands: [[String]] = [
+        ["list"], ["next", "x"], ["doses"], ["adherence"], ["export", "doses", "--csv"], ["stats"], ["forest"],
+        ["focus", "status"], ["med", "list"], ["med", "next"], ["cancel", "x"], ["dose", "take"], ["focus", "pause"],
+        ["in", "5m", "Tea"], ["med", "add", "Aspirin", "--amount", "100", "--unit", "mg", "--at", "08:00"],
+        ["focus", "start"], ["run", "--json"],
+    ]
+
+    @Test(
+        "Another program's SQLite file as the store: every command refuses it (exit 5) in one line, and leaves it byte for byte with nothing beside it",
+        .timeLimit(.minutes(2)),
+        arguments: [false, true]
+    )
+    func anotherProgramsDatabase(wal: Bool) throws {
+        let sandbox = try Sandbox()
+        let path = sandbox.directory.appendingPathComponent("other-app.db").path
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            if wal { try db.execute(sql: "PRAGMA journal_mode = WAL") }
+            try db.execute(sql: "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO note (text) VALUES ('milk')")
+        }
+        try queue.close()
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+
+        for command in Self.commands {
+            let result = try sandbox.chime(command + ["--store", path])
+            #expect(result.status == 5, "\(command): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("'\(path)' is not a Chime store (an SQLite database of another program)"),
+                "\(command): \(result.stderr)"
+            )
+            #expect(FileManager.default.contents(atPath: path) == bytes, "\(command) changed the file")
+        }
+        let doctor = try sandbox.chime("doctor", "--store", path)
+        #expect(doctor.status == 5 && doctor.stdout.contains("is not a Chime store"), "\(doctor.stdout)")
+
+        #expect(FileManager.default.contents(atPath: path) == bytes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == ["other-app.db", "run"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.runtime).isEmpty)
+    }
+
+    @Test(
+        "A store made by a newer Chime: refused (exit 5) naming the migration it does not know, left byte for byte",
+        .timeLimit(.minutes(1))
+    )
+    func storeOfANewerChime() throws {
+        let sandbox = try Sandbox()
+        #expect(try sandbox.chime("in", "10m", "Kept", "--id", "kept").status == 0)
+        let queue = try DatabaseQueue(path: sandbox.store)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE future (x); INSERT INTO grdb_migrations VALUES ('v9: the future')") }
+        try queue.close()
+        let bytes = try #require(FileManager.default.contents(atPath: sandbox.store))
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted()
+
+        for command in [["list"], ["doses"], ["in", "5m", "Tea"], ["cancel", "kept"], ["run", "--json"]] {
+            let result = try sandbox.chime(command)
+            #expect(result.status == 5, "\(command): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("'\(sandbox.store)' was made by a newer Chime (it has migration 'v9: the future'"),
+                "\(result.stderr)"
+            )
+        }
+        #expect(FileManager.default.contents(atPath: sandbox.store) == bytes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == files)
+    }
+
+    @Test(
+        "Without a store, commands that read or change one work on nothing and create no file; scheduling creates it",
+        .timeLimit(.minutes(2))
+    )
+    func onlySchedulingCreatesAStore() throws {
+        let sandbox = try Sandbox()
+        // (The first 13 read or change a store; the others create one.)
+        for command in Self.commands.prefix(13) {
+            let result = try sandbox.chime(command)
+            #expect([0, 3].contains(result.status), "\(command): \(result.stderr)")
+        }
+        let doctor = try sandbox.chime("doctor", "--json")
+        #expect(doctor.status == 0, "\(doctor.stdout)")
+        #expect((try jsonObject(doctor.stdout)["store"] as? [String: Any])?["exists"] as? Bool == false, "\(doctor.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path) == ["run"])
+
+        #expect(try sandbox.chime("in", "5m", "Tea", "--id", "tea").status == 0)
+        #expect(FileManager.default.fileExists(atPath: sandbox.store))
+    }
+
+    @Test("A damaged store: chime doctor finds it (exit 5), says what to do; a healthy one passes", .timeLimit(.minutes(1)))
+    func damagedStore() throws {
+        let sandbox = try Sandbox()
+        #expect(try sandbox.chime("in", "10m", "Kept", "--id", "kept").status == 0)
+        let healthy = try sandbox.chime("doctor", "--json")
+        #expect(healthy.status == 0, "\(healthy.stdout)")
+        #expect((try jsonObject(healthy.stdout)["store"] as? [String: Any])?["healthy"] as? Bool == true)
+
+        // Given a page of an index overwritten with garbage
+        do {
+            let store = try ReminderStore(path: sandbox.store)
+            let reminders = (0..<2000).map {
+                NewReminder(id: "r\($0)", title: "R\($0)", trigger: .once(Date().addingTimeInterval(Double(600 + $0))))
+            }
+            _ = try store.scheduleBatch(reminders, now: Date(), systemZone: .current)
+        }
+        let queue = try DatabaseQueue(path: sandbox.store)
+        let (page, size) = try queue.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'reminder_pending_due'")!,
+                try Int.fetchOne(db, sql: "PRAGMA page_size")!
+            )
+        }
+        try queue.close()
+        let handle = try #require(FileHandle(forUpdatingAtPath: sandbox.store))
+        try handle.seek(toOffset: UInt64((page - 1) * size))
+        try handle.write(contentsOf: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }))
+        try handle.close()
+
+        // Then doctor says it is damaged and how to recover it, with exit status 5
+        let human = try sandbox.chime("doctor")
+        #expect(human.status == 5, "\(human.stdout)")
+        #expect(human.stdout.contains("damaged (PRAGMA quick_check failed)") && human.stdout.contains(".recover"), "\(human.stdout)")
+        let json = try sandbox.chime("doctor", "--json")
+        #expect(json.status == 5)
+        let store = try #require(try jsonObject(json.stdout)["store"] as? [String: Any])
+        #expect(store["healthy"] as? Bool == false && (store["damage"] as? [String])?.isEmpty == false, "\(store)")
     }
 }
 

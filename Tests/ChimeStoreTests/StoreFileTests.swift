@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeStore
 import Foundation
+import GRDB
 import Testing
 
 #if canImport(Glibc)
@@ -142,5 +143,190 @@ struct StoreFileTests {
         #expect(error?.code == .store)
         #expect(error?.message.contains("is not a directory") == true)
         #expect(FileManager.default.contents(atPath: file) == Data("x".utf8))
+    }
+}
+
+/// Opening what is not (yet) a Chime store: another program's database, a newer or older
+/// Chime's, none at all, something that is not a file; and a damaged store.
+struct StoreIdentityTests {
+    /// Another program's SQLite database, in rollback-journal or WAL mode.
+    static func makeForeignDatabase(_ path: String, wal: Bool) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            if wal { try db.execute(sql: "PRAGMA journal_mode = WAL") }
+            try db.execute(sql: "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO note (text) VALUES ('milk')")
+        }
+        try queue.close()
+    }
+
+    @Test(arguments: [ReminderStore.Access.create, .update, .read], [false, true])
+    func anotherProgramsDatabaseIsRefusedAndLeftByteForByte(access: ReminderStore.Access, wal: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("other-app.db")
+        try Self.makeForeignDatabase(path, wal: wal)
+        let before = try #require(FileManager.default.contents(atPath: path))
+
+        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, access: access) }
+
+        #expect(error?.code == .store)
+        #expect(
+            error?.message.contains("'\(path)' is not a Chime store (an SQLite database of another program)") == true,
+            "\(String(describing: error))"
+        )
+        #expect(FileManager.default.contents(atPath: path) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["other-app.db"])
+    }
+
+    @Test(arguments: [ReminderStore.Access.create, .update, .read])
+    func storeOfANewerChimeIsRefusedAndLeftByteForByte(access: ReminderStore.Access) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("chime.sqlite")
+        // Given a store on which a newer Chime ran a migration this build does not know
+        do {
+            let store = try ReminderStore(path: path)
+            try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
+        }
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE future (x); INSERT INTO grdb_migrations VALUES ('v9: the future')")
+        }
+        try queue.close()
+        let before = try #require(FileManager.default.contents(atPath: path))
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+
+        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, access: access) }
+
+        #expect(error?.code == .store)
+        #expect(
+            error?.message.contains("'\(path)' was made by a newer Chime (it has migration 'v9: the future'") == true,
+            "\(String(describing: error))"
+        )
+        #expect(FileManager.default.contents(atPath: path) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == files)
+    }
+
+    @Test(arguments: [ReminderStore.Access.update, .read])
+    func withoutAStoreNothingIsCreated(access: ReminderStore.Access) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("chime.sqlite")
+        let missingDirectory = directory.file("typo") + "/chime.sqlite"
+
+        for candidate in [path, missingDirectory] {
+            let store = try ReminderStore(path: candidate, access: access, createDirectory: true)
+            #expect(!store.isFile)
+            #expect(try store.pending().isEmpty)
+        }
+
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test func anOlderStoreIsReadAsItIsAndUpgradedByAWrite() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("chime.sqlite")
+        // Given a store of a Chime before doses (v4), with one reminder
+        do {
+            let store = try ReminderStore(path: path)
+            try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
+        }
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    DROP TABLE dose; DROP TABLE dose_schedule; DROP TABLE medication; DROP INDEX reminder_dose;
+                    DELETE FROM grdb_migrations WHERE identifier LIKE 'v4:%';
+                    """
+            )
+        }
+        try queue.close()
+        let before = try #require(FileManager.default.contents(atPath: path))
+
+        // When it is read: it is read as it is, the file left alone
+        let read = try ReminderStore(path: path, access: .read)
+        #expect(try read.pending().map(\.id) == ["tea"])
+        #expect(!read.isFile)
+        #expect(FileManager.default.contents(atPath: path) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["chime.sqlite"])
+
+        // Then a command that changes it upgrades it
+        let changed = try ReminderStore(path: path, access: .update)
+        #expect(changed.isFile)
+        #expect(try changed.pending().map(\.id) == ["tea"])
+        #expect(try DatabaseQueue(path: path).read { try $0.tableExists("dose") })
+    }
+
+    @Test func anEmptySQLiteDatabaseBecomesANewStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("chime.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA user_version = 0; VACUUM") }
+        try queue.close()
+
+        let store = try ReminderStore(path: path)
+
+        #expect(store.isFile)
+        #expect(try store.pendingCount() == 0)
+    }
+
+    @Test func notARegularFileIsRefusedNamingWhatItIs() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fifo = directory.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let link = directory.file("link")
+        #expect(symlink(fifo, link) == 0)
+        let folder = directory.file("folder")
+        #expect(mkdir(folder, 0o700) == 0)
+
+        for (path, what) in [(fifo, "is a FIFO"), (link, "is a symbolic link to a FIFO"), (folder, "is a directory")] {
+            for access in [ReminderStore.Access.create, .read] {
+                let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, access: access) }
+                #expect(error?.message.contains("store '\(path)' \(what)") == true, "\(String(describing: error))")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["fifo", "folder", "link"])
+    }
+
+    @Test func aDamagedStoreFailsTheQuickCheck() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("chime.sqlite")
+        try Damage.makeDamagedStore(path)
+
+        let store = try ReminderStore(path: path, access: .read)
+        let findings = try #require(try store.quickCheck())
+
+        #expect(!findings.isEmpty)
+        let healthy = directory.file("healthy.sqlite")
+        _ = try ReminderStore(path: healthy).schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
+        #expect(try ReminderStore(path: healthy, access: .read).quickCheck() == nil)
+    }
+}
+
+/// A store whose index of pending due times has a page of garbage.
+enum Damage {
+    static func makeDamagedStore(_ path: String) throws {
+        do {
+            let store = try ReminderStore(path: path)
+            let reminders = (0..<2000).map { Fixture.once("r\($0)", at: TimeInterval(60 + $0)) }
+            _ = try store.scheduleBatch(reminders, now: Fixture.t0, systemZone: Fixture.utc)
+        }
+        // (The last connection closed: every commit is in the file.)
+        let queue = try DatabaseQueue(path: path)
+        let (page, size) = try queue.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'reminder_pending_due'")!,
+                try Int.fetchOne(db, sql: "PRAGMA page_size")!
+            )
+        }
+        try queue.close()
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64((page - 1) * size))
+        try handle.write(contentsOf: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }))
+        try handle.close()
     }
 }
