@@ -233,13 +233,11 @@ public final class ReminderStore: Sendable {
         } else if errno != ENOENT {
             return nil
         }
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "/-._~")
-        guard let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
+        guard let uri = StoreFile.uri(path, query: "immutable=1") else { return nil }
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "chime"
-        guard let queue = try? DatabaseQueue(path: "file:\(encoded)?immutable=1", configuration: configuration),
+        guard let queue = try? DatabaseQueue(path: uri, configuration: configuration),
             (try? queue.read({ try migrator.hasCompletedMigrations($0) })) == true
         else { return nil }
         return queue

@@ -139,15 +139,24 @@ enum StoreFile {
 
     /// A read-only connection to `path` (a URI filename: `mode=ro`, or `immutable=1`).
     static func openReadOnly(_ path: String, immutable: Bool) throws -> DatabaseQueue {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "/-._~")
-        guard let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) else {
+        guard let uri = uri(path, query: immutable ? "immutable=1" : "mode=ro") else {
             throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "unusable path")
         }
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "chime"
-        return try DatabaseQueue(path: "file:\(encoded)?\(immutable ? "immutable=1" : "mode=ro")", configuration: configuration)
+        return try DatabaseQueue(path: uri, configuration: configuration)
+    }
+
+    /// `path` as an SQLite URI filename with `query`: absolute, with an empty authority
+    /// (`file:///…`), so that a path spelled with a leading `//` is not read as a host name, and
+    /// with everything but unreserved characters percent-encoded (`?`, `#`, `%` in a name).
+    static func uri(_ path: String, query: String) -> String? {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "/-._~")
+        guard let encoded = absolute.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
+        return "file://\(encoded)?\(query)"
     }
 }
 

@@ -361,7 +361,7 @@ struct StoreFaultTests {
         #expect(doctor.status == 5 && doctor.stdout.contains("is not a Chime store"), "\(doctor.stdout)")
 
         #expect(FileManager.default.contents(atPath: path) == bytes)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == ["other-app.db", "run"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == ["home", "other-app.db", "run"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.runtime).isEmpty)
     }
 
@@ -405,7 +405,7 @@ struct StoreFaultTests {
         let doctor = try sandbox.chime("doctor", "--json")
         #expect(doctor.status == 0, "\(doctor.stdout)")
         #expect((try jsonObject(doctor.stdout)["store"] as? [String: Any])?["exists"] as? Bool == false, "\(doctor.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path) == ["run"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == ["home", "run"])
 
         #expect(try sandbox.chime("in", "5m", "Tea", "--id", "tea").status == 0)
         #expect(FileManager.default.fileExists(atPath: sandbox.store))
