@@ -358,6 +358,54 @@ extension KillTests {
             #expect(await runner.terminate() == 0)
         }
 
+        @Test(
+            "A runner stopped with a cancel's question unanswered, then killed: the cancel does not wait for it, and the alert never shows",
+            .timeLimit(.minutes(1))
+        )
+        func killedWithACancelsQuestionUnanswered() async throws {
+            let sandbox = try Sandbox()
+            let first = try sandbox.startRunner("--json")
+            defer {
+                if first.process.isRunning {
+                    Glibc.kill(first.process.processIdentifier, SIGCONT)
+                    Glibc.kill(first.process.processIdentifier, SIGKILL)
+                    first.process.waitUntilExit()
+                }
+            }
+            #expect(await first.waitUntilStarted(), "runner did not start: \(first.stderr)")
+            let pid = first.process.processIdentifier
+
+            // Given a reminder the runner has recorded ahead of its instant (staged), and the
+            // runner stopped just before that instant
+            let scheduled = try sandbox.chime("in", "2s", "Stopped", "--id", "stopped", "--json")
+            #expect(scheduled.status == 0, "\(scheduled.stderr)")
+            let due = try #require(
+                ((try jsonObject(scheduled.stdout))["reminder"] as? [String: Any])?["next_due"] as? String
+            ).flatMap(Self.parseISO)
+            let stopAt = try #require(due).addingTimeInterval(-0.010)
+            try await Task.sleep(for: .seconds(max(0, stopAt.timeIntervalSinceNow)))
+            Glibc.kill(pid, SIGSTOP)
+
+            // When it is cancelled (its question to the runner goes unanswered: the runner is stopped)
+            let started = Date()
+            let cancel = try sandbox.chime("cancel", "stopped")
+            let waited = Date().timeIntervalSince(started)
+
+            // Then the cancel does not wait for a stopped runner: the ledger says it was not shown
+            #expect(cancel.status == 0, "\(cancel.stderr)")
+            #expect(waited < 2, "the cancel waited \(waited) s for a stopped runner")
+
+            // And when that runner is killed and another starts, the alert never comes
+            Glibc.kill(pid, SIGKILL)
+            first.process.waitUntilExit()
+            let second = try sandbox.startRunner("--json")
+            #expect(await second.waitUntilStarted(), "runner did not start: \(second.stderr)")
+            let lines = (await first.lines(for: 0.2)) + (await second.lines(for: 1.5))
+            #expect(!lines.contains { $0.contains("Stopped") }, "\(lines)")
+            #expect(try ReminderStore(path: sandbox.store).ledger(id: "stopped").map(\.state) == ["cancelled"])
+            #expect(await second.terminate() == 0)
+        }
+
         /// Kills `runner` with SIGKILL at the wall-clock instant `instant` (a thread of its own sleeps
         /// until then in clock_nanosleep, on the realtime clock the runner's timerfd uses), by its
         /// pid, and waits for it to be gone.
