@@ -202,11 +202,7 @@ extension ReminderStore {
         else { return nil }
         let key: Int64 = row["key"]
         try db.execute(sql: "UPDATE reminder SET state = 'cancelled', ended_us = ? WHERE key = ?", arguments: [micros, key])
-        let inFlight = try Int64.fetchAll(
-            db,
-            sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due' RETURNING due_us",
-            arguments: [key]
-        )
+        let inFlight = try cancelUndelivered(key: key, in: db)
         return (try reminder(from: row), key, inFlight)
     }
 
@@ -394,8 +390,21 @@ extension ReminderStore {
     @discardableResult
     static func end(key: Int64, as state: String, at micros: Int64, in db: Database) throws -> [Int64] {
         try db.cachedStatement(sql: "UPDATE reminder SET state = ?, ended_us = ? WHERE key = ?").execute(arguments: [state, micros, key])
+        return try cancelUndelivered(key: key, in: db)
+    }
+
+    /// Cancels the undelivered occurrences of the reminder with the store's `key`; returns their
+    /// due instants. (Most reminders have none: the plain UPDATE is the whole cost then, and
+    /// only when it changed rows are they read back. A reminder's rows are cancelled once, when
+    /// it ends, so its cancelled rows are exactly these. `RETURNING` cost a third more on
+    /// 50,000 cancels in one call: chime-bench cancel.)
+    static func cancelUndelivered(key: Int64, in db: Database) throws -> [Int64] {
+        try db.cachedStatement(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due'").execute(
+            arguments: [key]
+        )
+        guard db.changesCount > 0 else { return [] }
         return try Int64.fetchAll(
-            db.cachedStatement(sql: "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = ? AND state = 'due' RETURNING due_us"),
+            db.cachedStatement(sql: "SELECT due_us FROM occurrence WHERE reminder_key = ? AND state = 'cancelled'"),
             arguments: [key]
         )
     }
