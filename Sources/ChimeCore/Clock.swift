@@ -45,6 +45,9 @@ public protocol Waker: Sendable {
     /// cancel` asking whether the occurrences it cancelled in flight were already shown). Each
     /// is taken once; an implementation without them returns none.
     func takeQueries() -> [DeliveryQuery]
+    /// Reminder ids whose shown alerts a command asked the runner to withdraw (a cancel, a dose
+    /// answered from the command line), each taken once.
+    func takeWithdrawals() -> [String]
     /// Wakes the parked scheduler from within the process, as the CLI's poke does from outside
     /// (a family changed the store while answering an alert); a poke while it runs is not lost.
     func poke()
@@ -53,6 +56,7 @@ public protocol Waker: Sendable {
 extension Waker {
     public func hasPendingWake() -> Bool { false }
     public func takeQueries() -> [DeliveryQuery] { [] }
+    public func takeWithdrawals() -> [String] { [] }
 }
 
 /// A question to the runner from a command that cancelled occurrences already recorded as due

@@ -122,8 +122,9 @@ public struct NoteResponse: Sendable, Hashable {
 public protocol Notifier: Sendable {
     /// Shows `note`. Throws when it could not be delivered; the scheduler then retries later.
     func post(_ note: Note) async throws -> PostedNote
-    /// Closes a shown alert by Chime's identifier (cancel by identifier).
-    func withdraw(_ id: String) async throws
+    /// Closes a shown alert (cancel by identifier): the one this notifier showed under
+    /// `shown.id`, else (shown by another process, or before a restart) by the server's id.
+    func withdraw(_ shown: PostedNote) async throws
     /// Actions invoked and alerts closed.
     var responses: AsyncStream<NoteResponse> { get }
 }

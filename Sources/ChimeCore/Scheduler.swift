@@ -67,7 +67,7 @@ public actor Scheduler {
 
     /// Occurrences this process has shown but could not record as posted (the store full or
     /// locked): never shown again; recorded as posted once the store takes writes again.
-    private var shownUnrecorded: [OccurrenceKey: (noteID: String, postedAt: Date)] = [:]
+    private var shownUnrecorded: [OccurrenceKey: (posted: PostedNote, postedAt: Date)] = [:]
 
     /// What this process posted lately and when, to answer a ``DeliveryQuery``: an occurrence
     /// cancelled as it was being shown is told apart from one that never will be. Kept for
@@ -140,7 +140,13 @@ public actor Scheduler {
     /// nor counts it as missed.
     private func recordShown() throws {
         for (key, shown) in shownUnrecorded.sorted(by: { $0.key.dueMicros < $1.key.dueMicros }) {
-            try store.recordShown(key, at: shown.postedAt, noteID: shown.noteID, systemZone: systemZone())
+            try store.recordShown(
+                key,
+                at: shown.postedAt,
+                noteID: shown.posted.id,
+                serverID: shown.posted.serverID,
+                systemZone: systemZone()
+            )
             shownUnrecorded[key] = nil
         }
     }
@@ -206,6 +212,7 @@ public actor Scheduler {
             // Questions from `chime cancel` are answered here, before the pass below drops what
             // was staged and reads the store again: what is not posted by now never will be.
             answer(waker.takeQueries())
+            await withdraw(waker.takeWithdrawals())
             if reason == .clockChanged {
                 // Set back, a retry's wall-clock instant would lie further off than its backoff.
                 do {
@@ -225,6 +232,21 @@ public actor Scheduler {
             let next = await runPass()
             reason = await waker.wait(until: next)
             if reason == .shutdown { return }
+        }
+    }
+
+    /// Closes the alerts shown for each of `ids` through the notifier (a command cancelled them, or
+    /// answered a dose): the notifier closes its own, or by the server's id.
+    private func withdraw(_ ids: [String]) async {
+        for id in ids {
+            let shown: [PostedNote]
+            do {
+                shown = try store.shownAlerts(id: id)
+            } catch {
+                storeFailed(error)
+                continue
+            }
+            for alert in shown { try? await notifier.withdraw(alert) }
         }
     }
 
@@ -332,17 +354,16 @@ public actor Scheduler {
             let posted = try await notifier.post(note)
             remember(keys, postedAt: postedAt)
             // The server's id where there is one: `chime cancel` closes a shown alert by it.
-            let noteID = posted.serverID.map { "desktop:\($0)" } ?? posted.id
             guard recorded else {
-                for key in keys { shownUnrecorded[key] = (noteID, postedAt) }
+                for key in keys { shownUnrecorded[key] = (posted, postedAt) }
                 return
             }
             do {
-                try store.markPosted(keys, at: postedAt, noteID: noteID)
+                try store.markPosted(keys, at: postedAt, noteID: posted.id, serverID: posted.serverID)
             } catch {
                 // Shown but not recorded: never shown again by this process, recorded when the
                 // store recovers (only a crash before then could show it again).
-                for key in keys { shownUnrecorded[key] = (noteID, postedAt) }
+                for key in keys { shownUnrecorded[key] = (posted, postedAt) }
                 storeFailed(error)
                 return
             }

@@ -68,13 +68,15 @@ public protocol SchedulerStore: Sendable {
     /// Records an occurrence the scheduler showed while the store could not be written: in the
     /// ledger as posted (whether or not it was recorded as due), and, when it is the
     /// reminder's next due time, advances the reminder past it (a one-shot is finished).
-    func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws
+    func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, serverID: UInt32?, systemZone: TimeZone) throws
     /// After the wall clock was set back: brings each retry that now lies further ahead than
     /// its own backoff (`maxWait(attempts)` seconds) back to `now` plus that backoff, so a
     /// clock set back an hour does not delay a retry by an hour.
     func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws
     /// Records that these occurrences were posted.
-    func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws
+    /// - Parameters: noteID: the note's id; serverID: the notification server's own id for the
+    ///   alert, where there is one (the desktop's), to close it later from any process.
+    func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?) throws
     /// Records a failed post; the occurrences stay due and become ready again at `retryAt`.
     func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws
     /// The earliest next due time of a pending reminder, and the earliest ready time of an
@@ -91,6 +93,9 @@ public protocol SchedulerStore: Sendable {
     /// so the answer can go to its family; nil when it matched no shown alert (the first
     /// answer stands).
     func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String?
+    /// The alerts shown for reminder `id` that may still be on screen (with the server's id
+    /// where there is one): what `chime cancel` asks the runner to withdraw.
+    func shownAlerts(id: String) throws -> [PostedNote]
 }
 
 extension SchedulerStore {
@@ -98,12 +103,19 @@ extension SchedulerStore {
 
     public func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String? { nil }
 
+    public func shownAlerts(id: String) throws -> [PostedNote] { [] }
+
+    /// ``markPosted(_:at:noteID:serverID:)`` for an alert with no server id.
+    public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws {
+        try markPosted(keys, at: at, noteID: noteID, serverID: nil)
+    }
+
     public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] { [] }
 
     public func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws {}
 
-    public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws {
-        try markPosted([key], at: postedAt, noteID: noteID)
+    public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, serverID: UInt32?, systemZone: TimeZone) throws {
+        try markPosted([key], at: postedAt, noteID: noteID, serverID: serverID)
     }
 
     public func followSystemZone(_ systemZone: TimeZone, now: Date) throws {}

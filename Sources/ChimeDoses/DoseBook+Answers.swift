@@ -98,21 +98,6 @@ extension DoseBook {
         }
     }
 
-    /// The desktop server ids of the alerts shown for a dose (its first alert, repeats and
-    /// snoozed re-alerts), so that a dose answered from the command line can close them.
-    public func shownDesktopIDs(occurrence: String) throws(ChimeError) -> [UInt32] {
-        try store.read { db in
-            try String.fetchAll(
-                db,
-                sql: """
-                    SELECT DISTINCT o.note_id FROM reminder r JOIN occurrence o ON o.reminder_key = r.key
-                    WHERE r.kind = 'dose' AND r.id = ? AND o.state = 'posted' AND o.note_id LIKE 'desktop:%'
-                    """,
-                arguments: [occurrence]
-            ).compactMap { UInt32($0.dropFirst("desktop:".count)) }
-        }
-    }
-
     // MARK: - In a transaction
 
     static func snooze(_ entry: DoseEntry, minutes: Int, now: Date, in db: Database) throws -> DoseEntry {

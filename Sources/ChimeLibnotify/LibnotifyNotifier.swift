@@ -108,20 +108,31 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         return PostedNote(id: note.id, serverID: try result.get())
     }
 
-    public func withdraw(_ id: String) async throws {
+    public func withdraw(_ alert: PostedNote) async throws {
         let result: Result<Void, ChimeError> = await loop.run { [self] in
-            guard let notification = shown[id] else { return .success(()) }
             var error: UnsafeMutablePointer<GError>?
-            if notify_notification_close(notification, &error) == 0 {
-                return .failure(ChimeError(.delivery, "The alert '\(id)' could not be closed: \(SessionBus.message(error))"))
+            if let notification = shown[alert.id] {
+                if notify_notification_close(notification, &error) == 0 {
+                    return .failure(ChimeError(.delivery, "The alert '\(alert.id)' could not be closed: \(SessionBus.message(error))"))
+                }
+            } else if let serverID = alert.serverID, chime_close_notification(connection, serverID, timeoutMs, &error) == 0 {
+                return .failure(ChimeError(.delivery, "The alert '\(alert.id)' could not be closed: \(SessionBus.message(error))"))
             }
             return .success(())
         }
         try result.get()
     }
 
-    /// Closes alerts by their server ids, from any process: how `chime cancel` closes an alert
-    /// the runner showed.
+    /// Closes `alerts` (shown by a runner that is not running now) by their server ids: the
+    /// one helper a command uses when no runner can withdraw them. Bounded; nothing when no
+    /// server runs.
+    public static func close(_ alerts: [PostedNote]) async {
+        let serverIDs = alerts.compactMap(\.serverID)
+        guard !serverIDs.isEmpty, case .success(let desktop) = await connect() else { return }
+        await desktop.close(serverIDs: serverIDs)
+    }
+
+    /// Closes alerts by their server ids, from any process.
     public func close(serverIDs: [UInt32]) async {
         await loop.run { [self] in
             for id in serverIDs {

@@ -22,6 +22,25 @@ public struct CancelOutcome: Sendable {
 }
 
 extension RunnerControl {
+    /// Closes the alerts shown for reminders `ids` (cancelled, or a dose answered here): the
+    /// store's runner withdraws them through its notifier; with no runner up,
+    /// `closeWithoutRunner` (the desktop helper) closes them by the server's ids.
+    public static func withdrawAlerts(
+        ids: [String],
+        store: ReminderStore,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        closeWithoutRunner: ([PostedNote]) async -> Void
+    ) async {
+        let shown = ids.flatMap { (try? store.shownAlerts(id: $0)) ?? [] }
+        guard !shown.isEmpty else { return }
+        if let socket = socket(storePath: store.path, environment: environment),
+            WakeSocket.withdraw(path: socket, ids: Array(Set(shown.map(\.id))).sorted())
+        {
+            return
+        }
+        await closeWithoutRunner(shown)
+    }
+
     /// How long `cancel` waits for a running runner's answer: longer than one desktop post can
     /// take (two D-Bus calls with a 1 s timeout each) and a store write.
     public static let answerTimeout: TimeInterval = 5

@@ -36,9 +36,9 @@ public struct ConsoleNotifier: Notifier {
         return PostedNote(id: note.id)
     }
 
-    public func withdraw(_ id: String) async throws {
+    public func withdraw(_ shown: PostedNote) async throws {
         if format == .json {
-            try writeAll(#"{"event":"withdrawn","id":\#(Self.quote(id))}"# + "\n")
+            try writeAll(#"{"event":"withdrawn","id":\#(Self.quote(shown.id))}"# + "\n")
         }
     }
 

@@ -30,8 +30,8 @@ public struct EchoOnFailureNotifier: Notifier {
         }
     }
 
-    public func withdraw(_ id: String) async throws {
-        try await primary.withdraw(id)
+    public func withdraw(_ shown: PostedNote) async throws {
+        try await primary.withdraw(shown)
     }
 
     public var responses: AsyncStream<NoteResponse> { primary.responses }

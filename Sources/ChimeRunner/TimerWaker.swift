@@ -26,6 +26,8 @@ public final class TimerWaker: Waker {
         var onSignal: (@Sendable () -> Void)?
         /// Questions read off the socket and not yet taken by the scheduler.
         var queries: [DeliveryQuery] = []
+        /// Reminder ids whose alerts a command asked to withdraw, not yet taken.
+        var withdrawals: [String] = []
     }
 
     private let timerFD: Int32
@@ -97,6 +99,13 @@ public final class TimerWaker: Waker {
     }
 
     public func poke() { deliver(.poked) }
+
+    public func takeWithdrawals() -> [String] {
+        state.withLock { state in
+            defer { state.withdrawals = [] }
+            return state.withdrawals
+        }
+    }
 
     public func takeQueries() -> [DeliveryQuery] {
         state.withLock { state in
@@ -193,7 +202,12 @@ public final class TimerWaker: Waker {
             }
             if fds.count > 4, fds[4].revents != 0, let socketFD {
                 let poked = state.withLock { state in
-                    guard WakeSocket.drain(socketFD, queries: { state.queries += $0 }) > 0 else { return false }
+                    let count = WakeSocket.drain(
+                        socketFD,
+                        queries: { state.queries += $0 },
+                        withdrawals: { state.withdrawals += $0 }
+                    )
+                    guard count > 0 else { return false }
                     state.pokeRead = true
                     return true
                 }

@@ -12,7 +12,8 @@ import Glibc
 /// A cancel that caught occurrences in flight sends a question instead ("q", then a line
 /// `REMINDER_KEY DUE_MICROS` per occurrence) from a socket of its own (autobound, abstract),
 /// and the runner answers there ("a", then `REMINDER_KEY DUE_MICROS POSTED_MICROS` for each it
-/// has shown): see ``DeliveryQuery``.
+/// has shown): see ``DeliveryQuery``. A command that wants the alerts shown for some reminders
+/// closed sends "w", then one reminder id a line: the runner withdraws them through its notifier.
 public enum WakeSocket {
     /// Binds the runner's socket at `path` (mode 0600), replacing a stale one.
     static func bind(path: String) throws(ChimeError) -> Int32 {
@@ -57,15 +58,16 @@ public enum WakeSocket {
 
     /// Drains every pending datagram; returns how many there were.
     static func drain(_ fd: Int32) -> Int {
-        drain(fd, queries: { _ in })
+        drain(fd, queries: { _ in }, withdrawals: { _ in })
     }
 
     /// Drains every pending datagram, handing each question to `queries` (with the answer
     /// going back to its sender over `fd`); returns how many datagrams there were.
-    static func drain(_ fd: Int32, queries: ([DeliveryQuery]) -> Void) -> Int {
+    static func drain(_ fd: Int32, queries: ([DeliveryQuery]) -> Void, withdrawals: ([String]) -> Void) -> Int {
         var buffer = [UInt8](repeating: 0, count: maxDatagram)
         var count = 0
         var found: [DeliveryQuery] = []
+        var withdraw: [String] = []
         while true {
             var sender = sockaddr_storage()
             var senderLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -74,6 +76,12 @@ public enum WakeSocket {
             }
             guard received >= 0 else { break }
             count += 1
+            if received > 1, buffer[0] == UInt8(ascii: "w") {
+                // Identifiers are checked as the CLI checks them: nothing else is looked up.
+                withdraw += String(decoding: buffer[1..<received], as: UTF8.self).split(separator: "\n").map(String.init)
+                    .filter { (try? ReminderIdentifier.validate($0)) != nil }
+                continue
+            }
             guard received > 1, buffer[0] == UInt8(ascii: "q"), senderLength > socklen_t(MemoryLayout<sa_family_t>.size) else { continue }
             let keys = parseLines(buffer[1..<received]).compactMap { fields in
                 fields.count == 2 ? OccurrenceKey(reminderKey: fields[0], dueMicros: fields[1]) : nil
@@ -91,7 +99,20 @@ public enum WakeSocket {
             )
         }
         if !found.isEmpty { queries(found) }
+        if !withdraw.isEmpty { withdrawals(withdraw) }
         return count
+    }
+
+    /// Asks the runner listening at `path` to withdraw the alerts shown for reminders `ids`.
+    /// Returns false when no runner listens there.
+    public static func withdraw(path: String, ids: [String]) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let bytes = Array(("w\n" + ids.joined(separator: "\n")).utf8)
+        guard bytes.count < maxDatagram else { return false }
+        let sent = withAddress(path) { address, length in sendto(fd, bytes, bytes.count, 0, address, length) }
+        return sent == bytes.count
     }
 
     /// What a runner answered about occurrences a cancel caught in flight.

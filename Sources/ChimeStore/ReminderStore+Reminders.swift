@@ -286,22 +286,6 @@ extension ReminderStore {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM occurrence WHERE state = 'due'") ?? 0 }
     }
 
-    /// The desktop server ids of the alerts shown for reminder `id` (its latest reminder), so a
-    /// cancel can close them.
-    public func shownDesktopIDs(id: String) throws(ChimeError) -> [UInt32] {
-        try read { db in
-            try String.fetchAll(
-                db,
-                sql: """
-                    SELECT o.note_id FROM occurrence o
-                    WHERE o.reminder_key = (SELECT max(key) FROM reminder WHERE id = ?) AND o.state = 'posted'
-                      AND o.note_id LIKE 'desktop:%'
-                    """,
-                arguments: [id]
-            ).compactMap { UInt32($0.dropFirst("desktop:".count)) }
-        }
-    }
-
     /// The pending reminder `id`. - Throws: `.notFound`.
     public func reminder(id: String) throws(ChimeError) -> Reminder {
         try read { db in

@@ -119,17 +119,17 @@ extension ReminderStore: SchedulerStore {
         }
     }
 
-    public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws {
+    public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, serverID: UInt32?, systemZone: TimeZone) throws {
         try write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO occurrence (reminder_key, due_us, state, missed_count, recorded_us, posted_us, note_id)
-                    VALUES (?, ?, 'posted', 0, ?, ?, ?)
+                    INSERT INTO occurrence (reminder_key, due_us, state, missed_count, recorded_us, posted_us, note_id, server_id)
+                    VALUES (?, ?, 'posted', 0, ?, ?, ?, ?)
                     ON CONFLICT DO UPDATE SET state = 'posted', posted_us = excluded.posted_us, note_id = excluded.note_id,
-                        next_attempt_us = NULL
+                        server_id = excluded.server_id, next_attempt_us = NULL
                     WHERE state IN ('due', 'cancelled')
                     """,
-                arguments: [key.reminderKey, key.dueMicros, postedAt.micros, postedAt.micros, noteID]
+                arguments: [key.reminderKey, key.dueMicros, postedAt.micros, postedAt.micros, noteID, serverID.map { Int64($0) }]
             )
             guard
                 let row = try Row.fetchOne(
@@ -179,16 +179,17 @@ extension ReminderStore: SchedulerStore {
     /// Records what was shown. An occurrence cancelled while it was being shown (the cancel
     /// committed between the runner's last look and its post) is recorded as posted too: the
     /// ledger says what a person saw, and the runner tells the cancel it came too late.
-    public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String) throws {
+    public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String, serverID: UInt32?) throws {
         try write { db in
             let statement = try db.cachedStatement(
                 sql: """
-                    UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, next_attempt_us = NULL
+                    UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, server_id = ?, next_attempt_us = NULL
                     WHERE reminder_key = ? AND due_us = ? AND state IN ('due', 'cancelled')
                     """
             )
+            let server = serverID.map { Int64($0) }
             for key in keys {
-                try statement.execute(arguments: [postedAt.micros, noteID, key.reminderKey, key.dueMicros])
+                try statement.execute(arguments: [postedAt.micros, noteID, server, key.reminderKey, key.dueMicros])
             }
         }
     }
@@ -236,6 +237,22 @@ extension ReminderStore: SchedulerStore {
                 arguments: [text, at.micros, shown[0], shown[1]] as StatementArguments
             )
             return db.changesCount > 0 ? shown[2] as String : nil
+        }
+    }
+
+    /// The alerts shown for reminder `id` (every reminder that had that id: a dose's repeats
+    /// and snoozed re-alerts are new reminders under the same id) that have a server id: what
+    /// may still be on a desktop.
+    public func shownAlerts(id: String) throws -> [PostedNote] {
+        try read { db in
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT o.server_id FROM reminder r JOIN occurrence o ON o.reminder_key = r.key
+                    WHERE r.id = ? AND o.state = 'posted' AND o.server_id IS NOT NULL
+                    """,
+                arguments: [id]
+            ).compactMap { UInt32(exactly: $0).map { PostedNote(id: id, serverID: $0) } }
         }
     }
 

@@ -453,6 +453,17 @@ public final class ReminderStore: Sendable {
                     """
             )
         }
+        migrator.registerMigration("v5: the server's alert id") { db in
+            try db.execute(
+                sql: """
+                    -- The notification server's own id for a shown alert (the desktop's), to close
+                    -- it later from any process; it was written into note_id as 'desktop:N'.
+                    ALTER TABLE occurrence ADD COLUMN server_id INTEGER;
+                    UPDATE occurrence SET server_id = CAST(substr(note_id, 9) AS INTEGER), note_id = NULL
+                    WHERE note_id LIKE 'desktop:%';
+                    """
+            )
+        }
         return migrator
     }
 

@@ -23,6 +23,8 @@ public final class ManualWallClock: WallClock, Waker {
         var waits = 0
         /// Questions asked with ``ask(_:)`` and not yet taken by the scheduler.
         var queries: [DeliveryQuery] = []
+        /// Ids given to ``withdraw(_:)`` and not yet taken.
+        var withdrawals: [String] = []
     }
     private let state: Mutex<State>
 
@@ -107,6 +109,19 @@ public final class ManualWallClock: WallClock, Waker {
     }
 
     public func hasPendingWake() -> Bool { state.withLock { !$0.queries.isEmpty } }
+
+    /// A command asks the runner to withdraw the alerts shown for `ids`; wakes the scheduler.
+    public func withdraw(_ ids: [String]) {
+        state.withLock { $0.withdrawals += ids }
+        wake(.poked)
+    }
+
+    public func takeWithdrawals() -> [String] {
+        state.withLock { state in
+            defer { state.withdrawals = [] }
+            return state.withdrawals
+        }
+    }
 
     public func takeQueries() -> [DeliveryQuery] {
         state.withLock { state in

@@ -53,8 +53,8 @@ public struct RecordingNotifier: Notifier {
         return PostedNote(id: note.id)
     }
 
-    public func withdraw(_ id: String) async throws {
-        storage.state.withLock { $0.withdrawals.append(id) }
+    public func withdraw(_ shown: PostedNote) async throws {
+        storage.state.withLock { $0.withdrawals.append(shown.id) }
     }
 
     public var responses: AsyncStream<NoteResponse> { storage.responses }

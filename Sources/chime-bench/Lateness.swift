@@ -40,7 +40,7 @@ struct LatenessNotifier: Notifier {
         return PostedNote(id: note.id)
     }
 
-    func withdraw(_ id: String) async throws {}
+    func withdraw(_ shown: PostedNote) async throws {}
     var responses: AsyncStream<NoteResponse> { stream }
 }
 

@@ -13,7 +13,8 @@ struct Chime: AsyncParsableCommand {
         abstract: "Reminders and notifications for Linux: schedule, list, cancel, and a runner that fires them.",
         discussion: """
             Exit status: 0 success, 64 bad input, 3 not found, 4 conflict, 5 store unusable, \
-            6 a runner already runs for the store, 7 not delivered, 1 anything else.
+            6 a runner already runs for the store, 7 not delivered, 8 too late (cancel: the alert was already \
+            shown), 1 anything else.
             """,
         version: "0.1.0",
         groupedSubcommands: [

@@ -68,6 +68,10 @@ enum CommandWords {
             default: command
             }
         let help = path.isEmpty ? "'chime --help'" : "'\(command) --help'"
+        guard ["in", "at", "every", "notify"].contains(path.first) else {
+            // No title or free text in this command: the word can only have been a request for help.
+            return ChimeError(.usage, "'\(word)' in the middle of a command line: help is shown only when asked for alone, as \(help)")
+        }
         return ChimeError(
             .usage,
             "'\(word)' looks like an option, not a title or a value: put a title that starts with '-' after --, as in "

@@ -299,10 +299,7 @@ struct Cancel: AsyncParsableCommand {
             Output.note("No runner is running for this store: the change is saved and fires once 'chime run' starts.")
         }
         // Close what the runner showed on the desktop for them (bounded; nothing when no server).
-        let shown = Array(Set(outcome.cancelled.flatMap { (try? store.shownDesktopIDs(id: $0.id)) ?? [] }))
-        if !shown.isEmpty, case .success(let desktop) = await LibnotifyNotifier.connect() {
-            await desktop.close(serverIDs: shown)
-        }
+        await RunnerControl.withdrawAlerts(ids: outcome.cancelled.map(\.id), store: store, closeWithoutRunner: LibnotifyNotifier.close)
         // The cancel came too late for an alert the runner was showing as it committed: say so,
         // with a status of its own, rather than "cancelled" for an alert the person saw.
         if !outcome.shown.isEmpty {

@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeCore
 import ChimeDoses
 import ChimeLibnotify
+import ChimeRunner
 import ChimeStore
 import Foundation
 
@@ -65,13 +66,10 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     let reference = try chooseDose(text, book: context.book, verb: answer.rawValue)
     let answered = try context.book.answer(answer, reference, notes: notes)
     let running = pokeRunner(context.store, json: global.json)
-    // Answered here: close its alert on the desktop, so that nobody takes the dose twice
-    // (bounded; nothing when no server runs).
-    if answer != .reset, let occurrence = answered.entry.dose.occurrence,
-        let shown = try? context.book.shownDesktopIDs(occurrence: occurrence), !shown.isEmpty,
-        case .success(let desktop) = await LibnotifyNotifier.connect()
-    {
-        await desktop.close(serverIDs: shown)
+    // Answered here: close its alert on the desktop, so that nobody takes the dose twice (the
+    // runner withdraws it; with none, the desktop helper; nothing when no server runs).
+    if answer != .reset, let occurrence = answered.entry.dose.occurrence {
+        await RunnerControl.withdrawAlerts(ids: [occurrence], store: context.store, closeWithoutRunner: LibnotifyNotifier.close)
     }
     let now = Date()
     if global.json {

@@ -258,6 +258,24 @@ struct DesktopTests {
         #expect(await runner.terminate() == 0)
     }
 
+    @Test("With no runner up, cancel closes the alert a runner showed, by the server's id")
+    func cancelClosesWithoutARunner() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        let runner = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+        #expect(try sandbox.chime("every", "1s", "Blink", "--id", "blink").status == 0)
+        #expect(await server.waitForLog { $0.contains(#"string "Blink""#) })
+        #expect(await runner.terminate() == 0)
+        let before = server.monitorLog.count
+        #expect(!server.monitorLog.contains("member=CloseNotification"))
+
+        // When it is cancelled with no runner to withdraw it, the command closes it itself
+        #expect(try sandbox.chime("cancel", "blink").status == 0)
+        #expect(await server.waitForLog { String($0.dropFirst(before)).contains("member=CloseNotification") })
+    }
+
     @Test("Server gone: nothing is lost, the console shows it meanwhile, and it goes out once when the server is back")
     func serverGoneAndBack() async throws {
         let server = try NotificationServer()
@@ -331,7 +349,7 @@ struct LibnotifyNotifierTests {
         #expect(try await notifier.post(again).serverID == serverID)
 
         // Withdraw closes it: closed by a call
-        try await notifier.withdraw("med")
+        try await notifier.withdraw(PostedNote(id: "med"))
         #expect(await responses.next() == NoteResponse(noteID: "med", kind: .closed(.closedByCall)))
 
         // An action invoked on the server comes back as a response (dunst invokes a lone action)
@@ -340,7 +358,7 @@ struct LibnotifyNotifierTests {
         )
         try server.dunstctl("action", "0")
         #expect(await responses.next() == NoteResponse(noteID: "dose", kind: .action("take")))
-        try await notifier.withdraw("dose")
+        try await notifier.withdraw(PostedNote(id: "dose"))
         #expect(await responses.next() == NoteResponse(noteID: "dose", kind: .closed(.closedByCall)))
 
         // Dismissed by the person

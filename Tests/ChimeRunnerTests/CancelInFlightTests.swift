@@ -16,7 +16,7 @@ struct InterceptingNotifier: Notifier {
         return try await base.post(note)
     }
 
-    func withdraw(_ id: String) async throws { try await base.withdraw(id) }
+    func withdraw(_ shown: PostedNote) async throws { try await base.withdraw(shown) }
 
     var responses: AsyncStream<NoteResponse> { base.responses }
 }
@@ -167,4 +167,53 @@ struct CancelInFlightTests {
         h.clock.shutdown()
         await loop.value
     }
+
+    @Test("A command's request to withdraw an alert reaches the notifier with the server's id", .timeLimit(.minutes(1)))
+    func withdrawThroughTheNotifier() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        try h.once("tea", at: 60)
+        let notifier = ServerIDNotifier(base: h.notifier, serverID: 42)
+        let (_, loop) = Self.loop(h, notifier: notifier)
+        #expect(await h.clock.parked() == h.wake(60))
+        h.clock.advance(to: h.wake(60))
+        #expect(await h.clock.parked() == h.at(60))
+        h.clock.advance(to: h.at(60))
+        #expect(await h.notifier.nextPost().id == "tea")
+        _ = await h.clock.parked()
+
+        // When a command asks the runner to withdraw tea's alert
+        h.clock.withdraw(["tea", "never-shown"])
+        _ = await h.clock.parked()
+
+        // Then the notifier is asked to close it, by the id the server gave it
+        #expect(notifier.withdrawn == [PostedNote(id: "tea", serverID: 42)])
+        h.clock.shutdown()
+        await loop.value
+    }
+}
+
+/// A notifier whose server gives every alert the id `serverID` (as a desktop's does), and that
+/// keeps what it was asked to withdraw.
+struct ServerIDNotifier: Notifier {
+    let base: RecordingNotifier
+    let serverID: UInt32
+    private final class Withdrawn: Sendable { let alerts = Mutex<[PostedNote]>([]) }
+    private let box = Withdrawn()
+
+    init(base: RecordingNotifier, serverID: UInt32) {
+        self.base = base
+        self.serverID = serverID
+    }
+
+    var withdrawn: [PostedNote] { box.alerts.withLock { $0 } }
+
+    func post(_ note: Note) async throws -> PostedNote {
+        _ = try await base.post(note)
+        return PostedNote(id: note.id, serverID: serverID)
+    }
+
+    func withdraw(_ shown: PostedNote) async throws { box.alerts.withLock { $0.append(shown) } }
+
+    var responses: AsyncStream<NoteResponse> { base.responses }
 }

@@ -34,17 +34,24 @@ final class OutageStore: SchedulerStore {
 
     func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] { try base.dueWithoutClaiming(now: now) }
 
-    func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, systemZone: TimeZone) throws {
+    func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, serverID: UInt32?, systemZone: TimeZone) throws {
         try write()
-        try base.recordShown(key, at: postedAt, noteID: noteID, systemZone: systemZone)
+        try base.recordShown(key, at: postedAt, noteID: noteID, serverID: serverID, systemZone: systemZone)
     }
 
-    func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws {
+    func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?) throws {
         // As SQLite on a full disk: an UPDATE that matches no row writes nothing and succeeds.
         let recorded = Set(try base.ledger().filter { $0.state == "due" }.map(\.due.micros))
         if keys.contains(where: { recorded.contains($0.dueMicros) }) { try write() }
-        try base.markPosted(keys, at: at, noteID: noteID)
+        try base.markPosted(keys, at: at, noteID: noteID, serverID: serverID)
     }
+
+    func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String? {
+        try write()
+        return try base.recordResponse(response, at: instant)
+    }
+
+    func shownAlerts(id: String) throws -> [PostedNote] { try base.shownAlerts(id: id) }
 
     func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws {
         try write()
