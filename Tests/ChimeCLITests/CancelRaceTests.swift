@@ -36,16 +36,21 @@ struct CancelRaceTests {
         // milliseconds, so the commits spread across the instant)
         let environment = sandbox.environment
         let directory = sandbox.directory.path
-        let statuses = await Task.detached {
-            var statuses: [(status: Int32, stderr: String)] = []
-            for (index, due) in dues.enumerated() {
-                let start = due.addingTimeInterval(-0.080 + 0.002 * Double(index % 40))
-                let wait = start.timeIntervalSinceNow
-                if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
-                statuses.append(Self.cancel("race\(index)", environment: environment, directory: directory))
+        // (On a thread of its own: sleeping and waiting for processes on Swift's small cooperative
+        // pool would starve the other tests running beside this one.)
+        let statuses = await withCheckedContinuation { (continuation: CheckedContinuation<[(status: Int32, stderr: String)], Never>) in
+            let thread = Thread {
+                var statuses: [(status: Int32, stderr: String)] = []
+                for (index, due) in dues.enumerated() {
+                    let start = due.addingTimeInterval(-0.080 + 0.002 * Double(index % 40))
+                    let wait = start.timeIntervalSinceNow
+                    if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+                    statuses.append(Self.cancel("race\(index)", environment: environment, directory: directory))
+                }
+                continuation.resume(returning: statuses)
             }
-            return statuses
-        }.value
+            thread.start()
+        }
         let lines = await runner.lines(for: 1.5)
         #expect(await runner.terminate() == 0)
 

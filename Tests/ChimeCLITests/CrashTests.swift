@@ -34,18 +34,29 @@ extension KillTests {
             var generator = SystemRandomNumberGenerator()
             while crashes < 5 {
                 let runner = try sandbox.startRunner("--json")
-                #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
                 if crashes == 0 {
                     // The first crash at a set wall-clock point of the due span, by a thread of its
-                    // own (however late start-up, or the test's reading of it, came on a loaded
+                    // own started right away (however late this task runs again on a loaded
                     // machine), so the 2 s down that follows covers due instants.
-                    await KillNineTests.kill(runner, at: start.addingTimeInterval(Double.random(in: 0.2...0.6, using: &generator)))
+                    let pid = runner.process.processIdentifier
+                    let (seconds, fraction) = modf(
+                        start.addingTimeInterval(Double.random(in: 0.2...0.6, using: &generator)).timeIntervalSince1970
+                    )
+                    Thread {
+                        var deadline = timespec(tv_sec: Int(seconds), tv_nsec: Int(fraction * 1e9))
+                        while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+                        Glibc.kill(pid, SIGKILL)
+                    }.start()
+                    #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
+                    runner.process.waitUntilExit()
                 } else {
+                    #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
                     outputs += await runner.lines(for: Double.random(in: 0.2...0.6, using: &generator))
                     runner.crash()
                 }
-                // What it wrote before it died is still in the pipe: read it to the end.
-                outputs += await runner.lines(for: 2)
+                // What it wrote before it died is still in the pipe: read it to the end (its end
+                // comes at once; the bound is for a loaded machine).
+                outputs += await runner.lines(for: 10)
                 crashes += 1
                 // Down for a moment; the first time for 2 s, across the first due times, so that
                 // what fell due meanwhile is over a second late.
