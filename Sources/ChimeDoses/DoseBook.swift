@@ -78,21 +78,21 @@ public struct DoseBook: Sendable {
         for row in try Row.fetchAll(
             db,
             sql: """
-                SELECT d.id, d.occurrence, d.summarized, d.scheduled_us, d.zone, m.name, m.amount, m.unit,
-                       EXISTS (SELECT 1 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                               WHERE r.kind = 'dose' AND r.id = d.occurrence AND o.state = 'posted')
+                SELECT d.id, d.occurrence, d.summarized, d.scheduled_us, d.zone, m.name, m.amount, m.unit
                 FROM dose d JOIN medication m ON m.id = d.medication_id
                 WHERE d.status = 'pending' AND d.answered = 0 AND d.missed_us <= ?
                 """,
             arguments: [nowMicros]
         ) {
             let doseID: Int64 = row[0]
-            let unseen = row[1] as String? != nil && !(row[2] as Bool) && !(row[8] as Bool)
+            let occurrence: String? = row[1]
+            var unseen = false
+            if let occurrence, !(row[2] as Bool) { unseen = try !ReminderStore.wasEverShown(id: occurrence, kind: kind, in: db) }
             try db.execute(
                 sql: "UPDATE dose SET status = 'missed', auto_missed = 1, summarized = summarized OR ?, updated_us = ? WHERE id = ?",
                 arguments: [unseen, nowMicros, doseID]
             )
-            if let occurrence = row[1] as String? { _ = try ReminderStore.cancel(id: occurrence, at: nowMicros, in: db) }
+            if let occurrence { _ = try ReminderStore.cancel(id: occurrence, at: nowMicros, in: db) }
             settled.missed.append(doseID)
             if unseen {
                 let label = Medication(name: row[5], amount: row[6], unit: row[7]).label
@@ -238,15 +238,17 @@ public struct DoseBook: Sendable {
         let stale = try Row.fetchAll(
             db,
             sql: """
-                SELECT d.id, d.occurrence, d.scheduled_us, d.zone, m.name, m.amount, m.unit
+                SELECT d.id, d.occurrence, d.scheduled_us, d.zone, m.name, m.amount, m.unit, m.grace_s
                 FROM dose d JOIN medication m ON m.id = d.medication_id
-                JOIN reminder r ON r.kind = 'dose' AND r.id = d.occurrence AND r.state = 'pending'
-                WHERE d.status = 'pending' AND d.summarized = 0 AND d.scheduled_us <= ?1
-                  AND r.next_due_us + m.grace_s * 1000000 < ?1
+                WHERE d.status = 'pending' AND d.summarized = 0 AND d.scheduled_us <= ? AND d.occurrence IS NOT NULL
                 """,
             arguments: [now.micros]
         )
         for row in stale {
+            // Its alert still pending, and due more than the grace window ago.
+            guard let due = try ReminderStore.pendingDue(id: row[1], kind: kind, in: db),
+                due.micros + (row[7] as Int64) * 1_000_000 < now.micros
+            else { continue }
             let doseID: Int64 = row[0]
             _ = try ReminderStore.cancel(id: row[1], at: now.micros, in: db)
             try db.execute(sql: "UPDATE dose SET summarized = 1, updated_us = ? WHERE id = ?", arguments: [now.micros, doseID])
@@ -272,36 +274,12 @@ public struct DoseBook: Sendable {
         )
         for row in open {
             let id: String = row[0]
-            guard
-                let latest = try Row.fetchOne(
-                    db,
-                    sql: "SELECT key, state FROM reminder WHERE kind = 'dose' AND id = ? ORDER BY key DESC LIMIT 1",
-                    arguments: [id]
-                )
-            else { continue }
-            let state: String = latest[1]
             // In flight (pending, or recorded and not yet posted), or stopped by a person.
-            guard state == "done" else { continue }
-            let inFlight = try Bool.fetchOne(
-                db,
-                sql: "SELECT EXISTS (SELECT 1 FROM occurrence WHERE reminder_key = ? AND state = 'due')",
-                arguments: [latest[0] as Int64]
-            )
-            if inFlight == true { continue }
+            guard try ReminderStore.isDelivered(id: id, kind: kind, in: db) else { continue }
             let snoozedMicros: Int64? = row[3]
-            guard
-                let shown = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT count(*), max(o.posted_us) FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                        WHERE r.kind = 'dose' AND r.id = ? AND o.state = 'posted' AND o.posted_us >= ?
-                        """,
-                    arguments: [id, snoozedMicros ?? 0]
-                ),
-                let count = shown[0] as Int?, count > 0, count <= DoseRules.maxRepeats,
-                let lastPosted = shown[1] as Int64?
-            else { continue }
-            let next = Date(micros: lastPosted).addingTimeInterval(TimeInterval(DoseRules.repeatInterval))
+            let shown = try ReminderStore.timesShown(id: id, kind: kind, since: snoozedMicros.map(Date.init(micros:)), in: db)
+            guard shown.count > 0, shown.count <= DoseRules.maxRepeats, let lastPosted = shown.last else { continue }
+            let next = lastPosted.addingTimeInterval(TimeInterval(DoseRules.repeatInterval))
             guard next.micros < row[2] as Int64 else { continue }
             let zone = TimeZone(identifier: row[4]) ?? .current
             let label = Medication(name: row[5], amount: row[6], unit: row[7]).label

@@ -260,6 +260,90 @@ extension ReminderStore {
             .map(Date.init(micros:))
     }
 
+    // MARK: - A family's alerts, by kind and id
+
+    /// The next due time of the pending reminder `id` of kind `kind`, in the caller's
+    /// transaction; nil when no reminder of that kind with that id is pending.
+    package static func pendingDue(id: String, kind: String, in db: Database) throws -> Date? {
+        try Int64.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT next_due_us FROM reminder WHERE kind = \(kindLiteral(kind)) AND id = ? AND state = 'pending'"
+            ),
+            arguments: [id]
+        ).map(Date.init(micros:))
+    }
+
+    /// Whether an alert of any reminder of kind `kind` that had the id `id` has been shown
+    /// (posted), in the caller's transaction. (``wasShown(id:in:)`` asks about the latest
+    /// reminder with the id only.)
+    package static func wasEverShown(id: String, kind: String, in db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                                   WHERE r.kind = \(kindLiteral(kind)) AND r.id = ? AND o.state = 'posted')
+                    """
+            ),
+            arguments: [id]
+        ) ?? false
+    }
+
+    /// Whether the latest reminder of kind `kind` with the id `id` has fired and its alert is
+    /// no longer in flight, in the caller's transaction: the reminder is done and none of its
+    /// occurrences is recorded as due and not yet posted. False when there is no such
+    /// reminder, or it is pending, cancelled or replaced.
+    package static func isDelivered(id: String, kind: String, in db: Database) throws -> Bool {
+        guard
+            let latest = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT key, state FROM reminder WHERE kind = \(kindLiteral(kind)) AND id = ? ORDER BY key DESC LIMIT 1"
+                ),
+                arguments: [id]
+            ),
+            latest["state"] as String == "done"
+        else { return false }
+        let inFlight = try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM occurrence WHERE reminder_key = ? AND state = 'due')"),
+            arguments: [latest["key"] as Int64]
+        )
+        return inFlight != true
+    }
+
+    /// How many alerts of the reminders of kind `kind` that had the id `id` were shown (posted)
+    /// at or after `since` (any time when nil), and when the last of them was, in the caller's
+    /// transaction.
+    package static func timesShown(
+        id: String,
+        kind: String,
+        since: Date?,
+        in db: Database
+    ) throws -> (count: Int, last: Date?) {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT count(*), max(o.posted_us) FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                        WHERE r.kind = \(kindLiteral(kind)) AND r.id = ? AND o.state = 'posted' AND o.posted_us >= ?
+                        """
+                ),
+                arguments: [id, since?.micros ?? 0]
+            )
+        else { return (0, nil) }
+        return (row[0], (row[1] as Int64?).map(Date.init(micros:)))
+    }
+
+    /// `kind` as an SQL string literal. The kind is written into the SQL, not bound: SQLite
+    /// uses a partial index such as `reminder_dose ON reminder(id) WHERE kind = 'dose'` only
+    /// for a query whose WHERE names the same literal (bound, the occurrence table is scanned).
+    /// - Precondition: `kind` is letters, digits, '.', '_' and '-', as the families' kinds are.
+    static func kindLiteral(_ kind: String) -> String {
+        precondition(
+            !kind.isEmpty && kind.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) },
+            "a reminder kind is letters, digits, '.', '_' and '-'"
+        )
+        return "'" + kind + "'"
+    }
+
     /// Pending reminders, earliest next due time first.
     public func pending(limit: Int? = nil) throws(ChimeError) -> [Reminder] {
         try read { db in
