@@ -341,7 +341,12 @@ extension KillTests {
                 )
                 // (the library does not poke the runner; scheduling another through the CLI does)
                 #expect(try sandbox.chime("in", "1h", "Later", "--id", "later\(round)").status == 0)
-                try await Task.sleep(for: .seconds(due.addingTimeInterval(-0.012).timeIntervalSinceNow))
+                // (Stopped once the runner has recorded them, 25 ms ahead: stopped in the middle of
+                // that write, it would hold the store's lock and the cancel would wait it out.)
+                let recorded = Date().addingTimeInterval(5)
+                while try store.ledger(id: "dropped\(round)").isEmpty, Date() < recorded {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
                 // When the runner is stopped (a busy machine, SIGSTOP) across that instant, and one
                 // of them is cancelled meanwhile: committed, and the runner poked, before its instant
                 Glibc.kill(pid, SIGSTOP)
