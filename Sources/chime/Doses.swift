@@ -71,44 +71,54 @@ func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global
     if answer != .reset, let occurrence = answered.entry.dose.occurrence {
         await RunnerControl.withdrawAlerts(ids: [occurrence], store: context.store, closeWithoutRunner: LibnotifyNotifier.close)
     }
-    let now = Date()
-    if global.json {
-        struct Answered: Encodable {
-            var dose: DoseJSON
-            @Nullable var previous: String?
-            @Nullable var warning: String?
-            @Nullable var refill: String?
-            var runner: Bool
-        }
-        Output.json(
-            Answered(
-                dose: DoseJSON(entry: answered.entry, now: now),
-                previous: answered.previous?.rawValue,
-                warning: answered.warning,
-                refill: answered.refill,
-                runner: running
-            )
-        )
-        return
+    emit(DoseAnswered(answered, runner: running, now: Date()), json: global.json)
+}
+
+/// A dose just answered: the dose, its status before, the library's warning and refill notes,
+/// whether a runner was woken.
+struct DoseAnswered: Report {
+    var dose: DoseJSON
+    @Nullable var previous: String?
+    @Nullable var warning: String?
+    @Nullable var refill: String?
+    var runner: Bool
+    private var entry: DoseEntry
+
+    enum CodingKeys: String, CodingKey { case dose, previous, warning, refill, runner }
+
+    init(_ answered: AnsweredDose, runner: Bool, now: Date) {
+        dose = DoseJSON(entry: answered.entry, now: now)
+        previous = answered.previous?.rawValue
+        warning = answered.warning
+        refill = answered.refill
+        self.runner = runner
+        entry = answered.entry
     }
-    let dose = answered.entry.dose
-    let when = TimeText.local(dose.scheduled, in: dose.timeZone)
-    let label = UserText.oneLine(answered.entry.label)
-    switch dose.status {
-    case .taken:
-        let at = dose.takenAt.map { TimeText.clock($0, in: dose.timeZone) } ?? "now"
-        if answered.previous == nil {
-            Output.line("Logged dose \(dose.id): \(label), taken at \(at).")
-        } else {
-            Output.line("Dose \(dose.id) taken: \(label), due \(when), taken at \(at).")
+
+    var lines: [String] {
+        let dose = entry.dose
+        let when = TimeText.local(dose.scheduled, in: dose.timeZone)
+        let label = UserText.oneLine(entry.label)
+        var lines: [String]
+        switch dose.status {
+        case .taken:
+            let at = dose.takenAt.map { TimeText.clock($0, in: dose.timeZone) } ?? "now"
+            if previous == nil {
+                lines = ["Logged dose \(dose.id): \(label), taken at \(at)."]
+            } else {
+                lines = ["Dose \(dose.id) taken: \(label), due \(when), taken at \(at)."]
+            }
+        case .skipped: lines = ["Dose \(dose.id) skipped: \(label), due \(when)."]
+        case .missed: lines = ["Dose \(dose.id) marked missed: \(label), due \(when)."]
+        case .pending: lines = ["Dose \(dose.id) is pending again: \(label), due \(when)."]
         }
-    case .skipped: Output.line("Dose \(dose.id) skipped: \(label), due \(when).")
-    case .missed: Output.line("Dose \(dose.id) marked missed: \(label), due \(when).")
-    case .pending: Output.line("Dose \(dose.id) is pending again: \(label), due \(when).")
+        if !dose.notes.isEmpty { lines.append("  Notes: \(UserText.oneLine(dose.notes))") }
+        return lines
     }
-    if !dose.notes.isEmpty { Output.line("  Notes: \(UserText.oneLine(dose.notes))") }
-    if let warning = answered.warning { Output.note("Warning: \(UserText.oneLine(warning))") }
-    if let refill = answered.refill { Output.note("Refill: \(UserText.oneLine(refill))") }
+
+    var notes: [String] {
+        (warning.map { ["Warning: \(UserText.oneLine($0))"] } ?? []) + (refill.map { ["Refill: \(UserText.oneLine($0))"] } ?? [])
+    }
 }
 
 struct DoseTake: AsyncParsableCommand {
@@ -186,17 +196,29 @@ struct DoseSnooze: AsyncParsableCommand {
         let reference = try chooseDose(dose, book: context.book, verb: "snooze")
         let entry = try context.book.snooze(reference, minutes: minutes)
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Snoozed: Encodable {
-                var dose: DoseJSON
-                var minutes: Int
-                var runner: Bool
-            }
-            Output.json(Snoozed(dose: DoseJSON(entry: entry, now: Date()), minutes: minutes, runner: running))
-            return
+        emit(Snoozed(entry, minutes: minutes, runner: running, now: Date()), json: global.json)
+    }
+
+    /// A dose snoozed: the dose, for how many minutes, whether a runner was woken.
+    struct Snoozed: Report {
+        var dose: DoseJSON
+        var minutes: Int
+        var runner: Bool
+        private var entry: DoseEntry
+
+        enum CodingKeys: String, CodingKey { case dose, minutes, runner }
+
+        init(_ entry: DoseEntry, minutes: Int, runner: Bool, now: Date) {
+            dose = DoseJSON(entry: entry, now: now)
+            self.minutes = minutes
+            self.runner = runner
+            self.entry = entry
         }
-        let again = entry.dose.snoozeUntil.map { TimeText.clock($0, in: entry.dose.timeZone) } ?? "later"
-        Output.line("Snoozed dose \(entry.dose.id): \(UserText.oneLine(entry.label)); the alert comes again at \(again).")
+
+        var lines: [String] {
+            let again = entry.dose.snoozeUntil.map { TimeText.clock($0, in: entry.dose.timeZone) } ?? "later"
+            return ["Snoozed dose \(entry.dose.id): \(UserText.oneLine(entry.label)); the alert comes again at \(again)."]
+        }
     }
 }
 
@@ -222,59 +244,66 @@ struct DosesCommand: AsyncParsableCommand {
         let now = Date()
         let (filter, title) = try range.filter(now: now, zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
-        let counts = DoseCounts(entries, now: now)
-        if global.json {
-            struct Listing: Encodable {
-                var doses: [DoseJSON]
-                var counts: DoseCounts
-                @Nullable var from: String?
-                @Nullable var to: String?
+        emit(Listing(entries, filter: filter, title: title, now: now), json: global.json)
+    }
+
+    /// The dose history by day, with the counts per status and the range.
+    struct Listing: Report {
+        var doses: [DoseJSON]
+        var counts: DoseCounts
+        @Nullable var from: String?
+        @Nullable var to: String?
+        private var entries: [DoseEntry]
+        private var title: String
+        private var now: Date
+
+        enum CodingKeys: String, CodingKey { case doses, counts, from, to }
+
+        init(_ entries: [DoseEntry], filter: DoseFilter, title: String, now: Date) {
+            doses = entries.map { DoseJSON(entry: $0, now: now) }
+            counts = DoseCounts(entries, now: now)
+            from = filter.from.map(TimeText.iso)
+            to = filter.to.map(TimeText.iso)
+            self.entries = entries
+            self.title = title
+            self.now = now
+        }
+
+        var lines: [String] {
+            guard !entries.isEmpty else { return ["No doses in \(title)."] }
+            var lines = ["Doses, \(title)"]
+            var day: Int?
+            let numberWidth = String(entries.map(\.dose.id).max() ?? 0).count
+            for entry in entries {
+                let dose = entry.dose
+                let zone = dose.timeZone
+                let local = CivilDay.of(dose.scheduled, in: zone)
+                if local != day {
+                    day = local
+                    lines.append("")
+                    lines.append(String(TimeText.local(dose.scheduled, in: zone).prefix(14)))
+                }
+                let number = String(dose.id)
+                var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
+                line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(UserText.oneLine(entry.label))"
+                let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
+                line += "  \(status)"
+                if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
+                if dose.autoMissed { line += " (no answer)" }
+                if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
+                if !dose.notes.isEmpty { line += "  — \(UserText.oneLine(dose.notes))" }
+                lines.append(line)
             }
-            Output.json(
-                Listing(
-                    doses: entries.map { DoseJSON(entry: $0, now: now) },
-                    counts: counts,
-                    from: filter.from.map(TimeText.iso),
-                    to: filter.to.map(TimeText.iso)
-                )
-            )
-            return
-        }
-        guard !entries.isEmpty else {
-            Output.line("No doses in \(title).")
-            return
-        }
-        Output.line("Doses, \(title)")
-        var day: Int?
-        let numberWidth = String(entries.map(\.dose.id).max() ?? 0).count
-        for entry in entries {
-            let dose = entry.dose
-            let zone = dose.timeZone
-            let local = CivilDay.of(dose.scheduled, in: zone)
-            if local != day {
-                day = local
-                Output.line("")
-                Output.line(String(TimeText.local(dose.scheduled, in: zone).prefix(14)))
+            lines.append("")
+            var parts: [String] = []
+            for status in DoseStatus.allCases {
+                if counts[status] > 0 { parts.append("\(counts[status]) \(status.rawValue)") }
             }
-            let number = String(dose.id)
-            var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
-            line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(UserText.oneLine(entry.label))"
-            let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
-            line += "  \(status)"
-            if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
-            if dose.autoMissed { line += " (no answer)" }
-            if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
-            if !dose.notes.isEmpty { line += "  — \(UserText.oneLine(dose.notes))" }
-            Output.line(line)
+            var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
+            if counts.overdue > 0 { summary += " (\(counts.overdue) overdue)" }
+            lines.append(summary)
+            return lines
         }
-        Output.line("")
-        var parts: [String] = []
-        for status in DoseStatus.allCases {
-            if counts[status] > 0 { parts.append("\(counts[status]) \(status.rawValue)") }
-        }
-        var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
-        if counts.overdue > 0 { summary += " (\(counts.overdue) overdue)" }
-        Output.line(summary)
     }
 }
 
