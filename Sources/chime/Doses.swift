@@ -61,10 +61,10 @@ func chooseDose(_ text: String?, book: DoseBook, verb: String) throws(ChimeError
 }
 
 /// Take, skip, miss or reset a dose, then print it.
-func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global: GlobalOptions) async throws {
+func answerDose(_ answer: DoseAnswer, _ options: DoseAnswerOptions, global: GlobalOptions) async throws {
     let context = try DoseContext(global, .update)
-    let reference = try chooseDose(text, book: context.book, verb: answer.rawValue)
-    let answered = try context.book.answer(answer, reference, notes: notes)
+    let reference = try chooseDose(options.dose, book: context.book, verb: answer.rawValue)
+    let answered = try context.book.answer(answer, reference, notes: options.notes)
     let running = pokeRunner(context.store, json: global.json)
     // Answered here: close its alert on the desktop, so that nobody takes the dose twice (the
     // runner withdraws it; with none, the desktop helper; nothing when no server runs).
@@ -121,40 +121,39 @@ struct DoseAnswered: Report {
     }
 }
 
+/// What `take`, `skip`, `miss` and `reset` share: which dose, and notes to keep with it.
+struct DoseAnswerOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    var dose: String?
+    @Option(help: ArgumentHelp("Notes to keep with the dose, such as why (at most 500 characters).", valueName: "text"))
+    var notes: String?
+}
+
 struct DoseTake: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "take",
         abstract: "Mark a dose taken (now); an as-needed medication's name logs a new dose."
     )
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose (at most 500 characters).", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.take, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.take, answer, global: global) }
 }
 
 struct DoseSkip: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "skip", abstract: "Skip a dose on purpose (it counts against adherence).")
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose, such as why.", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.skip, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.skip, answer, global: global) }
 }
 
 struct DoseMiss: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "miss", abstract: "Mark a dose missed.")
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose.", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.miss, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.miss, answer, global: global) }
 }
 
 struct DoseReset: AsyncParsableCommand {
@@ -162,13 +161,10 @@ struct DoseReset: AsyncParsableCommand {
         commandName: "reset",
         abstract: "Set an answered dose back to pending (a taken one goes back into the stock)."
     )
-    @Argument(help: ArgumentHelp("A dose number or an alert id.", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose.", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.reset, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.reset, answer, global: global) }
 }
 
 struct DoseSnooze: AsyncParsableCommand {
