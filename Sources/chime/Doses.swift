@@ -238,7 +238,7 @@ struct DosesCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global, .read)
         let now = Date()
-        let (filter, title) = try range.filter(now: now, zone: .current)
+        let (filter, title) = range.filter(now: now, zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
         emit(Listing(entries, filter: filter, title: title, now: now), json: global.json)
     }
@@ -324,16 +324,19 @@ struct AdherenceCommand: AsyncParsableCommand {
     var all = false
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
+    /// `--last` in days, parsed once by validate().
+    private var lastDays: Int?
+
+    mutating func validate() throws {
         if all && last != nil { throw ValidationError("choose one range: --last or --all") }
-        if let last { try asValidation { () throws(ChimeError) in _ = try DoseInput.lastDays(last) } }
+        try asValidation { () throws(ChimeError) in lastDays = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } }
     }
 
     func run() async throws {
         let context = try DoseContext(global, .read)
         let now = Date()
         let zone = TimeZone.current
-        let days = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } ?? 30
+        let days = lastDays ?? 30
         let range = DoseRange.last(days: days, now: now, zone: zone)
         let report = try context.book.adherence(from: all ? nil : range.from, to: range.to, medication: medication)
         if global.json {
@@ -429,7 +432,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try DoseContext(global, .read)
-        let (filter, _) = try range.filter(now: Date(), zone: .current)
+        let (filter, _) = range.filter(now: Date(), zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
         let medications = Dictionary(
             try context.book.medications(includeInactive: true).map { ($0.medication.id, $0.medication) },
