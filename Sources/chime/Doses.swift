@@ -339,66 +339,77 @@ struct AdherenceCommand: AsyncParsableCommand {
         let days = lastDays ?? 30
         let range = DoseRange.last(days: days, now: now, zone: zone)
         let report = try context.book.adherence(from: all ? nil : range.from, to: range.to, medication: medication)
-        if global.json {
-            struct PerMedication: Encodable {
-                var id: Int64
-                var name: String
-                var adherence: AdherenceJSON
-            }
-            struct Day: Encodable {
-                var date: String
-                var adherence: AdherenceJSON
-            }
-            struct Report: Encodable {
-                @Nullable var from: String?
-                var to: String
-                var overall: AdherenceJSON
-                var medications: [PerMedication]
-                var days: [Day]
-            }
-            Output.json(
-                Report(
-                    from: report.from.map(TimeText.iso),
-                    to: TimeText.iso(report.to),
-                    overall: AdherenceJSON(adherence: report.overall),
-                    medications: report.medications.map {
-                        PerMedication(id: $0.medicationID, name: $0.name, adherence: AdherenceJSON(adherence: $0.adherence))
-                    },
-                    days: report.days.map { Day(date: CivilDay.format($0.day), adherence: AdherenceJSON(adherence: $0.adherence)) }
-                )
-            )
-            return
-        }
-        let overall = report.overall
         let span = all ? "all history" : (days == 1 ? "today" : "last \(days) days")
-        let subject = medication.map { " of \(UserText.oneLine($0))" } ?? ""
-        guard overall.counted > 0 else {
-            Output.line("Adherence\(subject), \(span): —")
-            Output.line("No doses due yet in this range" + (overall.pending > 0 ? " (\(overall.pending) pending, not counted)." : "."))
-            return
+        emit(Summary(report, span: span, medication: medication), json: global.json)
+    }
+
+    /// Adherence over a range: overall, per medication, per day.
+    struct Summary: Report {
+        struct PerMedication: Encodable {
+            var id: Int64
+            var name: String
+            var adherence: AdherenceJSON
         }
-        Output.line("Adherence\(subject), \(span): \(overall.percentText)")
-        var counts = "  \(overall.taken) taken, \(overall.missed) missed, \(overall.skipped) skipped"
-        if overall.pending > 0 { counts += "; \(overall.pending) pending (not counted)" }
-        Output.line(counts)
-        Output.line("  = taken ÷ (taken + missed + skipped), over doses already due")
-        if medication == nil && !report.medications.isEmpty {
-            Output.line("")
-            Output.line("By medication")
-            let width = min(30, report.medications.map { UserText.oneLine($0.name).count }.max() ?? 0)
-            for item in report.medications {
-                let name = String(UserText.oneLine(item.name).prefix(width))
-                let padded = name + String(repeating: " ", count: max(0, width - name.count))
-                let rate = item.adherence.percentText
-                let a = item.adherence
-                var line = "  \(padded)  " + String(repeating: " ", count: max(0, 4 - rate.count)) + rate
-                line += "  \(a.taken) taken, \(a.missed) missed, \(a.skipped) skipped"
-                if a.pending > 0 { line += ", \(a.pending) pending" }
-                Output.line(line)
+        struct Day: Encodable {
+            var date: String
+            var adherence: AdherenceJSON
+        }
+        @Nullable var from: String?
+        var to: String
+        var overall: AdherenceJSON
+        var medications: [PerMedication]
+        var days: [Day]
+        private var report: AdherenceReport
+        private var span: String
+        private var medication: String?
+
+        enum CodingKeys: String, CodingKey { case from, to, overall, medications, days }
+
+        init(_ report: AdherenceReport, span: String, medication: String?) {
+            from = report.from.map(TimeText.iso)
+            to = TimeText.iso(report.to)
+            overall = AdherenceJSON(adherence: report.overall)
+            medications = report.medications.map {
+                PerMedication(id: $0.medicationID, name: $0.name, adherence: AdherenceJSON(adherence: $0.adherence))
             }
+            days = report.days.map { Day(date: CivilDay.format($0.day), adherence: AdherenceJSON(adherence: $0.adherence)) }
+            self.report = report
+            self.span = span
+            self.medication = medication
         }
-        Output.line("")
-        for line in AdherenceChart.lines(report.days, columns: TerminalSize.current().columns) { Output.line(line) }
+
+        var lines: [String] {
+            let overall = report.overall
+            let subject = medication.map { " of \(UserText.oneLine($0))" } ?? ""
+            guard overall.counted > 0 else {
+                return [
+                    "Adherence\(subject), \(span): —",
+                    "No doses due yet in this range" + (overall.pending > 0 ? " (\(overall.pending) pending, not counted)." : "."),
+                ]
+            }
+            var lines = ["Adherence\(subject), \(span): \(overall.percentText)"]
+            var counts = "  \(overall.taken) taken, \(overall.missed) missed, \(overall.skipped) skipped"
+            if overall.pending > 0 { counts += "; \(overall.pending) pending (not counted)" }
+            lines.append(counts)
+            lines.append("  = taken ÷ (taken + missed + skipped), over doses already due")
+            if medication == nil && !report.medications.isEmpty {
+                lines.append("")
+                lines.append("By medication")
+                let width = min(30, report.medications.map { UserText.oneLine($0.name).count }.max() ?? 0)
+                for item in report.medications {
+                    let name = String(UserText.oneLine(item.name).prefix(width))
+                    let padded = name + String(repeating: " ", count: max(0, width - name.count))
+                    let rate = item.adherence.percentText
+                    let a = item.adherence
+                    var line = "  \(padded)  " + String(repeating: " ", count: max(0, 4 - rate.count)) + rate
+                    line += "  \(a.taken) taken, \(a.missed) missed, \(a.skipped) skipped"
+                    if a.pending > 0 { line += ", \(a.pending) pending" }
+                    lines.append(line)
+                }
+            }
+            lines.append("")
+            return lines + AdherenceChart.lines(report.days, columns: TerminalSize.current().columns)
+        }
     }
 }
 
