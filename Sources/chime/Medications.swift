@@ -242,23 +242,32 @@ struct MedList: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global, .read)
         let list = try context.book.medications(search: search, includeInactive: all)
-        if global.json {
-            struct Listing: Encodable {
-                var medications: [MedicationJSON]
-                var count: Int
-            }
-            Output.json(Listing(medications: list.map { MedicationJSON(detail: $0) }, count: list.count))
-            return
+        emit(Listing(list, search: search), json: global.json)
+    }
+
+    /// The medications found, each described in a few lines.
+    struct Listing: Report {
+        var medications: [MedicationJSON]
+        var count: Int
+        private var details: [MedicationDetail]
+        private var search: String?
+
+        enum CodingKeys: String, CodingKey { case medications, count }
+
+        init(_ details: [MedicationDetail], search: String?) {
+            medications = details.map { MedicationJSON(detail: $0) }
+            count = details.count
+            self.details = details
+            self.search = search
         }
-        guard !list.isEmpty else {
-            if search != nil {
-                Output.line("No medication matches '\(UserText.oneLine(search ?? ""))'.")
-            } else {
-                Output.line("No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00")
+
+        var lines: [String] {
+            guard !details.isEmpty else {
+                if search != nil { return ["No medication matches '\(UserText.oneLine(search ?? ""))'."] }
+                return ["No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00"]
             }
-            return
+            return details.flatMap { describe($0, full: false) }
         }
-        for detail in list { describe(detail, full: false).forEach(Output.line) }
     }
 }
 
@@ -278,31 +287,37 @@ struct MedShow: AsyncParsableCommand {
         let nextBySchedule = try context.book.nextDoseBySchedule(id)
         let range = DoseRange.last(days: 30, now: Date(), zone: .current)
         let adherence = try context.book.adherence(from: range.from, to: range.to, medication: id).overall
-        if global.json {
-            struct Shown: Encodable {
-                var medication: MedicationJSON
-                var adherence30Days: AdherenceJSON
-                enum CodingKeys: String, CodingKey {
-                    case medication
-                    case adherence30Days = "adherence_30d"
-                }
-            }
-            Output.json(
-                Shown(
-                    medication: MedicationJSON(detail: detail, nextBySchedule: nextBySchedule),
-                    adherence30Days: AdherenceJSON(adherence: adherence)
-                )
-            )
-            return
+        emit(Shown(detail, nextBySchedule: nextBySchedule, adherence: adherence), json: global.json)
+    }
+
+    /// A medication in full, with its adherence over the last 30 days.
+    struct Shown: Report {
+        var medication: MedicationJSON
+        var adherence30Days: AdherenceJSON
+        private var detail: MedicationDetail
+        private var nextBySchedule: [Int64: Date]
+        private var adherence: Adherence
+
+        enum CodingKeys: String, CodingKey {
+            case medication
+            case adherence30Days = "adherence_30d"
         }
-        describe(detail, full: true, nextBySchedule: nextBySchedule).forEach(Output.line)
-        if adherence.counted == 0 {
-            Output.line("    Adherence, last 30 days: no doses due yet")
-        } else {
-            Output.line(
-                "    Adherence, last 30 days: \(adherence.percentText) (\(adherence.taken) taken, \(adherence.missed) missed, "
+
+        init(_ detail: MedicationDetail, nextBySchedule: [Int64: Date], adherence: Adherence) {
+            medication = MedicationJSON(detail: detail, nextBySchedule: nextBySchedule)
+            adherence30Days = AdherenceJSON(adherence: adherence)
+            self.detail = detail
+            self.nextBySchedule = nextBySchedule
+            self.adherence = adherence
+        }
+
+        var lines: [String] {
+            let last =
+                adherence.counted == 0
+                ? "    Adherence, last 30 days: no doses due yet"
+                : "    Adherence, last 30 days: \(adherence.percentText) (\(adherence.taken) taken, \(adherence.missed) missed, "
                     + "\(adherence.skipped) skipped)"
-            )
+            return describe(detail, full: true, nextBySchedule: nextBySchedule) + [last]
         }
     }
 }
@@ -437,28 +452,28 @@ struct MedDelete: AsyncParsableCommand {
         }
         let deleted = try context.book.deleteMedication(String(impact.medication.id))
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Deleted: Encodable {
-                var id: Int64
-                var name: String
-                var schedules: Int
-                var doses: Int
-                var runner: Bool
-            }
-            Output.json(
-                Deleted(
-                    id: deleted.medication.id,
-                    name: deleted.medication.name,
-                    schedules: deleted.schedules,
-                    doses: deleted.doses,
-                    runner: running
-                )
-            )
-            return
+        emit(Deleted(deleted, runner: running), json: global.json)
+    }
+
+    /// A medication deleted, with how many schedules and dose records went with it.
+    struct Deleted: Report {
+        var id: Int64
+        var name: String
+        var schedules: Int
+        var doses: Int
+        var runner: Bool
+
+        init(_ deleted: DeletionImpact, runner: Bool) {
+            id = deleted.medication.id
+            name = deleted.medication.name
+            schedules = deleted.schedules
+            doses = deleted.doses
+            self.runner = runner
         }
-        Output.line(
-            "Deleted \(name) with its \(plural(deleted.schedules, "schedule")) and \(plural(deleted.doses, "dose record"))."
-        )
+
+        var lines: [String] {
+            ["Deleted \(UserText.oneLine(name)) with its \(plural(schedules, "schedule")) and \(plural(doses, "dose record"))."]
+        }
     }
 }
 
@@ -487,57 +502,67 @@ struct MedNext: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global, .read)
         let planned = try context.book.nextDoses(count: count, medication: medication)
-        if global.json {
-            struct Planned: Encodable {
-                var medicationID: Int64
-                var label: String
-                var scheduleID: Int64
-                var due: String
-                var dueLocal: String
-                var zone: String
-                var alert: String
-                @Nullable var note: String?
-                enum CodingKeys: String, CodingKey {
-                    case label, due, zone, alert, note
-                    case medicationID = "medication_id"
-                    case scheduleID = "schedule_id"
-                    case dueLocal = "due_local"
-                }
+        emit(Preview(planned, medication: medication, now: Date()), json: global.json)
+    }
+
+    /// The next doses: due (ISO and local), zone, alert id, with a DST note where one applies.
+    struct Preview: Report {
+        struct Planned: Encodable {
+            var medicationID: Int64
+            var label: String
+            var scheduleID: Int64
+            var due: String
+            var dueLocal: String
+            var zone: String
+            var alert: String
+            @Nullable var note: String?
+            enum CodingKeys: String, CodingKey {
+                case label, due, zone, alert, note
+                case medicationID = "medication_id"
+                case scheduleID = "schedule_id"
+                case dueLocal = "due_local"
             }
-            struct Listing: Encodable { var doses: [Planned] }
-            Output.json(
-                Listing(
-                    doses: planned.map {
-                        Planned(
-                            medicationID: $0.medicationID,
-                            label: $0.label,
-                            scheduleID: $0.scheduleID,
-                            due: TimeText.iso($0.due),
-                            dueLocal: TimeText.local($0.due, in: $0.zone),
-                            zone: $0.zone.identifier,
-                            alert: $0.occurrence,
-                            note: $0.resolution.note
-                        )
-                    }
+        }
+        var doses: [Planned]
+        private var planned: [PlannedDose]
+        private var medication: String?
+        private var now: Date
+
+        enum CodingKeys: String, CodingKey { case doses }
+
+        init(_ planned: [PlannedDose], medication: String?, now: Date) {
+            doses = planned.map {
+                Planned(
+                    medicationID: $0.medicationID,
+                    label: $0.label,
+                    scheduleID: $0.scheduleID,
+                    due: TimeText.iso($0.due),
+                    dueLocal: TimeText.local($0.due, in: $0.zone),
+                    zone: $0.zone.identifier,
+                    alert: $0.occurrence,
+                    note: $0.resolution.note
                 )
-            )
-            return
+            }
+            self.planned = planned
+            self.medication = medication
+            self.now = now
         }
-        guard !planned.isEmpty else {
-            Output.line(
-                medication == nil
-                    ? "No doses coming: no active scheduled medication ('chime med list --all')."
-                    : "No doses coming for \(UserText.oneLine(medication ?? "")): inactive, as needed, or past its end date."
-            )
-            return
-        }
-        let now = Date()
-        for dose in planned {
-            var line =
-                "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(UserText.oneLine(dose.label))  \(dose.occurrence)"
-            line += "  (\(TimeText.relative(dose.due, from: now)))"
-            if let note = dose.resolution.note { line += "  [\(note)]" }
-            Output.line(line)
+
+        var lines: [String] {
+            guard !planned.isEmpty else {
+                return [
+                    medication == nil
+                        ? "No doses coming: no active scheduled medication ('chime med list --all')."
+                        : "No doses coming for \(UserText.oneLine(medication ?? "")): inactive, as needed, or past its end date."
+                ]
+            }
+            return planned.map { dose in
+                var line =
+                    "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(UserText.oneLine(dose.label))  \(dose.occurrence)"
+                line += "  (\(TimeText.relative(dose.due, from: now)))"
+                if let note = dose.resolution.note { line += "  [\(note)]" }
+                return line
+            }
         }
     }
 }
