@@ -209,17 +209,25 @@ struct MedAdd: AsyncParsableCommand {
     @OptionGroup var options: MedicationOptions
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
+    // Parsed once, by validate(): the medication and its schedule, checked.
+    private var draft: MedicationDraft?
+    private var schedule: ScheduleDraft?
+
+    enum CodingKeys: CodingKey { case name, options, global }
+
+    mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
             try options.checkFormats()
-            _ = try options.draft(name: name, today: CivilDay.of(Date(), in: .current)).validated()
-            _ = try options.scheduleChange().merged().validated()
+            let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
+            _ = try draft.validated()
+            let schedule = try options.scheduleChange().merged()
+            _ = try schedule.validated()
+            (self.draft, self.schedule) = (draft, schedule)
         }
     }
 
     func run() async throws {
-        let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
-        let schedule = try options.scheduleChange().merged()
+        guard let draft, let schedule else { throw ChimeError(.failure, "med add ran without its checks") }
         let context = try DoseContext(global, .create)
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
