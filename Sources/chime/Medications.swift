@@ -84,18 +84,37 @@ struct MedicationOptions: ParsableArguments {
     )
     var refillDays: Int?
 
+    /// The values given that parse on their own, typed: filled once by ``parseFormats()``.
+    struct Parsed {
+        var times: [LocalTime]?
+        var days: WeekdaySet?
+        var zone: ZoneRule?
+        var minInterval: Int?
+        var startDay: Int?
+        var endDay: Int?
+        var grace: Int?
+        var missedAfter: Int?
+    }
+    private(set) var parsed = Parsed()
+
+    enum CodingKeys: CodingKey {
+        case amount, unit, times, days, zone, asNeeded, minInterval, instructions, prescribedBy, start, end, grace, missedAfter
+        case stock, refillDays
+    }
+
     var touchesSchedule: Bool { times != nil || days != nil || zone != nil || asNeeded || minInterval != nil }
 
-    /// Every value that parses on its own, checked before the store is opened.
-    func checkFormats() throws(ChimeError) {
-        if let times { _ = try DoseInput.times(times) }
-        if let days { _ = try DoseInput.days(days) }
-        if let zone { _ = try ZoneRule.parse(zone) }
-        if let minInterval { _ = try DoseInput.duration(minInterval, field: "min interval") }
-        if let start { _ = try CivilDay.parse(start, field: "start date") }
-        if let end { _ = try CivilDay.parse(end, field: "end date") }
-        if let grace { _ = try DoseInput.duration(grace, field: "grace") }
-        if let missedAfter { _ = try DoseInput.duration(missedAfter, field: "missed after") }
+    /// Parses every value that parses on its own, once, before the store is opened
+    /// (`validate()` of `med add` and `med edit`), and keeps them in ``parsed``.
+    mutating func parseFormats() throws(ChimeError) {
+        parsed.times = try times.map { text throws(ChimeError) in try DoseInput.times(text) }
+        parsed.days = try days.map { text throws(ChimeError) in try DoseInput.days(text) }
+        parsed.zone = try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) }
+        parsed.minInterval = try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
+        parsed.startDay = try start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") }
+        parsed.endDay = try end.map { text throws(ChimeError) in try CivilDay.parse(text, field: "end date") }
+        parsed.grace = try grace.map { text throws(ChimeError) in try DoseInput.duration(text, field: "grace") }
+        parsed.missedAfter = try missedAfter.map { text throws(ChimeError) in try DoseInput.duration(text, field: "missed after") }
     }
 
     /// The medication `med add` adds.
@@ -104,14 +123,14 @@ struct MedicationOptions: ParsableArguments {
             name: name,
             amount: amount ?? "",
             unit: unit ?? "",
-            startDay: try start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") } ?? today
+            startDay: parsed.startDay ?? today
         )
         if amount == nil { throw ChimeError(.usage, "missing --amount: the amount of one dose, such as --amount 100") }
         draft.instructions = instructions ?? ""
         draft.prescribedBy = prescribedBy ?? ""
-        draft.endDay = try end.map { text throws(ChimeError) in try CivilDay.parse(text, field: "end date") }
-        if let grace { draft.grace = try DoseInput.duration(grace, field: "grace") }
-        if let missedAfter { draft.missedAfter = try DoseInput.duration(missedAfter, field: "missed after") }
+        draft.endDay = parsed.endDay
+        if let grace = parsed.grace { draft.grace = grace }
+        if let missedAfter = parsed.missedAfter { draft.missedAfter = missedAfter }
         draft.stock = stock
         if let refillDays { draft.refillDays = refillDays }
         return draft
@@ -119,13 +138,13 @@ struct MedicationOptions: ParsableArguments {
 
     /// The schedule these options give: `med add` merges it over nothing, `med edit` hands it
     /// to the library, which merges it over the current schedule in its transaction.
-    func scheduleChange() throws(ChimeError) -> ScheduleChange {
+    func scheduleChange() -> ScheduleChange {
         ScheduleChange(
-            times: try times.map { text throws(ChimeError) in try DoseInput.times(text) },
-            days: try days.map { text throws(ChimeError) in try DoseInput.days(text) },
-            zone: try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) },
+            times: parsed.times,
+            days: parsed.days,
+            zone: parsed.zone,
             asNeeded: asNeeded,
-            minInterval: try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
+            minInterval: parsed.minInterval
         )
     }
 }
@@ -217,7 +236,7 @@ struct MedAdd: AsyncParsableCommand {
 
     mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
-            try options.checkFormats()
+            try options.parseFormats()
             let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
             _ = try draft.validated()
             let schedule = try options.scheduleChange().merged()
@@ -355,9 +374,9 @@ struct MedEdit: AsyncParsableCommand {
     var noStock = false
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
+    mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
-            try options.checkFormats()
+            try options.parseFormats()
             if noEnd && options.end != nil { throw ChimeError(.usage, "--end and --no-end contradict each other: give one") }
             if noStock && options.stock != nil { throw ChimeError(.usage, "--stock and --no-stock contradict each other: give one") }
         }
@@ -371,16 +390,14 @@ struct MedEdit: AsyncParsableCommand {
         changes.unit = options.unit
         changes.instructions = options.instructions
         changes.prescribedBy = options.prescribedBy
-        changes.startDay = try options.start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") }
+        changes.startDay = options.parsed.startDay
         if noEnd {
             changes.endDay = .some(nil)
-        } else if let end = options.end {
-            changes.endDay = .some(try CivilDay.parse(end, field: "end date"))
+        } else if let end = options.parsed.endDay {
+            changes.endDay = .some(end)
         }
-        changes.grace = try options.grace.map { text throws(ChimeError) in try DoseInput.duration(text, field: "grace") }
-        changes.missedAfter = try options.missedAfter.map { text throws(ChimeError) in
-            try DoseInput.duration(text, field: "missed after")
-        }
+        changes.grace = options.parsed.grace
+        changes.missedAfter = options.parsed.missedAfter
         if noStock {
             changes.stock = .some(nil)
         } else if let stock = options.stock {
@@ -388,7 +405,7 @@ struct MedEdit: AsyncParsableCommand {
         }
         changes.refillDays = options.refillDays
         // Merged over the current schedule inside the library's transaction (no read here).
-        if options.touchesSchedule { changes.scheduleChange = try options.scheduleChange() }
+        if options.touchesSchedule { changes.scheduleChange = options.scheduleChange() }
         let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
