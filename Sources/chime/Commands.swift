@@ -243,34 +243,43 @@ struct List: AsyncParsableCommand {
         let reminders = try store.pending()
         let zone = TimeZone.current
         let running = RunnerControl.isRunning(storePath: store.path)
-        if global.json {
-            struct Listing: Encodable {
-                var reminders: [ReminderJSON]
-                var runner: Bool
-            }
-            Output.json(Listing(reminders: reminders.map { ReminderJSON($0, zone: zone) }, runner: running))
-            return
-        }
-        if !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
+        if !global.json && !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
             // (A typo in --store reads as no store at all: say where none was found.)
             Output.note("No store at '\(store.path)' yet: the first reminder you schedule creates it.")
         }
-        if reminders.isEmpty {
-            Output.line("No pending reminders. Schedule one: chime in 25m \"Tea is ready\"")
-        } else {
-            let idWidth = max(2, reminders.map(\.id.count).max() ?? 2)
-            let rows = reminders.map { reminder -> (String, String, String, String) in
+        emit(Listing(reminders, runner: running, zone: .current), json: global.json)
+    }
+
+    /// The pending reminders, the next due first, and whether a runner is running.
+    struct Listing: Report {
+        var reminders: [ReminderJSON]
+        var runner: Bool
+        private var pending: [Reminder]
+        private var zone: TimeZone
+
+        enum CodingKeys: String, CodingKey { case reminders, runner }
+
+        init(_ pending: [Reminder], runner: Bool, zone: TimeZone) {
+            reminders = pending.map { ReminderJSON($0, zone: zone) }
+            self.runner = runner
+            self.pending = pending
+            self.zone = zone
+        }
+
+        var lines: [String] {
+            guard !pending.isEmpty else { return ["No pending reminders. Schedule one: chime in 25m \"Tea is ready\""] }
+            let idWidth = max(2, pending.map(\.id.count).max() ?? 2)
+            let rows = pending.map { reminder -> (String, String, String, String) in
                 let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
                 return (reminder.id, next, reminder.trigger.summary, UserText.oneLine(reminder.title))
             }
             let ruleWidth = max(7, rows.map(\.2.count).max() ?? 7)
             func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
-            Output.line("\(pad("ID", idWidth))  \(pad("NEXT", 26))  \(pad("TRIGGER", ruleWidth))  TITLE")
-            for row in rows {
-                Output.line("\(pad(row.0, idWidth))  \(pad(row.1, 26))  \(pad(row.2, ruleWidth))  \(row.3)")
-            }
+            return ["\(pad("ID", idWidth))  \(pad("NEXT", 26))  \(pad("TRIGGER", ruleWidth))  TITLE"]
+                + rows.map { row in "\(pad(row.0, idWidth))  \(pad(row.1, 26))  \(pad(row.2, ruleWidth))  \(row.3)" }
         }
-        if !running { Output.note("No runner is running for this store: start one with 'chime run'.") }
+
+        var notes: [String] { runner ? [] : ["No runner is running for this store: start one with 'chime run'."] }
     }
 }
 
@@ -317,14 +326,25 @@ struct Cancel: AsyncParsableCommand {
                 "cancelled \(ids), but the runner did not answer within \(Int(RunnerControl.answerTimeout)) s whether it had already shown it; 'chime doctor' checks the runner"
             )
         }
-        if global.json {
-            struct Cancelled: Encodable {
-                var cancelled: [String]
-                var runner: Bool
-            }
-            Output.json(Cancelled(cancelled: outcome.cancelled.map(\.id), runner: outcome.runner))
-        } else {
-            for reminder in outcome.cancelled { Output.line("Cancelled \(reminder.id)  \(UserText.oneLine(reminder.title))") }
+        emit(Cancelled(outcome.cancelled, runner: outcome.runner), json: global.json)
+    }
+
+    /// The reminders a cancel removed, and whether a runner answered.
+    struct Cancelled: Report {
+        var cancelled: [String]
+        var runner: Bool
+        private var titles: [String]
+
+        enum CodingKeys: String, CodingKey { case cancelled, runner }
+
+        init(_ reminders: [Reminder], runner: Bool) {
+            cancelled = reminders.map(\.id)
+            titles = reminders.map(\.title)
+            self.runner = runner
+        }
+
+        var lines: [String] {
+            zip(cancelled, titles).map { id, title in "Cancelled \(id)  \(UserText.oneLine(title))" }
         }
     }
 }

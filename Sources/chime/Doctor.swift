@@ -22,7 +22,8 @@ struct Doctor: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    struct Report: Encodable {
+    /// What doctor found: the desktop, the store and its runner, where alerts go.
+    struct Diagnosis: Report {
         struct Desktop: Encodable {
             var available: Bool
             var problem: String?
@@ -57,6 +58,30 @@ struct Doctor: AsyncParsableCommand {
         /// The grown tree's icon for focus alerts, when one is installed.
         var focusIcon: String?
 
+        var lines: [String] {
+            var lines = ["Session bus:          \(desktop.bus ?? "none")"]
+            if desktop.available {
+                let name = [desktop.server, desktop.version].compactMap { $0 }.joined(separator: " ")
+                lines.append("Notification server:  \(name) (\(desktop.vendor ?? "?")), spec \(desktop.spec ?? "?")")
+                lines.append("Capabilities:         \(desktop.capabilities.joined(separator: ", "))")
+            } else {
+                lines.append("Notification server:  \(desktop.problem ?? "none")")
+            }
+            if !store.exists {
+                lines.append("Store:                \(store.path): none yet (the first reminder you schedule creates it)")
+            } else if store.usable && store.healthy != false {
+                lines.append(
+                    "Store:                \(store.path) (mode \(store.mode ?? "?")), \(store.pending ?? 0) pending, \(store.undelivered ?? 0) waiting to be delivered"
+                )
+            } else {
+                lines.append("Store:                \(store.path): \(store.problem ?? "unusable")")
+            }
+            lines.append("Runner:               " + (runner.pid.map { "running (pid \($0))" } ?? "not running: start it with 'chime run'"))
+            lines.append("Alerts go to:         \(notifier) (with --notifier auto)")
+            lines.append("Focus alert icon:     " + (focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
+            return lines
+        }
+
         enum CodingKeys: String, CodingKey {
             case desktop, store, runner, notifier
             case focusIcon = "focus_icon"
@@ -64,13 +89,13 @@ struct Doctor: AsyncParsableCommand {
     }
 
     /// The store's state and its runner's; a store that cannot be opened is a finding, not a failure.
-    private func inspectStore() -> (Report.Store, Report.RunnerState) {
+    private func inspectStore() -> (Diagnosis.Store, Diagnosis.RunnerState) {
         let store: ReminderStore
         do {
             store = try global.openStore(.read)
         } catch {
-            let report = Report.Store(path: global.storePath, exists: true, usable: false, problem: error.message)
-            return (report, Report.RunnerState(running: false))
+            let report = Diagnosis.Store(path: global.storePath, exists: true, usable: false, problem: error.message)
+            return (report, Diagnosis.RunnerState(running: false))
         }
         let pid = RunnerControl.runnerPID(storePath: store.path)
         guard store.isFile else {
@@ -78,19 +103,19 @@ struct Doctor: AsyncParsableCommand {
             let exists = stat(store.path, &info) == 0
             let problem = exists ? "made by an older Chime: the runner or the next reminder upgrades it" : nil
             return (
-                Report.Store(
+                Diagnosis.Store(
                     path: store.path,
                     exists: exists,
                     usable: true,
                     problem: problem,
                     pending: exists ? try? store.pendingCount() : 0
                 ),
-                Report.RunnerState(running: pid != nil, pid: pid)
+                Diagnosis.RunnerState(running: pid != nil, pid: pid)
             )
         }
         var info = stat()
         let mode = stat(store.path, &info) == 0 ? String(info.st_mode & 0o777, radix: 8) : nil
-        var report = Report.Store(path: store.path, exists: true, usable: true, mode: mode)
+        var report = Diagnosis.Store(path: store.path, exists: true, usable: true, mode: mode)
         do {
             let damage = try store.quickCheck()
             report.healthy = damage == nil
@@ -106,12 +131,12 @@ struct Doctor: AsyncParsableCommand {
         }
         report.pending = try? store.pendingCount()
         report.undelivered = try? store.undeliveredCount()
-        return (report, Report.RunnerState(running: pid != nil, pid: pid))
+        return (report, Diagnosis.RunnerState(running: pid != nil, pid: pid))
     }
 
     func run() async throws {
         let status = await LibnotifyNotifier.probe()
-        let desktop = Report.Desktop(
+        let desktop = Diagnosis.Desktop(
             available: status.isAvailable,
             problem: status.problem,
             bus: status.busAddress,
@@ -122,7 +147,7 @@ struct Doctor: AsyncParsableCommand {
             capabilities: status.capabilities
         )
         let (storeReport, runner) = inspectStore()
-        let report = Report(
+        let report = Diagnosis(
             desktop: desktop,
             store: storeReport,
             runner: runner,
@@ -131,35 +156,7 @@ struct Doctor: AsyncParsableCommand {
         )
         // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5).
         let failed = !storeReport.usable || storeReport.healthy == false
-        if global.json {
-            Output.json(report)
-            if failed { throw ExitCode(ChimeError.Code.store.exitStatus) }
-            return
-        }
-        if let bus = status.busAddress {
-            Output.line("Session bus:          \(bus)")
-        } else {
-            Output.line("Session bus:          none")
-        }
-        if status.isAvailable {
-            let name = [status.serverName, status.serverVersion].compactMap { $0 }.joined(separator: " ")
-            Output.line("Notification server:  \(name) (\(status.serverVendor ?? "?")), spec \(status.specVersion ?? "?")")
-            Output.line("Capabilities:         \(status.capabilities.joined(separator: ", "))")
-        } else {
-            Output.line("Notification server:  \(status.problem ?? "none")")
-        }
-        if !storeReport.exists {
-            Output.line("Store:                \(storeReport.path): none yet (the first reminder you schedule creates it)")
-        } else if storeReport.usable && storeReport.healthy != false {
-            Output.line(
-                "Store:                \(storeReport.path) (mode \(storeReport.mode ?? "?")), \(storeReport.pending ?? 0) pending, \(storeReport.undelivered ?? 0) waiting to be delivered"
-            )
-        } else {
-            Output.line("Store:                \(storeReport.path): \(storeReport.problem ?? "unusable")")
-        }
-        Output.line("Runner:               " + (runner.pid.map { "running (pid \($0))" } ?? "not running: start it with 'chime run'"))
-        Output.line("Alerts go to:         \(report.notifier) (with --notifier auto)")
-        Output.line("Focus alert icon:     " + (report.focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
+        emit(report, json: global.json)
         if failed { throw ExitCode(ChimeError.Code.store.exitStatus) }
     }
 }

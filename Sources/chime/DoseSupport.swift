@@ -242,25 +242,31 @@ struct DoseRangeOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("At most this many doses (the oldest first).", valueName: "count"))
     var limit: Int?
 
-    func validate() throws {
+    // Parsed once, by validate(): what the options above say, typed.
+    private var lastDays: Int?
+    private var statusFilter: DoseStatus?
+    private var fromDay: Int?
+    private var toDay: Int?
+
+    mutating func validate() throws {
         let ranges = [last != nil, month, lastMonth, from != nil || to != nil].filter { $0 }.count
         if ranges > 1 {
             throw ValidationError("choose one range: --last, --month, --last-month, or --from/--to")
         }
         try asValidation { () throws(ChimeError) in
-            if let last { _ = try DoseInput.lastDays(last) }
-            if let status { _ = try DoseStatus.parse(status) }
-            let start = try from.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--from date") }
-            let end = try to.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--to date") }
-            if let start, let end, end < start, let to {
-                throw ChimeError.invalid("--to date", to, expected: "a date on or after --from \(CivilDay.format(start))")
+            lastDays = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) }
+            statusFilter = try status.map { text throws(ChimeError) in try DoseStatus.parse(text) }
+            fromDay = try from.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--from date") }
+            toDay = try to.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--to date") }
+            if let fromDay, let toDay, toDay < fromDay, let to {
+                throw ChimeError.invalid("--to date", to, expected: "a date on or after --from \(CivilDay.format(fromDay))")
             }
             if let limit, limit < 1 { throw ChimeError.invalid("limit", String(limit), expected: "a number from 1 up") }
         }
     }
 
     /// The filter for the library, and the range's words for a heading.
-    func filter(now: Date, zone: TimeZone) throws(ChimeError) -> (filter: DoseFilter, title: String) {
+    func filter(now: Date, zone: TimeZone) -> (filter: DoseFilter, title: String) {
         var range: (from: Date?, to: Date?)
         var title: String
         if month {
@@ -272,22 +278,15 @@ struct DoseRangeOptions: ParsableArguments {
             range = (month.from, month.to)
             title = "last month"
         } else if from != nil || to != nil {
-            let start = try from.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--from date") }
-            let end = try to.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--to date") }
-            range = (start.map { DoseRange.start(of: $0, zone) }, end.map { DoseRange.start(of: $0 + 1, zone) })
+            range = (fromDay.map { DoseRange.start(of: $0, zone) }, toDay.map { DoseRange.start(of: $0 + 1, zone) })
             title = "\(from ?? "the start") to \(to ?? "now and after")"
         } else {
-            let days = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } ?? 7
+            let days = lastDays ?? 7
             let span = DoseRange.last(days: days, now: now, zone: zone)
             range = (span.from, span.to)
             title = days == 1 ? "today" : "last \(days) days"
         }
-        var filter = DoseFilter(
-            from: range.from,
-            to: range.to,
-            status: try status.map { text throws(ChimeError) in try DoseStatus.parse(text) },
-            medication: medication
-        )
+        var filter = DoseFilter(from: range.from, to: range.to, status: statusFilter, medication: medication)
         filter.overdueOnly = overdue
         return (filter, title)
     }

@@ -61,54 +61,72 @@ func chooseDose(_ text: String?, book: DoseBook, verb: String) throws(ChimeError
 }
 
 /// Take, skip, miss or reset a dose, then print it.
-func answerDose(_ answer: DoseAnswer, dose text: String?, notes: String?, global: GlobalOptions) async throws {
+func answerDose(_ answer: DoseAnswer, _ options: DoseAnswerOptions, global: GlobalOptions) async throws {
     let context = try DoseContext(global, .update)
-    let reference = try chooseDose(text, book: context.book, verb: answer.rawValue)
-    let answered = try context.book.answer(answer, reference, notes: notes)
+    let reference = try chooseDose(options.dose, book: context.book, verb: answer.rawValue)
+    let answered = try context.book.answer(answer, reference, notes: options.notes)
     let running = pokeRunner(context.store, json: global.json)
     // Answered here: close its alert on the desktop, so that nobody takes the dose twice (the
     // runner withdraws it; with none, the desktop helper; nothing when no server runs).
     if answer != .reset, let occurrence = answered.entry.dose.occurrence {
         await RunnerControl.withdrawAlerts(ids: [occurrence], store: context.store, closeWithoutRunner: LibnotifyNotifier.close)
     }
-    let now = Date()
-    if global.json {
-        struct Answered: Encodable {
-            var dose: DoseJSON
-            @Nullable var previous: String?
-            @Nullable var warning: String?
-            @Nullable var refill: String?
-            var runner: Bool
-        }
-        Output.json(
-            Answered(
-                dose: DoseJSON(entry: answered.entry, now: now),
-                previous: answered.previous?.rawValue,
-                warning: answered.warning,
-                refill: answered.refill,
-                runner: running
-            )
-        )
-        return
+    emit(DoseAnswered(answered, runner: running, now: Date()), json: global.json)
+}
+
+/// A dose just answered: the dose, its status before, the library's warning and refill notes,
+/// whether a runner was woken.
+struct DoseAnswered: Report {
+    var dose: DoseJSON
+    @Nullable var previous: String?
+    @Nullable var warning: String?
+    @Nullable var refill: String?
+    var runner: Bool
+    private var entry: DoseEntry
+
+    enum CodingKeys: String, CodingKey { case dose, previous, warning, refill, runner }
+
+    init(_ answered: AnsweredDose, runner: Bool, now: Date) {
+        dose = DoseJSON(entry: answered.entry, now: now)
+        previous = answered.previous?.rawValue
+        warning = answered.warning
+        refill = answered.refill
+        self.runner = runner
+        entry = answered.entry
     }
-    let dose = answered.entry.dose
-    let when = TimeText.local(dose.scheduled, in: dose.timeZone)
-    let label = UserText.oneLine(answered.entry.label)
-    switch dose.status {
-    case .taken:
-        let at = dose.takenAt.map { TimeText.clock($0, in: dose.timeZone) } ?? "now"
-        if answered.previous == nil {
-            Output.line("Logged dose \(dose.id): \(label), taken at \(at).")
-        } else {
-            Output.line("Dose \(dose.id) taken: \(label), due \(when), taken at \(at).")
+
+    var lines: [String] {
+        let dose = entry.dose
+        let when = TimeText.local(dose.scheduled, in: dose.timeZone)
+        let label = UserText.oneLine(entry.label)
+        var lines: [String]
+        switch dose.status {
+        case .taken:
+            let at = dose.takenAt.map { TimeText.clock($0, in: dose.timeZone) } ?? "now"
+            if previous == nil {
+                lines = ["Logged dose \(dose.id): \(label), taken at \(at)."]
+            } else {
+                lines = ["Dose \(dose.id) taken: \(label), due \(when), taken at \(at)."]
+            }
+        case .skipped: lines = ["Dose \(dose.id) skipped: \(label), due \(when)."]
+        case .missed: lines = ["Dose \(dose.id) marked missed: \(label), due \(when)."]
+        case .pending: lines = ["Dose \(dose.id) is pending again: \(label), due \(when)."]
         }
-    case .skipped: Output.line("Dose \(dose.id) skipped: \(label), due \(when).")
-    case .missed: Output.line("Dose \(dose.id) marked missed: \(label), due \(when).")
-    case .pending: Output.line("Dose \(dose.id) is pending again: \(label), due \(when).")
+        if !dose.notes.isEmpty { lines.append("  Notes: \(UserText.oneLine(dose.notes))") }
+        return lines
     }
-    if !dose.notes.isEmpty { Output.line("  Notes: \(UserText.oneLine(dose.notes))") }
-    if let warning = answered.warning { Output.note("Warning: \(UserText.oneLine(warning))") }
-    if let refill = answered.refill { Output.note("Refill: \(UserText.oneLine(refill))") }
+
+    var notes: [String] {
+        (warning.map { ["Warning: \(UserText.oneLine($0))"] } ?? []) + (refill.map { ["Refill: \(UserText.oneLine($0))"] } ?? [])
+    }
+}
+
+/// What `take`, `skip`, `miss` and `reset` share: which dose, and notes to keep with it.
+struct DoseAnswerOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    var dose: String?
+    @Option(help: ArgumentHelp("Notes to keep with the dose, such as why (at most 500 characters).", valueName: "text"))
+    var notes: String?
 }
 
 struct DoseTake: AsyncParsableCommand {
@@ -116,35 +134,26 @@ struct DoseTake: AsyncParsableCommand {
         commandName: "take",
         abstract: "Mark a dose taken (now); an as-needed medication's name logs a new dose."
     )
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose (at most 500 characters).", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.take, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.take, answer, global: global) }
 }
 
 struct DoseSkip: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "skip", abstract: "Skip a dose on purpose (it counts against adherence).")
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose, such as why.", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.skip, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.skip, answer, global: global) }
 }
 
 struct DoseMiss: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "miss", abstract: "Mark a dose missed.")
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose.", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.miss, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.miss, answer, global: global) }
 }
 
 struct DoseReset: AsyncParsableCommand {
@@ -152,13 +161,10 @@ struct DoseReset: AsyncParsableCommand {
         commandName: "reset",
         abstract: "Set an answered dose back to pending (a taken one goes back into the stock)."
     )
-    @Argument(help: ArgumentHelp("A dose number or an alert id.", valueName: "dose"))
-    var dose: String?
-    @Option(help: ArgumentHelp("Notes to keep with the dose.", valueName: "text"))
-    var notes: String?
+    @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws { try await answerDose(.reset, dose: dose, notes: notes, global: global) }
+    func run() async throws { try await answerDose(.reset, answer, global: global) }
 }
 
 struct DoseSnooze: AsyncParsableCommand {
@@ -186,17 +192,29 @@ struct DoseSnooze: AsyncParsableCommand {
         let reference = try chooseDose(dose, book: context.book, verb: "snooze")
         let entry = try context.book.snooze(reference, minutes: minutes)
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Snoozed: Encodable {
-                var dose: DoseJSON
-                var minutes: Int
-                var runner: Bool
-            }
-            Output.json(Snoozed(dose: DoseJSON(entry: entry, now: Date()), minutes: minutes, runner: running))
-            return
+        emit(Snoozed(entry, minutes: minutes, runner: running, now: Date()), json: global.json)
+    }
+
+    /// A dose snoozed: the dose, for how many minutes, whether a runner was woken.
+    struct Snoozed: Report {
+        var dose: DoseJSON
+        var minutes: Int
+        var runner: Bool
+        private var entry: DoseEntry
+
+        enum CodingKeys: String, CodingKey { case dose, minutes, runner }
+
+        init(_ entry: DoseEntry, minutes: Int, runner: Bool, now: Date) {
+            dose = DoseJSON(entry: entry, now: now)
+            self.minutes = minutes
+            self.runner = runner
+            self.entry = entry
         }
-        let again = entry.dose.snoozeUntil.map { TimeText.clock($0, in: entry.dose.timeZone) } ?? "later"
-        Output.line("Snoozed dose \(entry.dose.id): \(UserText.oneLine(entry.label)); the alert comes again at \(again).")
+
+        var lines: [String] {
+            let again = entry.dose.snoozeUntil.map { TimeText.clock($0, in: entry.dose.timeZone) } ?? "later"
+            return ["Snoozed dose \(entry.dose.id): \(UserText.oneLine(entry.label)); the alert comes again at \(again)."]
+        }
     }
 }
 
@@ -220,61 +238,68 @@ struct DosesCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global, .read)
         let now = Date()
-        let (filter, title) = try range.filter(now: now, zone: .current)
+        let (filter, title) = range.filter(now: now, zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
-        let counts = DoseCounts(entries, now: now)
-        if global.json {
-            struct Listing: Encodable {
-                var doses: [DoseJSON]
-                var counts: DoseCounts
-                @Nullable var from: String?
-                @Nullable var to: String?
+        emit(Listing(entries, filter: filter, title: title, now: now), json: global.json)
+    }
+
+    /// The dose history by day, with the counts per status and the range.
+    struct Listing: Report {
+        var doses: [DoseJSON]
+        var counts: DoseCounts
+        @Nullable var from: String?
+        @Nullable var to: String?
+        private var entries: [DoseEntry]
+        private var title: String
+        private var now: Date
+
+        enum CodingKeys: String, CodingKey { case doses, counts, from, to }
+
+        init(_ entries: [DoseEntry], filter: DoseFilter, title: String, now: Date) {
+            doses = entries.map { DoseJSON(entry: $0, now: now) }
+            counts = DoseCounts(entries, now: now)
+            from = filter.from.map(TimeText.iso)
+            to = filter.to.map(TimeText.iso)
+            self.entries = entries
+            self.title = title
+            self.now = now
+        }
+
+        var lines: [String] {
+            guard !entries.isEmpty else { return ["No doses in \(title)."] }
+            var lines = ["Doses, \(title)"]
+            var day: Int?
+            let numberWidth = String(entries.map(\.dose.id).max() ?? 0).count
+            for entry in entries {
+                let dose = entry.dose
+                let zone = dose.timeZone
+                let local = CivilDay.of(dose.scheduled, in: zone)
+                if local != day {
+                    day = local
+                    lines.append("")
+                    lines.append(String(TimeText.local(dose.scheduled, in: zone).prefix(14)))
+                }
+                let number = String(dose.id)
+                var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
+                line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(UserText.oneLine(entry.label))"
+                let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
+                line += "  \(status)"
+                if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
+                if dose.autoMissed { line += " (no answer)" }
+                if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
+                if !dose.notes.isEmpty { line += "  — \(UserText.oneLine(dose.notes))" }
+                lines.append(line)
             }
-            Output.json(
-                Listing(
-                    doses: entries.map { DoseJSON(entry: $0, now: now) },
-                    counts: counts,
-                    from: filter.from.map(TimeText.iso),
-                    to: filter.to.map(TimeText.iso)
-                )
-            )
-            return
-        }
-        guard !entries.isEmpty else {
-            Output.line("No doses in \(title).")
-            return
-        }
-        Output.line("Doses, \(title)")
-        var day: Int?
-        let numberWidth = String(entries.map(\.dose.id).max() ?? 0).count
-        for entry in entries {
-            let dose = entry.dose
-            let zone = dose.timeZone
-            let local = CivilDay.of(dose.scheduled, in: zone)
-            if local != day {
-                day = local
-                Output.line("")
-                Output.line(String(TimeText.local(dose.scheduled, in: zone).prefix(14)))
+            lines.append("")
+            var parts: [String] = []
+            for status in DoseStatus.allCases {
+                if counts[status] > 0 { parts.append("\(counts[status]) \(status.rawValue)") }
             }
-            let number = String(dose.id)
-            var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
-            line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(UserText.oneLine(entry.label))"
-            let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
-            line += "  \(status)"
-            if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
-            if dose.autoMissed { line += " (no answer)" }
-            if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
-            if !dose.notes.isEmpty { line += "  — \(UserText.oneLine(dose.notes))" }
-            Output.line(line)
+            var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
+            if counts.overdue > 0 { summary += " (\(counts.overdue) overdue)" }
+            lines.append(summary)
+            return lines
         }
-        Output.line("")
-        var parts: [String] = []
-        for status in DoseStatus.allCases {
-            if counts[status] > 0 { parts.append("\(counts[status]) \(status.rawValue)") }
-        }
-        var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
-        if counts.overdue > 0 { summary += " (\(counts.overdue) overdue)" }
-        Output.line(summary)
     }
 }
 
@@ -299,78 +324,92 @@ struct AdherenceCommand: AsyncParsableCommand {
     var all = false
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
+    /// `--last` in days, parsed once by validate().
+    private var lastDays: Int?
+
+    mutating func validate() throws {
         if all && last != nil { throw ValidationError("choose one range: --last or --all") }
-        if let last { try asValidation { () throws(ChimeError) in _ = try DoseInput.lastDays(last) } }
+        try asValidation { () throws(ChimeError) in lastDays = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } }
     }
 
     func run() async throws {
         let context = try DoseContext(global, .read)
         let now = Date()
         let zone = TimeZone.current
-        let days = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } ?? 30
+        let days = lastDays ?? 30
         let range = DoseRange.last(days: days, now: now, zone: zone)
         let report = try context.book.adherence(from: all ? nil : range.from, to: range.to, medication: medication)
-        if global.json {
-            struct PerMedication: Encodable {
-                var id: Int64
-                var name: String
-                var adherence: AdherenceJSON
-            }
-            struct Day: Encodable {
-                var date: String
-                var adherence: AdherenceJSON
-            }
-            struct Report: Encodable {
-                @Nullable var from: String?
-                var to: String
-                var overall: AdherenceJSON
-                var medications: [PerMedication]
-                var days: [Day]
-            }
-            Output.json(
-                Report(
-                    from: report.from.map(TimeText.iso),
-                    to: TimeText.iso(report.to),
-                    overall: AdherenceJSON(adherence: report.overall),
-                    medications: report.medications.map {
-                        PerMedication(id: $0.medicationID, name: $0.name, adherence: AdherenceJSON(adherence: $0.adherence))
-                    },
-                    days: report.days.map { Day(date: CivilDay.format($0.day), adherence: AdherenceJSON(adherence: $0.adherence)) }
-                )
-            )
-            return
-        }
-        let overall = report.overall
         let span = all ? "all history" : (days == 1 ? "today" : "last \(days) days")
-        let subject = medication.map { " of \(UserText.oneLine($0))" } ?? ""
-        guard overall.counted > 0 else {
-            Output.line("Adherence\(subject), \(span): —")
-            Output.line("No doses due yet in this range" + (overall.pending > 0 ? " (\(overall.pending) pending, not counted)." : "."))
-            return
+        emit(Summary(report, span: span, medication: medication), json: global.json)
+    }
+
+    /// Adherence over a range: overall, per medication, per day.
+    struct Summary: Report {
+        struct PerMedication: Encodable {
+            var id: Int64
+            var name: String
+            var adherence: AdherenceJSON
         }
-        Output.line("Adherence\(subject), \(span): \(overall.percentText)")
-        var counts = "  \(overall.taken) taken, \(overall.missed) missed, \(overall.skipped) skipped"
-        if overall.pending > 0 { counts += "; \(overall.pending) pending (not counted)" }
-        Output.line(counts)
-        Output.line("  = taken ÷ (taken + missed + skipped), over doses already due")
-        if medication == nil && !report.medications.isEmpty {
-            Output.line("")
-            Output.line("By medication")
-            let width = min(30, report.medications.map { UserText.oneLine($0.name).count }.max() ?? 0)
-            for item in report.medications {
-                let name = String(UserText.oneLine(item.name).prefix(width))
-                let padded = name + String(repeating: " ", count: max(0, width - name.count))
-                let rate = item.adherence.percentText
-                let a = item.adherence
-                var line = "  \(padded)  " + String(repeating: " ", count: max(0, 4 - rate.count)) + rate
-                line += "  \(a.taken) taken, \(a.missed) missed, \(a.skipped) skipped"
-                if a.pending > 0 { line += ", \(a.pending) pending" }
-                Output.line(line)
+        struct Day: Encodable {
+            var date: String
+            var adherence: AdherenceJSON
+        }
+        @Nullable var from: String?
+        var to: String
+        var overall: AdherenceJSON
+        var medications: [PerMedication]
+        var days: [Day]
+        private var report: AdherenceReport
+        private var span: String
+        private var medication: String?
+
+        enum CodingKeys: String, CodingKey { case from, to, overall, medications, days }
+
+        init(_ report: AdherenceReport, span: String, medication: String?) {
+            from = report.from.map(TimeText.iso)
+            to = TimeText.iso(report.to)
+            overall = AdherenceJSON(adherence: report.overall)
+            medications = report.medications.map {
+                PerMedication(id: $0.medicationID, name: $0.name, adherence: AdherenceJSON(adherence: $0.adherence))
             }
+            days = report.days.map { Day(date: CivilDay.format($0.day), adherence: AdherenceJSON(adherence: $0.adherence)) }
+            self.report = report
+            self.span = span
+            self.medication = medication
         }
-        Output.line("")
-        for line in AdherenceChart.lines(report.days, columns: TerminalSize.current().columns) { Output.line(line) }
+
+        var lines: [String] {
+            let overall = report.overall
+            let subject = medication.map { " of \(UserText.oneLine($0))" } ?? ""
+            guard overall.counted > 0 else {
+                return [
+                    "Adherence\(subject), \(span): —",
+                    "No doses due yet in this range" + (overall.pending > 0 ? " (\(overall.pending) pending, not counted)." : "."),
+                ]
+            }
+            var lines = ["Adherence\(subject), \(span): \(overall.percentText)"]
+            var counts = "  \(overall.taken) taken, \(overall.missed) missed, \(overall.skipped) skipped"
+            if overall.pending > 0 { counts += "; \(overall.pending) pending (not counted)" }
+            lines.append(counts)
+            lines.append("  = taken ÷ (taken + missed + skipped), over doses already due")
+            if medication == nil && !report.medications.isEmpty {
+                lines.append("")
+                lines.append("By medication")
+                let width = min(30, report.medications.map { UserText.oneLine($0.name).count }.max() ?? 0)
+                for item in report.medications {
+                    let name = String(UserText.oneLine(item.name).prefix(width))
+                    let padded = name + String(repeating: " ", count: max(0, width - name.count))
+                    let rate = item.adherence.percentText
+                    let a = item.adherence
+                    var line = "  \(padded)  " + String(repeating: " ", count: max(0, 4 - rate.count)) + rate
+                    line += "  \(a.taken) taken, \(a.missed) missed, \(a.skipped) skipped"
+                    if a.pending > 0 { line += ", \(a.pending) pending" }
+                    lines.append(line)
+                }
+            }
+            lines.append("")
+            return lines + AdherenceChart.lines(report.days, columns: TerminalSize.current().columns)
+        }
     }
 }
 
@@ -404,7 +443,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try DoseContext(global, .read)
-        let (filter, _) = try range.filter(now: Date(), zone: .current)
+        let (filter, _) = range.filter(now: Date(), zone: .current)
         let entries = try context.book.doses(filter, limit: range.limit)
         let medications = Dictionary(
             try context.book.medications(includeInactive: true).map { ($0.medication.id, $0.medication) },

@@ -91,29 +91,40 @@ struct FocusContext {
     func report(_ session: FocusSession, headline: String, json: Bool) {
         let running = pokeRunner(store, json: json)
         let time = timer.clock.now()
-        if json {
-            struct Changed: Encodable {
-                var session: SessionJSON
-                var runner: Bool
-            }
-            Output.json(Changed(session: SessionJSON(session, at: time, alertDue: alertDue(session)), runner: running))
-            return
+        let due = alertDue(session)
+        let text = [headline] + (session.state.isOpen ? drawing(session, at: time, alertDue: due) : [])
+        emit(Changed(session: SessionJSON(session, at: time, alertDue: due), runner: running, text: text), json: json)
+    }
+
+    /// A session after a transition, and whether a runner was woken.
+    struct Changed: Report {
+        var session: SessionJSON
+        var runner: Bool
+        private var text: [String]
+
+        enum CodingKeys: String, CodingKey { case session, runner }
+
+        init(session: SessionJSON, runner: Bool, text: [String]) {
+            self.session = session
+            self.runner = runner
+            self.text = text
         }
-        Output.line(headline)
-        if session.state.isOpen { draw(session, at: time) }
+
+        var lines: [String] { text }
     }
 
     /// An open session for a person: the tree, MM:SS and the bar, then when its alert fires;
     /// an active session whose alert was cancelled (`chime cancel focus-ID`) says so.
-    func draw(_ session: FocusSession, at time: MachineTime) {
-        for line in FocusText.frame(session, at: time) { Output.line(line) }
-        if let due = alertDue(session) {
-            Output.line(
+    func drawing(_ session: FocusSession, at time: MachineTime, alertDue due: Date?) -> [String] {
+        var lines = FocusText.frame(session, at: time)
+        if let due {
+            lines.append(
                 "    \"\(FocusTimer.alertTitle)\" at \(TimeText.local(due, in: .current, seconds: true)) (alert \(session.reminderID))"
             )
         } else if session.state == .active {
-            Output.line("    No alert is scheduled (it was cancelled): the session still completes at 00:00.")
+            lines.append("    No alert is scheduled (it was cancelled): the session still completes at 00:00.")
         }
+        return lines
     }
 }
 
@@ -243,36 +254,53 @@ struct FocusStatus: AsyncParsableCommand {
             case .open(let session), .completed(let session), .abandoned(let session): session
             case .none: try context.timer.latest()
             }
-        if global.json {
-            struct Status: Encodable {
-                var session: SessionJSON?
-                var running: Bool
-                var note: String?
-                var runner: Bool
-            }
-            Output.json(
-                Status(
-                    session: session.map { SessionJSON($0, at: time, alertDue: context.alertDue($0)) },
-                    running: session?.state.isOpen ?? false,
-                    note: session.flatMap { Self.outcome($0) },
-                    runner: RunnerControl.isRunning(storePath: context.store.path)
-                )
-            )
-            return
-        }
-        guard let session else {
-            Output.line("No focus session yet. Plant your first tree: chime focus start")
-            return
-        }
-        if session.state.isOpen {
-            Output.line("Focus session #\(session.id), started \(TimeText.local(session.startedAt, in: .current))")
-            context.draw(session, at: time)
-            if !RunnerControl.isRunning(storePath: context.store.path) {
-                Output.note("No runner is running for this store: the alert fires once 'chime run' starts.")
+        let due = session.flatMap { context.alertDue($0) }
+        let running = RunnerControl.isRunning(storePath: context.store.path)
+        var text: [String]
+        if let session {
+            if session.state.isOpen {
+                text = ["Focus session #\(session.id), started \(TimeText.local(session.startedAt, in: .current))"]
+                text += context.drawing(session, at: time, alertDue: due)
+            } else {
+                text = ["No focus session running. " + (Self.outcome(session) ?? ""), "Start one with 'chime focus start'."]
             }
         } else {
-            Output.line("No focus session running. " + (Self.outcome(session) ?? ""))
-            Output.line("Start one with 'chime focus start'.")
+            text = ["No focus session yet. Plant your first tree: chime focus start"]
+        }
+        emit(
+            Status(
+                session: session.map { SessionJSON($0, at: time, alertDue: due) },
+                running: session?.state.isOpen ?? false,
+                note: session.flatMap { Self.outcome($0) },
+                runner: running,
+                text: text
+            ),
+            json: global.json
+        )
+    }
+
+    /// The current (else the latest) session, and whether a runner is running.
+    struct Status: Report {
+        var session: SessionJSON?
+        var running: Bool
+        var note: String?
+        var runner: Bool
+        private var text: [String]
+
+        enum CodingKeys: String, CodingKey { case session, running, note, runner }
+
+        init(session: SessionJSON?, running: Bool, note: String?, runner: Bool, text: [String]) {
+            self.session = session
+            self.running = running
+            self.note = note
+            self.runner = runner
+            self.text = text
+        }
+
+        var lines: [String] { text }
+
+        var notes: [String] {
+            running && !runner ? ["No runner is running for this store: the alert fires once 'chime run' starts."] : []
         }
     }
 

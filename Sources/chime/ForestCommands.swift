@@ -21,12 +21,15 @@ enum TerminalSize {
 }
 
 /// How a tree appears in `--json` output.
-struct TreeJSON: Encodable {
+/// One tree of the forest: its `--json` form (also each element of `forest --json`), and the
+/// tree drawn with its times for `forest show`.
+struct TreeJSON: Report {
     var id: Int64
     var started: String
     var completed: String
     var focusSeconds: Int64
     var pausedSeconds: Int64
+    private var session: FocusSession
 
     enum CodingKeys: String, CodingKey {
         case id, started, completed
@@ -40,6 +43,18 @@ struct TreeJSON: Encodable {
         completed = TimeText.iso(session.endedAt!)
         focusSeconds = session.focusMicros / 1_000_000
         pausedSeconds = session.pausedMicros / 1_000_000
+        self.session = session
+    }
+
+    var lines: [String] {
+        let zone = TimeZone.current
+        var lines = TreeArt.lines(stage: TreeStage.grown).map { "    " + $0 }
+        lines.append("Tree #\(session.id)")
+        lines.append("  Completed   \(TimeText.local(session.endedAt!, in: zone))")
+        lines.append("  Focus Time  \(FocusText.minutes(session.focusMicros))")
+        lines.append("  Started     \(TimeText.local(session.startedAt, in: zone))")
+        if session.pausedMicros >= 60_000_000 { lines.append("  Paused      \(FocusText.minutes(session.pausedMicros))") }
+        return lines
     }
 }
 
@@ -146,17 +161,7 @@ struct ForestShow: AsyncParsableCommand {
                 }
             throw ChimeError(.notFound, "focus session #\(number) is not a tree in the forest: \(what)")
         }
-        if global.json {
-            Output.json(TreeJSON(session))
-            return
-        }
-        let zone = TimeZone.current
-        for line in TreeArt.lines(stage: TreeStage.grown) { Output.line("    " + line) }
-        Output.line("Tree #\(session.id)")
-        Output.line("  Completed   \(TimeText.local(session.endedAt!, in: zone))")
-        Output.line("  Focus Time  \(FocusText.minutes(session.focusMicros))")
-        Output.line("  Started     \(TimeText.local(session.startedAt, in: zone))")
-        if session.pausedMicros >= 60_000_000 { Output.line("  Paused      \(FocusText.minutes(session.pausedMicros))") }
+        emit(TreeJSON(session), json: global.json)
     }
 }
 
@@ -179,43 +184,61 @@ struct Stats: AsyncParsableCommand {
         let (stats, days) = try Forest(store: store).stats(now: now, zone: zone)
         var localDays = LocalDays(zone: zone)
         let today = localDays.number(of: now)
-        if global.json {
-            struct Day: Encodable {
-                var date: String
-                var trees: Int
-                var focusSeconds: Int64
-                enum CodingKeys: String, CodingKey {
-                    case date, trees
-                    case focusSeconds = "focus_s"
-                }
+        emit(Summary(stats, days: days, today: today), json: global.json)
+    }
+
+    /// The focus stats and the trees per day of the last 30 days.
+    struct Summary: Report {
+        struct Day: Encodable {
+            var date: String
+            var trees: Int
+            var focusSeconds: Int64
+            enum CodingKeys: String, CodingKey {
+                case date, trees
+                case focusSeconds = "focus_s"
             }
-            struct StatsJSON: Encodable {
-                var totalTrees: Int
-                var totalFocusSeconds: Int64
-                var totalFocus: String
-                var totalSessions: Int
-                var todaysTrees: Int
-                var todaysFocusSeconds: Int64
-                var currentStreak: Int
-                var longestStreak: Int
-                var abandoned: Int
-                var completionRate: Double
-                var last30Days: [Day]
-                enum CodingKeys: String, CodingKey {
-                    case abandoned
-                    case totalTrees = "total_trees"
-                    case totalFocusSeconds = "total_focus_s"
-                    case totalFocus = "total_focus"
-                    case totalSessions = "total_sessions"
-                    case todaysTrees = "todays_trees"
-                    case todaysFocusSeconds = "todays_focus_s"
-                    case currentStreak = "current_streak"
-                    case longestStreak = "longest_streak"
-                    case completionRate = "completion_rate"
-                    case last30Days = "last_30_days"
-                }
-            }
-            let last30 = ((today - 29)...today).map { day in
+        }
+        var totalTrees: Int
+        var totalFocusSeconds: Int64
+        var totalFocus: String
+        var totalSessions: Int
+        var todaysTrees: Int
+        var todaysFocusSeconds: Int64
+        var currentStreak: Int
+        var longestStreak: Int
+        var abandoned: Int
+        var completionRate: Double
+        var last30Days: [Day]
+        private var stats: ForestStats
+        private var days: [Int: DayTotals]
+        private var today: Int
+
+        enum CodingKeys: String, CodingKey {
+            case abandoned
+            case totalTrees = "total_trees"
+            case totalFocusSeconds = "total_focus_s"
+            case totalFocus = "total_focus"
+            case totalSessions = "total_sessions"
+            case todaysTrees = "todays_trees"
+            case todaysFocusSeconds = "todays_focus_s"
+            case currentStreak = "current_streak"
+            case longestStreak = "longest_streak"
+            case completionRate = "completion_rate"
+            case last30Days = "last_30_days"
+        }
+
+        init(_ stats: ForestStats, days: [Int: DayTotals], today: Int) {
+            totalTrees = stats.totalTrees
+            totalFocusSeconds = stats.totalFocusMicros / 1_000_000
+            totalFocus = stats.formattedTotalFocusTime
+            totalSessions = stats.totalSessions
+            todaysTrees = stats.todaysTrees
+            todaysFocusSeconds = stats.todaysFocusMicros / 1_000_000
+            currentStreak = stats.currentStreak
+            longestStreak = stats.longestStreak
+            abandoned = stats.abandonedCount
+            completionRate = (stats.completionRate * 10).rounded() / 10
+            last30Days = ((today - 29)...today).map { day in
                 let civil = ZoneMath.civilFromDays(day)
                 return Day(
                     date: String(format: "%04d-%02d-%02d", civil.year, civil.month, civil.day),
@@ -223,33 +246,24 @@ struct Stats: AsyncParsableCommand {
                     focusSeconds: (days[day]?.focusMicros ?? 0) / 1_000_000
                 )
             }
-            Output.json(
-                StatsJSON(
-                    totalTrees: stats.totalTrees,
-                    totalFocusSeconds: stats.totalFocusMicros / 1_000_000,
-                    totalFocus: stats.formattedTotalFocusTime,
-                    totalSessions: stats.totalSessions,
-                    todaysTrees: stats.todaysTrees,
-                    todaysFocusSeconds: stats.todaysFocusMicros / 1_000_000,
-                    currentStreak: stats.currentStreak,
-                    longestStreak: stats.longestStreak,
-                    abandoned: stats.abandonedCount,
-                    completionRate: (stats.completionRate * 10).rounded() / 10,
-                    last30Days: last30
-                )
-            )
-            return
+            self.stats = stats
+            self.days = days
+            self.today = today
         }
-        func dayCount(_ count: Int) -> String { count == 1 ? "1 day" : "\(count) days" }
-        Output.line("Trees planted    \(stats.totalTrees)")
-        Output.line("Focus time       \(stats.formattedTotalFocusTime)")
-        Output.line("Today            \(stats.todaysTrees) \(stats.todaysTrees == 1 ? "tree" : "trees"), \(stats.formattedTodaysFocusTime)")
-        Output.line("Current streak   \(dayCount(stats.currentStreak))")
-        Output.line("Longest streak   \(dayCount(stats.longestStreak))")
-        Output.line("Sessions         \(stats.totalSessions) (\(stats.abandonedCount) abandoned)")
-        Output.line("Completion rate  \(String(format: "%.0f", stats.completionRate))%")
-        Output.line("")
-        Output.line("Trees per day, last 30 days")
-        for line in FocusText.chart(days: days, today: today) { Output.line(line) }
+
+        var lines: [String] {
+            func dayCount(_ count: Int) -> String { count == 1 ? "1 day" : "\(count) days" }
+            return [
+                "Trees planted    \(stats.totalTrees)",
+                "Focus time       \(stats.formattedTotalFocusTime)",
+                "Today            \(stats.todaysTrees) \(stats.todaysTrees == 1 ? "tree" : "trees"), \(stats.formattedTodaysFocusTime)",
+                "Current streak   \(dayCount(stats.currentStreak))",
+                "Longest streak   \(dayCount(stats.longestStreak))",
+                "Sessions         \(stats.totalSessions) (\(stats.abandonedCount) abandoned)",
+                "Completion rate  \(String(format: "%.0f", stats.completionRate))%",
+                "",
+                "Trees per day, last 30 days",
+            ] + FocusText.chart(days: days, today: today)
+        }
     }
 }

@@ -84,18 +84,37 @@ struct MedicationOptions: ParsableArguments {
     )
     var refillDays: Int?
 
+    /// The values given that parse on their own, typed: filled once by ``parseFormats()``.
+    struct Parsed {
+        var times: [LocalTime]?
+        var days: WeekdaySet?
+        var zone: ZoneRule?
+        var minInterval: Int?
+        var startDay: Int?
+        var endDay: Int?
+        var grace: Int?
+        var missedAfter: Int?
+    }
+    private(set) var parsed = Parsed()
+
+    enum CodingKeys: CodingKey {
+        case amount, unit, times, days, zone, asNeeded, minInterval, instructions, prescribedBy, start, end, grace, missedAfter
+        case stock, refillDays
+    }
+
     var touchesSchedule: Bool { times != nil || days != nil || zone != nil || asNeeded || minInterval != nil }
 
-    /// Every value that parses on its own, checked before the store is opened.
-    func checkFormats() throws(ChimeError) {
-        if let times { _ = try DoseInput.times(times) }
-        if let days { _ = try DoseInput.days(days) }
-        if let zone { _ = try ZoneRule.parse(zone) }
-        if let minInterval { _ = try DoseInput.duration(minInterval, field: "min interval") }
-        if let start { _ = try CivilDay.parse(start, field: "start date") }
-        if let end { _ = try CivilDay.parse(end, field: "end date") }
-        if let grace { _ = try DoseInput.duration(grace, field: "grace") }
-        if let missedAfter { _ = try DoseInput.duration(missedAfter, field: "missed after") }
+    /// Parses every value that parses on its own, once, before the store is opened
+    /// (`validate()` of `med add` and `med edit`), and keeps them in ``parsed``.
+    mutating func parseFormats() throws(ChimeError) {
+        parsed.times = try times.map { text throws(ChimeError) in try DoseInput.times(text) }
+        parsed.days = try days.map { text throws(ChimeError) in try DoseInput.days(text) }
+        parsed.zone = try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) }
+        parsed.minInterval = try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
+        parsed.startDay = try start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") }
+        parsed.endDay = try end.map { text throws(ChimeError) in try CivilDay.parse(text, field: "end date") }
+        parsed.grace = try grace.map { text throws(ChimeError) in try DoseInput.duration(text, field: "grace") }
+        parsed.missedAfter = try missedAfter.map { text throws(ChimeError) in try DoseInput.duration(text, field: "missed after") }
     }
 
     /// The medication `med add` adds.
@@ -104,14 +123,14 @@ struct MedicationOptions: ParsableArguments {
             name: name,
             amount: amount ?? "",
             unit: unit ?? "",
-            startDay: try start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") } ?? today
+            startDay: parsed.startDay ?? today
         )
         if amount == nil { throw ChimeError(.usage, "missing --amount: the amount of one dose, such as --amount 100") }
         draft.instructions = instructions ?? ""
         draft.prescribedBy = prescribedBy ?? ""
-        draft.endDay = try end.map { text throws(ChimeError) in try CivilDay.parse(text, field: "end date") }
-        if let grace { draft.grace = try DoseInput.duration(grace, field: "grace") }
-        if let missedAfter { draft.missedAfter = try DoseInput.duration(missedAfter, field: "missed after") }
+        draft.endDay = parsed.endDay
+        if let grace = parsed.grace { draft.grace = grace }
+        if let missedAfter = parsed.missedAfter { draft.missedAfter = missedAfter }
         draft.stock = stock
         if let refillDays { draft.refillDays = refillDays }
         return draft
@@ -119,13 +138,13 @@ struct MedicationOptions: ParsableArguments {
 
     /// The schedule these options give: `med add` merges it over nothing, `med edit` hands it
     /// to the library, which merges it over the current schedule in its transaction.
-    func scheduleChange() throws(ChimeError) -> ScheduleChange {
+    func scheduleChange() -> ScheduleChange {
         ScheduleChange(
-            times: try times.map { text throws(ChimeError) in try DoseInput.times(text) },
-            days: try days.map { text throws(ChimeError) in try DoseInput.days(text) },
-            zone: try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) },
+            times: parsed.times,
+            days: parsed.days,
+            zone: parsed.zone,
             asNeeded: asNeeded,
-            minInterval: try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
+            minInterval: parsed.minInterval
         )
     }
 }
@@ -209,17 +228,25 @@ struct MedAdd: AsyncParsableCommand {
     @OptionGroup var options: MedicationOptions
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
+    // Parsed once, by validate(): the medication and its schedule, checked.
+    private var draft: MedicationDraft?
+    private var schedule: ScheduleDraft?
+
+    enum CodingKeys: CodingKey { case name, options, global }
+
+    mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
-            try options.checkFormats()
-            _ = try options.draft(name: name, today: CivilDay.of(Date(), in: .current)).validated()
-            _ = try options.scheduleChange().merged().validated()
+            try options.parseFormats()
+            let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
+            _ = try draft.validated()
+            let schedule = try options.scheduleChange().merged()
+            _ = try schedule.validated()
+            (self.draft, self.schedule) = (draft, schedule)
         }
     }
 
     func run() async throws {
-        let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
-        let schedule = try options.scheduleChange().merged()
+        guard let draft, let schedule else { throw ChimeError(.failure, "med add ran without its checks") }
         let context = try DoseContext(global, .create)
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
@@ -242,23 +269,32 @@ struct MedList: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global, .read)
         let list = try context.book.medications(search: search, includeInactive: all)
-        if global.json {
-            struct Listing: Encodable {
-                var medications: [MedicationJSON]
-                var count: Int
-            }
-            Output.json(Listing(medications: list.map { MedicationJSON(detail: $0) }, count: list.count))
-            return
+        emit(Listing(list, search: search), json: global.json)
+    }
+
+    /// The medications found, each described in a few lines.
+    struct Listing: Report {
+        var medications: [MedicationJSON]
+        var count: Int
+        private var details: [MedicationDetail]
+        private var search: String?
+
+        enum CodingKeys: String, CodingKey { case medications, count }
+
+        init(_ details: [MedicationDetail], search: String?) {
+            medications = details.map { MedicationJSON(detail: $0) }
+            count = details.count
+            self.details = details
+            self.search = search
         }
-        guard !list.isEmpty else {
-            if search != nil {
-                Output.line("No medication matches '\(UserText.oneLine(search ?? ""))'.")
-            } else {
-                Output.line("No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00")
+
+        var lines: [String] {
+            guard !details.isEmpty else {
+                if search != nil { return ["No medication matches '\(UserText.oneLine(search ?? ""))'."] }
+                return ["No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00"]
             }
-            return
+            return details.flatMap { describe($0, full: false) }
         }
-        for detail in list { describe(detail, full: false).forEach(Output.line) }
     }
 }
 
@@ -278,31 +314,37 @@ struct MedShow: AsyncParsableCommand {
         let nextBySchedule = try context.book.nextDoseBySchedule(id)
         let range = DoseRange.last(days: 30, now: Date(), zone: .current)
         let adherence = try context.book.adherence(from: range.from, to: range.to, medication: id).overall
-        if global.json {
-            struct Shown: Encodable {
-                var medication: MedicationJSON
-                var adherence30Days: AdherenceJSON
-                enum CodingKeys: String, CodingKey {
-                    case medication
-                    case adherence30Days = "adherence_30d"
-                }
-            }
-            Output.json(
-                Shown(
-                    medication: MedicationJSON(detail: detail, nextBySchedule: nextBySchedule),
-                    adherence30Days: AdherenceJSON(adherence: adherence)
-                )
-            )
-            return
+        emit(Shown(detail, nextBySchedule: nextBySchedule, adherence: adherence), json: global.json)
+    }
+
+    /// A medication in full, with its adherence over the last 30 days.
+    struct Shown: Report {
+        var medication: MedicationJSON
+        var adherence30Days: AdherenceJSON
+        private var detail: MedicationDetail
+        private var nextBySchedule: [Int64: Date]
+        private var adherence: Adherence
+
+        enum CodingKeys: String, CodingKey {
+            case medication
+            case adherence30Days = "adherence_30d"
         }
-        describe(detail, full: true, nextBySchedule: nextBySchedule).forEach(Output.line)
-        if adherence.counted == 0 {
-            Output.line("    Adherence, last 30 days: no doses due yet")
-        } else {
-            Output.line(
-                "    Adherence, last 30 days: \(adherence.percentText) (\(adherence.taken) taken, \(adherence.missed) missed, "
+
+        init(_ detail: MedicationDetail, nextBySchedule: [Int64: Date], adherence: Adherence) {
+            medication = MedicationJSON(detail: detail, nextBySchedule: nextBySchedule)
+            adherence30Days = AdherenceJSON(adherence: adherence)
+            self.detail = detail
+            self.nextBySchedule = nextBySchedule
+            self.adherence = adherence
+        }
+
+        var lines: [String] {
+            let last =
+                adherence.counted == 0
+                ? "    Adherence, last 30 days: no doses due yet"
+                : "    Adherence, last 30 days: \(adherence.percentText) (\(adherence.taken) taken, \(adherence.missed) missed, "
                     + "\(adherence.skipped) skipped)"
-            )
+            return describe(detail, full: true, nextBySchedule: nextBySchedule) + [last]
         }
     }
 }
@@ -332,9 +374,9 @@ struct MedEdit: AsyncParsableCommand {
     var noStock = false
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
+    mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
-            try options.checkFormats()
+            try options.parseFormats()
             if noEnd && options.end != nil { throw ChimeError(.usage, "--end and --no-end contradict each other: give one") }
             if noStock && options.stock != nil { throw ChimeError(.usage, "--stock and --no-stock contradict each other: give one") }
         }
@@ -348,16 +390,14 @@ struct MedEdit: AsyncParsableCommand {
         changes.unit = options.unit
         changes.instructions = options.instructions
         changes.prescribedBy = options.prescribedBy
-        changes.startDay = try options.start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") }
+        changes.startDay = options.parsed.startDay
         if noEnd {
             changes.endDay = .some(nil)
-        } else if let end = options.end {
-            changes.endDay = .some(try CivilDay.parse(end, field: "end date"))
+        } else if let end = options.parsed.endDay {
+            changes.endDay = .some(end)
         }
-        changes.grace = try options.grace.map { text throws(ChimeError) in try DoseInput.duration(text, field: "grace") }
-        changes.missedAfter = try options.missedAfter.map { text throws(ChimeError) in
-            try DoseInput.duration(text, field: "missed after")
-        }
+        changes.grace = options.parsed.grace
+        changes.missedAfter = options.parsed.missedAfter
         if noStock {
             changes.stock = .some(nil)
         } else if let stock = options.stock {
@@ -365,7 +405,7 @@ struct MedEdit: AsyncParsableCommand {
         }
         changes.refillDays = options.refillDays
         // Merged over the current schedule inside the library's transaction (no read here).
-        if options.touchesSchedule { changes.scheduleChange = try options.scheduleChange() }
+        if options.touchesSchedule { changes.scheduleChange = options.scheduleChange() }
         let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
@@ -437,28 +477,28 @@ struct MedDelete: AsyncParsableCommand {
         }
         let deleted = try context.book.deleteMedication(String(impact.medication.id))
         let running = pokeRunner(context.store, json: global.json)
-        if global.json {
-            struct Deleted: Encodable {
-                var id: Int64
-                var name: String
-                var schedules: Int
-                var doses: Int
-                var runner: Bool
-            }
-            Output.json(
-                Deleted(
-                    id: deleted.medication.id,
-                    name: deleted.medication.name,
-                    schedules: deleted.schedules,
-                    doses: deleted.doses,
-                    runner: running
-                )
-            )
-            return
+        emit(Deleted(deleted, runner: running), json: global.json)
+    }
+
+    /// A medication deleted, with how many schedules and dose records went with it.
+    struct Deleted: Report {
+        var id: Int64
+        var name: String
+        var schedules: Int
+        var doses: Int
+        var runner: Bool
+
+        init(_ deleted: DeletionImpact, runner: Bool) {
+            id = deleted.medication.id
+            name = deleted.medication.name
+            schedules = deleted.schedules
+            doses = deleted.doses
+            self.runner = runner
         }
-        Output.line(
-            "Deleted \(name) with its \(plural(deleted.schedules, "schedule")) and \(plural(deleted.doses, "dose record"))."
-        )
+
+        var lines: [String] {
+            ["Deleted \(UserText.oneLine(name)) with its \(plural(schedules, "schedule")) and \(plural(doses, "dose record"))."]
+        }
     }
 }
 
@@ -487,57 +527,67 @@ struct MedNext: AsyncParsableCommand {
     func run() async throws {
         let context = try DoseContext(global, .read)
         let planned = try context.book.nextDoses(count: count, medication: medication)
-        if global.json {
-            struct Planned: Encodable {
-                var medicationID: Int64
-                var label: String
-                var scheduleID: Int64
-                var due: String
-                var dueLocal: String
-                var zone: String
-                var alert: String
-                @Nullable var note: String?
-                enum CodingKeys: String, CodingKey {
-                    case label, due, zone, alert, note
-                    case medicationID = "medication_id"
-                    case scheduleID = "schedule_id"
-                    case dueLocal = "due_local"
-                }
+        emit(Preview(planned, medication: medication, now: Date()), json: global.json)
+    }
+
+    /// The next doses: due (ISO and local), zone, alert id, with a DST note where one applies.
+    struct Preview: Report {
+        struct Planned: Encodable {
+            var medicationID: Int64
+            var label: String
+            var scheduleID: Int64
+            var due: String
+            var dueLocal: String
+            var zone: String
+            var alert: String
+            @Nullable var note: String?
+            enum CodingKeys: String, CodingKey {
+                case label, due, zone, alert, note
+                case medicationID = "medication_id"
+                case scheduleID = "schedule_id"
+                case dueLocal = "due_local"
             }
-            struct Listing: Encodable { var doses: [Planned] }
-            Output.json(
-                Listing(
-                    doses: planned.map {
-                        Planned(
-                            medicationID: $0.medicationID,
-                            label: $0.label,
-                            scheduleID: $0.scheduleID,
-                            due: TimeText.iso($0.due),
-                            dueLocal: TimeText.local($0.due, in: $0.zone),
-                            zone: $0.zone.identifier,
-                            alert: $0.occurrence,
-                            note: $0.resolution.note
-                        )
-                    }
+        }
+        var doses: [Planned]
+        private var planned: [PlannedDose]
+        private var medication: String?
+        private var now: Date
+
+        enum CodingKeys: String, CodingKey { case doses }
+
+        init(_ planned: [PlannedDose], medication: String?, now: Date) {
+            doses = planned.map {
+                Planned(
+                    medicationID: $0.medicationID,
+                    label: $0.label,
+                    scheduleID: $0.scheduleID,
+                    due: TimeText.iso($0.due),
+                    dueLocal: TimeText.local($0.due, in: $0.zone),
+                    zone: $0.zone.identifier,
+                    alert: $0.occurrence,
+                    note: $0.resolution.note
                 )
-            )
-            return
+            }
+            self.planned = planned
+            self.medication = medication
+            self.now = now
         }
-        guard !planned.isEmpty else {
-            Output.line(
-                medication == nil
-                    ? "No doses coming: no active scheduled medication ('chime med list --all')."
-                    : "No doses coming for \(UserText.oneLine(medication ?? "")): inactive, as needed, or past its end date."
-            )
-            return
-        }
-        let now = Date()
-        for dose in planned {
-            var line =
-                "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(UserText.oneLine(dose.label))  \(dose.occurrence)"
-            line += "  (\(TimeText.relative(dose.due, from: now)))"
-            if let note = dose.resolution.note { line += "  [\(note)]" }
-            Output.line(line)
+
+        var lines: [String] {
+            guard !planned.isEmpty else {
+                return [
+                    medication == nil
+                        ? "No doses coming: no active scheduled medication ('chime med list --all')."
+                        : "No doses coming for \(UserText.oneLine(medication ?? "")): inactive, as needed, or past its end date."
+                ]
+            }
+            return planned.map { dose in
+                var line =
+                    "\(TimeText.local(dose.due, in: dose.zone))  \(dose.zone.identifier)  \(UserText.oneLine(dose.label))  \(dose.occurrence)"
+                line += "  (\(TimeText.relative(dose.due, from: now)))"
+                if let note = dose.resolution.note { line += "  [\(note)]" }
+                return line
+            }
         }
     }
 }

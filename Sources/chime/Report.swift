@@ -20,18 +20,26 @@ struct Nullable<Value: Encodable>: Encodable {
 }
 
 /// What a command prints: its `Encodable` self as one JSON document with `--json`, else
-/// ``lines`` for a person.
+/// ``lines`` for a person, then ``notes``.
 protocol Report: Encodable {
     /// The human text, one element a line, on standard output.
     var lines: [String] { get }
+    /// Human notes (warnings, hints), one element a line, on standard error after ``lines``;
+    /// `--json` leaves them out.
+    var notes: [String] { get }
 }
 
-/// Prints `report`: one JSON document when `json`, else its lines.
+extension Report {
+    var notes: [String] { [] }
+}
+
+/// Prints `report`: one JSON document when `json`, else its lines, then its notes.
 func emit(_ report: some Report, json: Bool) {
     if json {
         Output.json(report)
     } else {
         for line in report.lines { Output.line(line) }
+        for note in report.notes { Output.note(note) }
     }
 }
 

@@ -152,27 +152,42 @@ func pokeRunner(_ store: ReminderStore, json: Bool) -> Bool {
 
 /// The result of scheduling, printed by `in`, `at` and `every`.
 func report(_ result: ScheduleResult, store: ReminderStore, json: Bool) {
-    let zone = TimeZone.current
     let running = pokeRunner(store, json: json)
-    if json {
-        struct Scheduled: Encodable {
-            var reminder: ReminderJSON
-            var replaced: Bool
-            var runner: Bool
+    emit(Scheduled(result, runner: running, zone: .current, now: Date()), json: json)
+}
+
+/// A reminder just scheduled: the reminder, whether it replaced a pending one, whether a runner
+/// was woken.
+struct Scheduled: Report {
+    var reminder: ReminderJSON
+    var replaced: Bool
+    var runner: Bool
+    private var scheduled: Reminder
+    private var zone: TimeZone
+    private var now: Date
+
+    enum CodingKeys: String, CodingKey { case reminder, replaced, runner }
+
+    init(_ result: ScheduleResult, runner: Bool, zone: TimeZone, now: Date) {
+        reminder = ReminderJSON(result.reminder, zone: zone)
+        replaced = result.replaced
+        self.runner = runner
+        scheduled = result.reminder
+        self.zone = zone
+        self.now = now
+    }
+
+    var lines: [String] {
+        var text = "\(scheduled.id)"
+        if let due = scheduled.nextDue {
+            let displayZone = scheduled.trigger.displayZone(system: zone)
+            text += "  \(TimeText.local(due, in: displayZone)) (\(TimeText.relative(due, from: now)))"
         }
-        Output.json(Scheduled(reminder: ReminderJSON(result.reminder, zone: zone), replaced: result.replaced, runner: running))
-        return
+        if scheduled.trigger.isRecurring { text += "  \(scheduled.trigger.summary)" }
+        text += "  \(UserText.oneLine(scheduled.title))"
+        if replaced { text += "  (replaced the pending reminder with this id)" }
+        return [text]
     }
-    let reminder = result.reminder
-    var text = "\(reminder.id)"
-    if let due = reminder.nextDue {
-        let displayZone = reminder.trigger.displayZone(system: zone)
-        text += "  \(TimeText.local(due, in: displayZone)) (\(TimeText.relative(due, from: Date())))"
-    }
-    if reminder.trigger.isRecurring { text += "  \(reminder.trigger.summary)" }
-    text += "  \(UserText.oneLine(reminder.title))"
-    if result.replaced { text += "  (replaced the pending reminder with this id)" }
-    Output.line(text)
 }
 
 /// argument-parser reports errors thrown from `validate()` as usage errors (exit 64) only when
