@@ -241,7 +241,6 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         let store = try global.openStore(.read)
         let reminders = try store.pending()
-        let zone = TimeZone.current
         let running = RunnerControl.isRunning(storePath: store.path)
         if !global.json && !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
             // (A typo in --store reads as no store at all: say where none was found.)
