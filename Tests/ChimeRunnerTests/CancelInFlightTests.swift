@@ -25,6 +25,14 @@ struct InterceptingNotifier: Notifier {
 /// commits, then asks the runner which of the occurrences it caught in flight were shown. What
 /// it is told and what the ledger says agree with what the person saw.
 struct CancelInFlightTests {
+    /// Runs the loop to where it has recorded the occurrence due at 60 s, 25 ms ahead, and parks
+    /// until that instant.
+    static func stage(_ h: Harness, sourceLocation: SourceLocation = #_sourceLocation) async {
+        #expect(await h.clock.parked() == h.wake(60), sourceLocation: sourceLocation)
+        h.clock.advance(to: h.wake(60))
+        #expect(await h.clock.parked() == h.at(60), sourceLocation: sourceLocation)
+    }
+
     /// The scheduler's loop on the harness's store and clock, posting through `notifier`.
     static func loop(_ h: Harness, notifier: any Notifier) -> (Scheduler, Task<Void, Never>) {
         let scheduler = Scheduler(store: h.store, notifier: notifier, clock: h.clock, systemZone: { Harness.utc })
@@ -47,9 +55,7 @@ struct CancelInFlightTests {
         let (_, loop) = Self.loop(h, notifier: notifier)
 
         // The runner records tea ahead of its instant and parks until the instant
-        #expect(await h.clock.parked() == h.wake(60))
-        h.clock.advance(to: h.wake(60))
-        #expect(await h.clock.parked() == h.at(60))
+        await Self.stage(h)
         h.clock.advance(to: h.at(60))
         #expect(await h.notifier.nextPost().id == "tea")
 
@@ -75,9 +81,7 @@ struct CancelInFlightTests {
         defer { h.cleanUp() }
         try h.once("tea", at: 60)
         let (_, loop) = Self.loop(h, notifier: h.notifier)
-        #expect(await h.clock.parked() == h.wake(60))
-        h.clock.advance(to: h.wake(60))
-        #expect(await h.clock.parked() == h.at(60))
+        await Self.stage(h)
 
         // Staged for 09:01:00, cancelled 25 ms before it
         let cancellation = try h.store.cancelReporting(ids: ["tea"], now: h.clock.now())
@@ -115,9 +119,7 @@ struct CancelInFlightTests {
             asked.withLock { $0 = Task { await clock.ask(keys) } }
         }
         let (_, loop) = Self.loop(h, notifier: notifier)
-        #expect(await h.clock.parked() == h.wake(60))
-        h.clock.advance(to: h.wake(60))
-        #expect(await h.clock.parked() == h.at(60))
+        await Self.stage(h)
         h.clock.advance(to: h.at(60))
         _ = await h.notifier.nextPost()
         let answer = await asked.withLock { $0 }?.value ?? [:]
@@ -150,9 +152,7 @@ struct CancelInFlightTests {
             clock.ask(DeliveryQuery(keys: keys) { answer in told.withLock { $0 = answer } })
         }
         let (_, loop) = Self.loop(h, notifier: notifier)
-        #expect(await h.clock.parked() == h.wake(60))
-        h.clock.advance(to: h.wake(60))
-        #expect(await h.clock.parked() == h.at(60))
+        await Self.stage(h)
         h.clock.advance(to: h.at(60))
         #expect(await h.notifier.nextPost().id == "first")
 
@@ -175,9 +175,7 @@ struct CancelInFlightTests {
         try h.once("tea", at: 60)
         let notifier = ServerIDNotifier(base: h.notifier, serverID: 42)
         let (_, loop) = Self.loop(h, notifier: notifier)
-        #expect(await h.clock.parked() == h.wake(60))
-        h.clock.advance(to: h.wake(60))
-        #expect(await h.clock.parked() == h.at(60))
+        await Self.stage(h)
         h.clock.advance(to: h.at(60))
         #expect(await h.notifier.nextPost().id == "tea")
         _ = await h.clock.parked()
