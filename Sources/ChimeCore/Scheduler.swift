@@ -254,10 +254,13 @@ public actor Scheduler {
     /// others are withdrawn (see ``withdrawn``).
     private func answer(_ queries: [DeliveryQuery]) {
         for query in queries {
-            for key in query.keys where recentlyPosted[key] == nil && shownUnrecorded[key] == nil { withdrawn.insert(key) }
             var shown: [OccurrenceKey: Date] = [:]
             for key in query.keys {
-                if let postedAt = recentlyPosted[key] ?? shownUnrecorded[key]?.postedAt { shown[key] = postedAt }
+                if let postedAt = recentlyPosted[key] ?? shownUnrecorded[key]?.postedAt {
+                    shown[key] = postedAt
+                } else {
+                    withdrawn.insert(key)
+                }
             }
             query.answer(shown)
         }
