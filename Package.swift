@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "ChimeLibnotify", targets: ["ChimeLibnotify"]),
         .library(name: "ChimeFocus", targets: ["ChimeFocus"]),
         .library(name: "ChimeDoses", targets: ["ChimeDoses"]),
+        .library(name: "ChimeGateway", targets: ["ChimeGateway"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -54,6 +55,13 @@ let package = Package(
         .target(
             name: "ChimeDoses",
             dependencies: ["ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // The mindful gateway (the MIGA seed): a pause before a distracting program opens, its
+        // state machine on an injected clock, launcher overrides, quotes, usage events and stats.
+        .target(
+            name: "ChimeGateway",
+            dependencies: ["ChimeCore"],
             swiftSettings: strict
         ),
         // timerfd and eventfd, which Swift's Glibc module does not import.
@@ -127,6 +135,11 @@ let package = Package(
                 "ChimeCore", "ChimeStore", "ChimeDoses", "ChimeRunner", "ChimeTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ChimeGatewayTests",
+            dependencies: ["ChimeCore", "ChimeGateway", "ChimeTesting"],
             swiftSettings: strict
         ),
         .testTarget(
