@@ -37,6 +37,7 @@ public struct DoseBook: Sendable {
         clock: any WallClock = SystemWallClock(),
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current }
     ) {
+        store.require(.doses)
         self.store = store
         self.clock = clock
         self.systemZone = systemZone

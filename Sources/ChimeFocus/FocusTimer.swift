@@ -31,6 +31,7 @@ public struct FocusTimer: Sendable {
     public let clock: any MachineClock
 
     public init(store: ReminderStore, clock: any MachineClock = SystemMachineClock()) {
+        store.require(.focus)
         self.store = store
         self.clock = clock
     }

@@ -22,7 +22,7 @@ public struct CancelOutcome: Sendable {
 }
 
 extension RunnerControl {
-    /// Closes the alerts shown for reminders `ids` (cancelled, or a dose answered here): the
+    /// Closes the alerts shown for reminders `ids` (cancelled, or answered from the command line): the
     /// store's runner withdraws them through its notifier; with no runner up,
     /// `closeWithoutRunner` (the desktop helper) closes them by the server's ids.
     public static func withdrawAlerts(

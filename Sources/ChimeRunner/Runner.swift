@@ -24,7 +24,7 @@ public final class Runner: Service {
     private let socketFD: Int32
 
     /// - Parameters:
-    ///   - families: the reminder families the runner serves (focus sessions, doses…), handed
+    ///   - families: the reminder families the runner serves, handed
     ///     in by the composition root (`chime run`), in the order they are prepared before each
     ///     pass; each gets the answers to its own alerts, by kind.
     public init(

@@ -333,7 +333,7 @@ extension ReminderStore {
     }
 
     /// `kind` as an SQL string literal. The kind is written into the SQL, not bound: SQLite
-    /// uses a partial index such as `reminder_dose ON reminder(id) WHERE kind = 'dose'` only
+    /// uses a family's partial index `reminder_KIND ON reminder(id) WHERE kind = 'KIND'` only
     /// for a query whose WHERE names the same literal (bound, the occurrence table is scanned).
     /// - Precondition: `kind` is letters, digits, '.', '_' and '-', as the families' kinds are.
     static func kindLiteral(_ kind: String) -> String {

@@ -240,7 +240,7 @@ extension ReminderStore: SchedulerStore {
         }
     }
 
-    /// The alerts shown for reminder `id` (every reminder that had that id: a dose's repeats
+    /// The alerts shown for reminder `id` (every reminder that had that id: a family's repeats
     /// and snoozed re-alerts are new reminders under the same id) that have a server id: what
     /// may still be on a desktop.
     public func shownAlerts(id: String) throws -> [PostedNote] {

@@ -17,10 +17,10 @@ public final class ReminderStore: Sendable {
     public enum Access: Sendable {
         /// Create the store when nothing is there (or an empty file), and upgrade a store made
         /// by an older Chime: the commands that schedule (`in`, `at`, `every`, `import`,
-        /// `med add`, `focus start`) and the runner.
+        /// a family's own) and the runner.
         case create
         /// Change an existing store (upgrading an older one); where there is none, an empty
-        /// store in memory stands in and no file is made (`cancel`, `dose take`, `focus pause`…:
+        /// store in memory stands in and no file is made (`cancel`, a family's answers…:
         /// there is nothing to change).
         case update
         /// Read: never create a file nor upgrade a store. Where there is none, an empty store in
@@ -45,6 +45,10 @@ public final class ReminderStore: Sendable {
     /// find the new log and go on.
     private let recovery = Mutex(())
     private let deferCheckpoints: Bool
+    /// The store's own migrations and its families', in the order they shipped.
+    private let migrator: DatabaseMigrator
+    /// The families' schemas this store was opened with.
+    public let schemas: [StoreSchema]
 
     /// The default store: `$CHIME_STORE`, else `$XDG_DATA_HOME/chime/chime.sqlite`, else
     /// `~/.local/share/chime/chime.sqlite`.
@@ -59,6 +63,10 @@ public final class ReminderStore: Sendable {
     /// where nothing is or in an empty file; refuses anything but a regular file, another
     /// program's database and a store made by a newer Chime, each left as it was.
     ///
+    /// - Parameter schemas: the reminder families' tables (each family library defines its
+    ///   own ``StoreSchema``): every process
+    ///   opening a store names the same ones, the families it was built with; a store with a
+    ///   migration none of them has is refused as made by a newer Chime.
     /// - Parameter access: what the command may do to the file (see ``Access``).
     /// - Parameter createDirectory: create the parent directory (mode 0700) when missing; true
     ///   for the default location, false for a path a person named (a typo should not create
@@ -73,6 +81,7 @@ public final class ReminderStore: Sendable {
     ///   does not: it would never see the store recover.
     public init(
         path: String,
+        schemas: [StoreSchema],
         access: Access = .create,
         createDirectory: Bool = false,
         deferCheckpoints: Bool = false,
@@ -80,6 +89,9 @@ public final class ReminderStore: Sendable {
     ) throws(ChimeError) {
         self.path = path
         self.deferCheckpoints = deferCheckpoints
+        self.schemas = schemas
+        let migrator = StoreSchema.migrator(schemas)
+        self.migrator = migrator
         let directory = (path as NSString).deletingLastPathComponent
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -87,7 +99,7 @@ public final class ReminderStore: Sendable {
             if access != .create {
                 // Nothing to read or change: an empty store stands in, and no directory is made.
                 (isFile, log, unwritable) = (false, nil, nil)
-                connection = Mutex(try Self.emptyStore(path))
+                connection = Mutex(try Self.emptyStore(path, migrator))
                 return
             }
             guard createDirectory else {
@@ -105,21 +117,21 @@ public final class ReminderStore: Sendable {
         } else if !directory.isEmpty, !isDirectory.boolValue {
             throw ChimeError(.store, "store directory '\(directory)' is not a directory: name another --store")
         }
-        let known = Self.migrator.migrations
+        let known = migrator.migrations
         let found = try StoreFile.inspect(path, known: known)
         if let pid = StoreFile.processWithRemovedLog(path) { throw Self.logRemoved(path, holder: pid) }
         var upToDate = false
         switch (found, access) {
         case (.absent, .create):
-            try Self.createFile(path)
+            try Self.createFile(path, migrator)
         case (.absent, _), (.empty, .read), (.empty, .update):
             (isFile, log, unwritable) = (false, nil, nil)
-            connection = Mutex(try Self.emptyStore(path))
+            connection = Mutex(try Self.emptyStore(path, migrator))
             return
         case (.chime(let applied), .read) where applied != Set(known):
             // An older store: read through an upgraded copy, never upgrade the file on a read.
             (isFile, log, unwritable) = (false, nil, nil)
-            connection = Mutex(try Self.upgradedCopy(path))
+            connection = Mutex(try Self.upgradedCopy(path, migrator))
             return
         case (.chime(let applied), _):
             upToDate = applied == Set(known)
@@ -128,6 +140,7 @@ public final class ReminderStore: Sendable {
         }
         let (queue, fault) = try Self.connect(
             path,
+            migrator: migrator,
             migrate: !upToDate,
             deferCheckpoints: deferCheckpoints,
             readOnlyFallback: readOnlyFallback
@@ -139,7 +152,7 @@ public final class ReminderStore: Sendable {
     }
 
     /// An empty store in memory, for a command that reads or changes a store that does not exist.
-    private static func emptyStore(_ path: String) throws(ChimeError) -> DatabaseQueue {
+    private static func emptyStore(_ path: String, _ migrator: DatabaseMigrator) throws(ChimeError) -> DatabaseQueue {
         do {
             let queue = try DatabaseQueue(configuration: memoryConfiguration())
             try migrator.migrate(queue)
@@ -151,7 +164,7 @@ public final class ReminderStore: Sendable {
 
     /// A copy in memory of the store made by an older Chime at `path`, upgraded; the file is
     /// read without a change (see ``StoreFile``).
-    private static func upgradedCopy(_ path: String) throws(ChimeError) -> DatabaseQueue {
+    private static func upgradedCopy(_ path: String, _ migrator: DatabaseMigrator) throws(ChimeError) -> DatabaseQueue {
         do {
             var info = stat()
             let source = try StoreFile.openReadOnly(path, immutable: stat(path + "-wal", &info) != 0)
@@ -172,9 +185,10 @@ public final class ReminderStore: Sendable {
     }
 
     /// Opens the store for reading and writing; or, with `readOnlyFallback`, for reading only
-    /// when its file system refuses writes (see ``init(path:createDirectory:deferCheckpoints:readOnlyFallback:)``).
+    /// when its file system refuses writes (see ``init(path:schemas:access:createDirectory:deferCheckpoints:readOnlyFallback:)``).
     private static func connect(
         _ path: String,
+        migrator: DatabaseMigrator,
         migrate: Bool,
         deferCheckpoints: Bool,
         readOnlyFallback: Bool
@@ -213,12 +227,12 @@ public final class ReminderStore: Sendable {
                 try? queue.close()
                 _ = try StoreFile.inspect(path, known: migrator.migrations)
             }
-            if migrate { try Self.migrator.migrate(queue) }
+            if migrate { try migrator.migrate(queue) }
             return (queue, nil)
         } catch {
             failure = Self.storeError(error, path: path)
         }
-        guard readOnlyFallback, let fault = fileSystemFault(path: path), let queue = openForReading(path) else { throw failure }
+        guard readOnlyFallback, let fault = fileSystemFault(path: path), let queue = openForReading(path, migrator) else { throw failure }
         return (queue, fault)
     }
 
@@ -226,7 +240,7 @@ public final class ReminderStore: Sendable {
     /// takes no writes (read-only, or full: SQLite cannot even create the shared-memory file a
     /// WAL reader needs). Only when the write-ahead log is absent or empty, so the database
     /// file holds every commit; and only when the schema is current. Nil otherwise.
-    private static func openForReading(_ path: String) -> DatabaseQueue? {
+    private static func openForReading(_ path: String, _ migrator: DatabaseMigrator) -> DatabaseQueue? {
         var info = stat()
         if stat(path + "-wal", &info) == 0 {
             guard info.st_size == 0 else { return nil }
@@ -276,200 +290,9 @@ public final class ReminderStore: Sendable {
         )
     }
 
-    /// Named migrations, from the first schema on. Never edit one that has shipped: add another.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: reminders and delivery ledger") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE reminder (
-                        key INTEGER PRIMARY KEY,
-                        id TEXT NOT NULL,
-                        title TEXT NOT NULL,
-                        body TEXT NOT NULL DEFAULT '',
-                        kind TEXT NOT NULL DEFAULT 'plain',
-                        trigger_kind TEXT NOT NULL CHECK (trigger_kind IN ('once', 'weekly', 'interval')),
-                        at_us INTEGER,
-                        times TEXT,
-                        days INTEGER,
-                        zone TEXT,
-                        interval_s INTEGER,
-                        anchor_us INTEGER,
-                        state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'cancelled', 'replaced')),
-                        created_us INTEGER NOT NULL,
-                        next_due_us INTEGER,
-                        last_due_us INTEGER,
-                        ended_us INTEGER
-                    );
-                    -- An id names at most one pending reminder; history keeps the rest.
-                    CREATE UNIQUE INDEX reminder_pending_id ON reminder(id) WHERE state = 'pending';
-                    -- The scheduler's queue: the earliest pending due time is one index step away.
-                    CREATE INDEX reminder_pending_due ON reminder(next_due_us) WHERE state = 'pending';
-                    -- Floating rules, recomputed when the system zone changes: few, found without a scan.
-                    CREATE INDEX reminder_floating ON reminder(key) WHERE state = 'pending' AND trigger_kind = 'weekly' AND zone IS NULL;
-
-                    -- The delivery ledger: one row per occurrence, due -> posted (or cancelled).
-                    CREATE TABLE occurrence (
-                        reminder_key INTEGER NOT NULL REFERENCES reminder(key) ON DELETE CASCADE,
-                        due_us INTEGER NOT NULL,
-                        state TEXT NOT NULL CHECK (state IN ('due', 'posted', 'cancelled')),
-                        missed_count INTEGER NOT NULL DEFAULT 0,
-                        recorded_us INTEGER NOT NULL,
-                        posted_us INTEGER,
-                        attempts INTEGER NOT NULL DEFAULT 0,
-                        next_attempt_us INTEGER,
-                        last_error TEXT,
-                        note_id TEXT,
-                        PRIMARY KEY (reminder_key, due_us)
-                    ) WITHOUT ROWID;
-                    CREATE INDEX occurrence_undelivered ON occurrence(next_attempt_us) WHERE state = 'due';
-                    """
-            )
-        }
-        migrator.registerMigration("v2: what people did with alerts") { db in
-            try db.execute(
-                sql: """
-                    -- An action's key, or closed:<reason>; and when.
-                    ALTER TABLE occurrence ADD COLUMN response TEXT;
-                    ALTER TABLE occurrence ADD COLUMN answered_us INTEGER;
-                    """
-            )
-        }
-        migrator.registerMigration("v3: focus sessions") { db in
-            try db.execute(
-                sql: """
-                    -- One focus session (ChimeFocus). Times in microseconds: wall clock (_us) for
-                    -- what people see; focus time counted on CLOCK_MONOTONIC, which stops while the
-                    -- machine sleeps, within one boot.
-                    CREATE TABLE focus_session (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'completed', 'abandoned')),
-                        length_s INTEGER NOT NULL CHECK (length_s > 0),
-                        started_us INTEGER NOT NULL,
-                        -- When it was completed or abandoned.
-                        ended_us INTEGER,
-                        -- Focus time: before the running segment while active; all of it once ended.
-                        focus_us INTEGER NOT NULL DEFAULT 0,
-                        -- Time spent paused (not focus time), and when the current pause began.
-                        paused_us INTEGER NOT NULL DEFAULT 0,
-                        paused_at_us INTEGER,
-                        -- The running segment (while active): its boot, and CLOCK_MONOTONIC and the
-                        -- wall clock when it began.
-                        boot_id TEXT,
-                        segment_awake_us INTEGER,
-                        segment_wall_us INTEGER,
-                        -- Abandoned: 'gave-up' or 'restarted' (the machine restarted mid-session).
-                        end_reason TEXT
-                    );
-                    -- One session at a time, whatever races: at most one row is active or paused.
-                    CREATE UNIQUE INDEX focus_session_open ON focus_session(state IN ('active', 'paused'))
-                        WHERE state IN ('active', 'paused');
-                    -- The forest (newest first), the stats and the counts by state read this index
-                    -- alone. (Not a partial index on completed rows: without ANALYZE statistics,
-                    -- SQLite's planner preferred an index on state alone and read every row.)
-                    CREATE INDEX focus_session_by_state ON focus_session(state, ended_us, focus_us);
-                    """
-            )
-        }
-        migrator.registerMigration("v4: medications, schedules and doses") { db in
-            try db.execute(
-                sql: """
-                    -- A medication (ChimeDoses). Days are civil day numbers (days since 1970-01-01,
-                    -- local), durations in seconds.
-                    CREATE TABLE medication (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        name TEXT NOT NULL,
-                        amount REAL NOT NULL CHECK (amount > 0),
-                        unit TEXT NOT NULL,
-                        instructions TEXT NOT NULL DEFAULT '',
-                        prescribed_by TEXT NOT NULL DEFAULT '',
-                        start_day INTEGER NOT NULL,
-                        end_day INTEGER CHECK (end_day IS NULL OR end_day > start_day),
-                        active INTEGER NOT NULL DEFAULT 1,
-                        -- Overdue after grace_s; missed by itself after missed_after_s (or at the
-                        -- medication's next dose, whichever comes first).
-                        grace_s INTEGER NOT NULL DEFAULT 1800,
-                        missed_after_s INTEGER NOT NULL DEFAULT 14400,
-                        -- Doses left, when counted; a refill reminder refill_days before they run out.
-                        stock INTEGER,
-                        refill_days INTEGER NOT NULL DEFAULT 7,
-                        refill_alerted INTEGER NOT NULL DEFAULT 0,
-                        created_us INTEGER NOT NULL
-                    );
-                    CREATE UNIQUE INDEX medication_name ON medication(name COLLATE NOCASE);
-
-                    -- When a medication is taken: times of day x weekdays, in a fixed zone or
-                    -- floating (zone NULL: the system zone), or as needed (no reminders).
-                    CREATE TABLE dose_schedule (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        medication_id INTEGER NOT NULL REFERENCES medication(id) ON DELETE CASCADE,
-                        frequency TEXT NOT NULL CHECK (frequency IN ('daily', 'weekly', 'as-needed')),
-                        times TEXT NOT NULL DEFAULT '',
-                        days INTEGER NOT NULL DEFAULT 127,
-                        zone TEXT,
-                        min_interval_s INTEGER,
-                        enabled INTEGER NOT NULL DEFAULT 1,
-                        created_us INTEGER NOT NULL,
-                        -- Occurrences up to this instant are doses already (or were before the
-                        -- schedule existed).
-                        cursor_us INTEGER NOT NULL
-                    );
-                    CREATE INDEX dose_schedule_by_medication ON dose_schedule(medication_id);
-
-                    -- One dose: a scheduled occurrence (occurrence = its alert's id,
-                    -- med-{schedule}-{yyyyMMdd-HHmm}, unique), or an as-needed dose logged when taken.
-                    CREATE TABLE dose (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        medication_id INTEGER NOT NULL REFERENCES medication(id) ON DELETE CASCADE,
-                        schedule_id INTEGER,
-                        occurrence TEXT UNIQUE,
-                        scheduled_us INTEGER NOT NULL,
-                        zone TEXT NOT NULL,
-                        status TEXT NOT NULL CHECK (status IN ('pending', 'taken', 'missed', 'skipped')),
-                        taken_us INTEGER,
-                        notes TEXT NOT NULL DEFAULT '',
-                        overdue_us INTEGER NOT NULL,
-                        missed_us INTEGER NOT NULL,
-                        -- Marked missed by Chime (its window passed unanswered), not by a person.
-                        auto_missed INTEGER NOT NULL DEFAULT 0,
-                        -- A person set its status at least once: never marked missed by itself again.
-                        answered INTEGER NOT NULL DEFAULT 0,
-                        -- The latest snooze: when asked, and until when.
-                        snoozed_us INTEGER,
-                        snooze_until_us INTEGER,
-                        -- Its alert came in one summary after downtime, not on its own.
-                        summarized INTEGER NOT NULL DEFAULT 0,
-                        -- Logged when taken (an as-needed medication): not in adherence.
-                        as_needed INTEGER NOT NULL DEFAULT 0,
-                        updated_us INTEGER NOT NULL
-                    );
-                    -- History by date (doses, adherence) reads this index alone.
-                    CREATE INDEX dose_by_time ON dose(scheduled_us, as_needed, medication_id, status);
-                    CREATE INDEX dose_by_medication ON dose(medication_id, scheduled_us);
-                    -- Doses still open: settled before every read.
-                    CREATE INDEX dose_pending ON dose(scheduled_us) WHERE status = 'pending';
-                    -- A dose alert's reminders and their ledger rows, by the alert's id.
-                    CREATE INDEX reminder_dose ON reminder(id) WHERE kind = 'dose';
-                    """
-            )
-        }
-        migrator.registerMigration("v5: the server's alert id") { db in
-            try db.execute(
-                sql: """
-                    -- The notification server's own id for a shown alert (the desktop's), to close
-                    -- it later from any process; it was written into note_id as 'desktop:N'.
-                    ALTER TABLE occurrence ADD COLUMN server_id INTEGER;
-                    UPDATE occurrence SET server_id = CAST(substr(note_id, 9) AS INTEGER), note_id = NULL
-                    WHERE note_id LIKE 'desktop:%';
-                    """
-            )
-        }
-        return migrator
-    }
-
     /// Creates the missing store file with mode 0600 (SQLite gives its -wal and -shm files the
     /// same mode); one made meanwhile by another process is looked at as any existing file.
-    private static func createFile(_ path: String) throws(ChimeError) {
+    private static func createFile(_ path: String, _ migrator: DatabaseMigrator) throws(ChimeError) {
         let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if created < 0 && errno != EEXIST {
             let reason = String(cString: strerror(errno))
@@ -533,7 +356,7 @@ public final class ReminderStore: Sendable {
 
     /// Runs `body` in one IMMEDIATE transaction (it takes the write lock at once, so the busy
     /// timeout applies instead of a failed upgrade), mapping failures to ``ChimeError``.
-    /// (`package`: the families' modules in this package, ChimeFocus, write their own tables
+    /// (`package`: the families' modules in this package write their own tables
     /// and the reminders they own in the same transaction.)
     ///
     /// A write whose write-ahead log was removed under this process is not reported as done:
@@ -562,6 +385,16 @@ public final class ReminderStore: Sendable {
             }
         }
         return result
+    }
+
+    /// Stops the program when the store was not opened with `schema`: a family's use cases need
+    /// its tables, and every process must open a store with the same families (a programming
+    /// error, caught at the family's first use rather than as "no such table" later).
+    public func require(_ schema: StoreSchema) {
+        precondition(
+            schemas.contains { $0.owner == schema.owner },
+            "the store was opened without the tables of \(schema.owner): add the family's schema to ReminderStore(path:schemas:)"
+        )
     }
 
     /// Folds the write-ahead log into the database without waiting for readers or writers.
@@ -608,7 +441,13 @@ public final class ReminderStore: Sendable {
             guard busy == 0, frames == copied else {
                 throw DatabaseError(resultCode: .SQLITE_BUSY, message: "another connection is reading it")
             }
-            let (queue, _) = try Self.connect(path, migrate: false, deferCheckpoints: deferCheckpoints, readOnlyFallback: false)
+            let (queue, _) = try Self.connect(
+                path,
+                migrator: migrator,
+                migrate: false,
+                deferCheckpoints: deferCheckpoints,
+                readOnlyFallback: false
+            )
             connection.withLock { $0 = queue }
             try? old.close()
             log?.refresh()

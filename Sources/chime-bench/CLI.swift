@@ -18,7 +18,7 @@ func benchCLI(runs: Int) throws {
     let directory = temporaryDirectory("cli")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let storePath = directory + "/chime.sqlite"
-    _ = try ReminderStore(path: storePath)
+    _ = try ReminderStore(path: storePath, schemas: chimeSchemas)
     let runner = try startRunner(store: storePath, runtime: directory)
     defer { stop(runner) }
     var environment = ProcessInfo.processInfo.environment

@@ -28,7 +28,7 @@ func benchCancel(runs: Int, scheduled: Int, cancelled: Int) throws {
         let ids = reminders.prefix(cancelled).map { $0.id! }.shuffled()
         func freshStore(_ name: String) throws -> (ReminderStore, String) {
             let directory = temporaryDirectory(name)
-            let store = try ReminderStore(path: directory + "/chime.sqlite")
+            let store = try ReminderStore(path: directory + "/chime.sqlite", schemas: chimeSchemas)
             _ = try store.scheduleBatch(reminders, now: now, systemZone: .current)
             return (store, directory)
         }

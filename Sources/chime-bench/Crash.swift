@@ -62,7 +62,7 @@ func benchCrash(runs: Int, count: Int) async throws {
         let directory = temporaryDirectory("crash")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storePath = directory + "/chime.sqlite"
-        let store = try ReminderStore(path: storePath)
+        let store = try ReminderStore(path: storePath, schemas: chimeSchemas)
         let first = try spawnRunner(store: storePath, runtime: directory, output: directory + "/before.jsonl")
         let now = Date()
         let start = now.addingTimeInterval(0.5)

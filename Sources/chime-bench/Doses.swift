@@ -25,7 +25,7 @@ struct Doses: Workload {
 /// about 85% taken (a few minutes late), 8% missed, 5% skipped, the rest of the last day
 /// pending. Returns the number of doses.
 func populateDoses(path: String, medications: Int, years: Int, now: Date, zone: TimeZone) throws -> Int {
-    _ = try ReminderStore(path: path)  // creates the schema (migration "v4")
+    _ = try ReminderStore(path: path, schemas: chimeSchemas)  // creates the schema (migration "v4")
     var rng = SeededGenerator(seed: 5)
     let times = [8, 12, 16, 20]
     let today = CivilDay.of(now, in: zone)
@@ -113,7 +113,7 @@ func benchDoses(runs: Int, medications: Int, years: Int) throws {
     let environment = commandEnvironment(store: storePath, runtime: directory)
     // Once, untimed: the first settle creates today's remaining doses; it warms the page cache.
     _ = try timeChime(["doses", "--last", "1d"], environment: environment)
-    let book = DoseBook(store: try ReminderStore(path: storePath))
+    let book = DoseBook(store: try ReminderStore(path: storePath, schemas: chimeSchemas))
     let all = try book.adherence(from: nil)
     let counted = try rawConnection(storePath).read { db in
         try Int.fetchOne(db, sql: "SELECT count(*) FROM dose WHERE status != 'pending' AND scheduled_us <= ?", arguments: [Date().micros])

@@ -30,7 +30,7 @@ struct Focus: Workload {
 /// sessions completed (25 minutes of focus), the rest given up part way. Returns how many are
 /// completed.
 func populateFocus(path: String, count: Int, now: Date) throws -> Int {
-    _ = try ReminderStore(path: path)  // creates the schema (migration "v3: focus sessions")
+    _ = try ReminderStore(path: path, schemas: chimeSchemas)  // creates the schema (migration "v3: focus sessions")
     var rng = SeededGenerator(seed: UInt64(count))
     let length: Int64 = 1_500
     let full = length * 1_000_000
@@ -128,7 +128,7 @@ func benchFocus(runs: Int, sizes: [Int]) throws {
                 times[index].append(try timeChime(command.arguments, environment: environment))
             }
             // The library, on a connection opened outside the timing (as the CLI opens it).
-            let store = try ReminderStore(path: storePath)
+            let store = try ReminderStore(path: storePath, schemas: chimeSchemas)
             var start = monotonicSeconds()
             let (computed, _) = try Forest(store: store).stats(now: Date(), zone: zone)
             times[commands.count].append((monotonicSeconds() - start) * 1000)

@@ -27,7 +27,7 @@ func benchIdle(seconds: Double, sizes: [Int]) throws {
         let directory = temporaryDirectory("idle")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storePath = directory + "/chime.sqlite"
-        try populate(try ReminderStore(path: storePath), count: size)
+        try populate(try ReminderStore(path: storePath, schemas: chimeSchemas), count: size)
         let runner = try startRunner(store: storePath, runtime: directory)
         let pid = runner.processIdentifier
         // Only the first size is watched for the whole span; the others are measured for RSS.

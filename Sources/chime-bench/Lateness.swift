@@ -48,8 +48,8 @@ func measureLateness(count: Int, spread: Double, others: Int) async throws -> [D
     let directory = temporaryDirectory("lateness")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     // The others are scheduled as the CLI would, through a connection of its own.
-    if others > 0 { try populate(try ReminderStore(path: directory + "/chime.sqlite"), count: others) }
-    let store = try ReminderStore(path: directory + "/chime.sqlite", deferCheckpoints: true)
+    if others > 0 { try populate(try ReminderStore(path: directory + "/chime.sqlite", schemas: chimeSchemas), count: others) }
+    let store = try ReminderStore(path: directory + "/chime.sqlite", schemas: chimeSchemas, deferCheckpoints: true)
     let now = Date()
     let firstDue = now.addingTimeInterval(1.0)
     let batch = evenOneShots(count, prefix: "l", title: "Lateness", from: firstDue, over: spread)

@@ -32,14 +32,14 @@ func benchSchedule(runs: Int, count: Int) throws {
         let batch = oneShots(count, prefix: "b\(run)-", from: now, within: 60...(30 * 86_400))
         // Chime: validation, trigger expansion, id checks, one transaction.
         let directory = temporaryDirectory("schedule")
-        let store = try ReminderStore(path: directory + "/chime.sqlite")
+        let store = try ReminderStore(path: directory + "/chime.sqlite", schemas: chimeSchemas)
         let start = monotonicSeconds()
         _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
         chimeTimes.append(monotonicSeconds() - start)
         // Baseline: the same rows into the same schema (a fresh store file, migrated, same
         // pragmas), by one prepared INSERT in one transaction: no validation, no id checks.
         let rawDirectory = temporaryDirectory("raw")
-        let rawStore = try ReminderStore(path: rawDirectory + "/raw.sqlite")
+        let rawStore = try ReminderStore(path: rawDirectory + "/raw.sqlite", schemas: chimeSchemas)
         let raw = try rawConnection(rawStore.path)
         let rows = batch.map { new -> (String, String, Int64) in
             guard case .once(let at) = new.trigger else { fatalError() }

@@ -1,6 +1,8 @@
 // What the workloads share: statistics, tables, temporary directories, /proc readers, stores filled
 // for a run, and the processes they start (chime and its baselines).
 import ChimeCore
+import ChimeDoses
+import ChimeFocus
 import ChimeRunner
 import ChimeStore
 import Foundation
@@ -249,3 +251,6 @@ func stop(_ process: Process) {
     kill(process.processIdentifier, SIGTERM)
     process.waitUntilExit()
 }
+
+/// The families' tables, as `chime` opens every store (see `Run.schemas` in the chime target).
+let chimeSchemas: [StoreSchema] = [.focus, .doses]

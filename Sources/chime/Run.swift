@@ -53,6 +53,10 @@ struct Run: AsyncParsableCommand {
         try await runner.runUntilSignalled()
     }
 
+    /// The reminder families' tables: every command opens the store with them (a store made by
+    /// this chime holds them all). A new family adds its schema here and its runner part below.
+    static let schemas: [StoreSchema] = [.focus, .doses]
+
     /// The reminder families the runner serves, in the order they are prepared before each
     /// pass; each logs what it did on its own (the composition root: a new family is added here).
     static func families(store: ReminderStore, logger log: Logger) -> [any ReminderFamily] {

@@ -41,6 +41,7 @@ struct GlobalOptions: ParsableArguments {
         do {
             return try ReminderStore(
                 path: path,
+                schemas: Run.schemas,
                 access: access,
                 // The default location's directory is made; a path a person named is not.
                 createDirectory: store == nil && ProcessInfo.processInfo.environment["CHIME_STORE"].map(\.isEmpty) ?? true,

@@ -59,7 +59,7 @@ struct CancelRaceTests {
             if let ids = event["ids"] as? [String] { return ids }
             return (event["id"] as? String).map { [$0] } ?? []
         }
-        let store = try ReminderStore(path: sandbox.store)
+        let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas)
         var tally: [Int32: Int] = [:]
         for (index, (status, stderr)) in statuses.enumerated() {
             let id = "race\(index)"

@@ -1,3 +1,6 @@
+import ChimeDoses
+import ChimeFocus
+import ChimeStore
 import Foundation
 import Synchronization
 import Testing
@@ -288,3 +291,7 @@ enum Spawn {
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 }
+
+/// The families' tables, as `chime` opens every store (see `Run.schemas` in the chime target):
+/// a store chime made is opened by the tests with the same ones.
+let chimeSchemas: [StoreSchema] = [.focus, .doses]

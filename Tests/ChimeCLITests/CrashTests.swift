@@ -21,7 +21,7 @@ extension KillTests {
         func killedRunnerLosesNothingAndRepeatsAtMostTheOneInFlight() async throws {
             let sandbox = try Sandbox()
             // Given 300 one-shots due over 3 s, starting 1 s from now
-            let store = try ReminderStore(path: sandbox.store)
+            let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas)
             let start = Date().addingTimeInterval(1)
             let batch = (0..<300).map { index in
                 NewReminder(id: "k\(index)", title: "Crash \(index)", trigger: .once(start.addingTimeInterval(Double(index) * 0.01)))

@@ -242,7 +242,7 @@ struct DesktopTests {
         #expect(replacesIDs.count >= 2 && replacesIDs.dropFirst().allSatisfy { $0 != 0 }, "\(replacesIDs)")
 
         // Dismissing it is recorded in the ledger as the answer
-        let store = try ReminderStore(path: sandbox.store)
+        let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas)
         try server.dunstctl("close")
         var answered: String?
         for _ in 0..<100 where answered == nil {

@@ -164,7 +164,7 @@ struct DoseEndToEndTests {
         #expect(try sandbox.chime("med", "show", "Aspirin").status == 3)
         #expect(try jsonObject(try sandbox.chime("med", "list", "--all", "--json").stdout)["count"] as? Int == 1)
         // Its alerts went with it
-        let pending = try ReminderStore(path: sandbox.store).pending().filter { $0.kind == "dose" }
+        let pending = try ReminderStore(path: sandbox.store, schemas: chimeSchemas).pending().filter { $0.kind == "dose" }
         #expect(pending.isEmpty, "\(pending)")
     }
 
@@ -356,7 +356,7 @@ func nextAlert(of name: String, in sandbox: borrowing Sandbox) throws -> String 
 /// grace and missed windows (30 minutes, 4 hours), and its alert with it: a dose that falls due
 /// in seconds, or fell due a moment ago, without waiting for the clock.
 func moveDose(_ occurrence: String, to due: Date, store path: String) throws {
-    let store = try ReminderStore(path: path)
+    let store = try ReminderStore(path: path, schemas: chimeSchemas)
     try store.write { db in
         try db.execute(
             sql: "UPDATE dose SET scheduled_us = ?, overdue_us = ?, missed_us = ? WHERE occurrence = ?",

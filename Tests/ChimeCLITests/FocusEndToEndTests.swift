@@ -256,7 +256,7 @@ struct ShiftedClock: MachineClock {
 func startSession(in sandbox: borrowing Sandbox, endingIn seconds: Double) throws -> FocusSession {
     let minutes = 10
     let shift = Int64((Double(minutes * 60) - seconds) * 1_000_000)
-    let timer = FocusTimer(store: try ReminderStore(path: sandbox.store), clock: ShiftedClock(shift: shift))
+    let timer = FocusTimer(store: try ReminderStore(path: sandbox.store, schemas: chimeSchemas), clock: ShiftedClock(shift: shift))
     return try timer.start(minutes: minutes)
 }
 

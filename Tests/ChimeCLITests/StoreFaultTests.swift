@@ -165,7 +165,7 @@ struct StoreFaultTests {
         #expect(results.status("runner") == 0, "\(log)")
 
         // And the ledger records each once, as posted
-        let ledger = try ReminderStore(path: results.snapshot("final")).ledger()
+        let ledger = try ReminderStore(path: results.snapshot("final"), schemas: chimeSchemas).ledger()
         for id in ["full1", "full2", "after"] {
             let rows = ledger.filter { $0.reminderID == id }
             #expect(rows.count == 1 && rows.first?.state == "posted", "\(id): \(rows)")
@@ -259,7 +259,7 @@ struct StoreFaultTests {
         let shown = try shownCounts(lines.joined(separator: "\n"))
         #expect(shown["locked"] == 1, "\(lines)")
         #expect(shown["after"] == 1, "\(lines)")
-        let ledger = try ReminderStore(path: sandbox.store).ledger()
+        let ledger = try ReminderStore(path: sandbox.store, schemas: chimeSchemas).ledger()
         for id in ["locked", "after"] {
             let rows = ledger.filter { $0.reminderID == id }
             #expect(rows.count == 1 && rows.first?.state == "posted", "\(id): \(rows)")
@@ -315,7 +315,7 @@ struct StoreFaultTests {
         #expect(await runner.terminate() == 0, "\(runner.stderr)")
         let shown = try shownCounts(lines.joined(separator: "\n"))
         #expect(shown == ["before": 1, "after": 1], "\(lines)")
-        let ledger = try ReminderStore(path: sandbox.store).ledger()
+        let ledger = try ReminderStore(path: sandbox.store, schemas: chimeSchemas).ledger()
         for id in ["before", "after"] {
             let rows = ledger.filter { $0.reminderID == id }
             #expect(rows.count == 1 && rows.first?.state == "posted", "\(id): \(rows)")
@@ -421,7 +421,7 @@ struct StoreFaultTests {
 
         // Given a page of an index overwritten with garbage
         do {
-            let store = try ReminderStore(path: sandbox.store)
+            let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas)
             let reminders = (0..<2000).map {
                 NewReminder(id: "r\($0)", title: "R\($0)", trigger: .once(Date().addingTimeInterval(Double(600 + $0))))
             }

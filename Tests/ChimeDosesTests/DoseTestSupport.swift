@@ -43,7 +43,7 @@ struct DoseHarness {
     init(now: Date, zone: TimeZone = DoseHarness.utc) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-doses-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try ReminderStore(path: directory.appendingPathComponent("chime.sqlite").path)
+        store = try ReminderStore(path: directory.appendingPathComponent("chime.sqlite").path, schemas: [.doses])
         clock = ManualWallClock(now: now)
         self.zone = ZoneBox(zone)
         book = DoseBook(store: store, clock: clock, systemZone: { [box = self.zone] in box.current })
@@ -56,7 +56,7 @@ struct DoseHarness {
 
     /// A new process on the same store file: its own connection and book (a restart).
     func reopened() throws -> DoseBook {
-        DoseBook(store: try ReminderStore(path: store.path), clock: clock, systemZone: systemZone)
+        DoseBook(store: try ReminderStore(path: store.path, schemas: [.doses]), clock: clock, systemZone: systemZone)
     }
 
     /// The instant of a local date and time in `zone`.

@@ -149,7 +149,7 @@ struct FocusRunnerTests {
 
         // A new process: its own store connection and timer, the same boot.
         let wall = h.wall
-        let store = try ReminderStore(path: h.store.path)
+        let store = try ReminderStore(path: h.store.path, schemas: [.focus])
         let clock = ManualWallClock(now: wall.now())
         let machine = ManualMachineClock(wall: clock, awake: h.machine.now().awakeMicros.seconds)
         let timer = FocusTimer(store: store, clock: machine)

@@ -20,7 +20,7 @@ struct FocusHarness {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-focus-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try ReminderStore(path: directory.appendingPathComponent("chime.sqlite").path)
+        store = try ReminderStore(path: directory.appendingPathComponent("chime.sqlite").path, schemas: [.focus])
         machine = ManualMachineClock(wall: wall)
         timer = FocusTimer(store: store, clock: machine)
     }

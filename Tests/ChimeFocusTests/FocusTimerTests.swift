@@ -220,7 +220,7 @@ struct FocusTimerTests {
         let session = try h.timer.start()
         h.wall.advance(by: 700)
         // Another process (a restarted runner, the CLI) opens the same store.
-        let store = try ReminderStore(path: h.store.path)
+        let store = try ReminderStore(path: h.store.path, schemas: [.focus])
         let again = FocusTimer(store: store, clock: h.machine)
         let open = try #require(try again.current().openSession)
         #expect(open.id == session.id)

@@ -50,7 +50,7 @@ struct Harness {
         schedulerStore: (ReminderStore) -> any SchedulerStore = { $0 }
     ) throws {
         directory = try TemporaryDirectory()
-        store = try ReminderStore(path: directory.file("chime.sqlite"))
+        store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
         let events = events
         scheduler = Scheduler(
             store: schedulerStore(store),

@@ -16,7 +16,7 @@ struct ZoneChangeTests {
     func aZoneChangeMovesFloatingRemindersToTheNewLocalTime() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try ReminderStore(path: directory.file("chime.sqlite"))
+        let store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
         let zone = Zone()
         let clock = ManualWallClock(now: Harness.t0)  // Monday 2026-01-05 09:00 UTC = 10:00 in Berlin
         let notifier = RecordingNotifier()

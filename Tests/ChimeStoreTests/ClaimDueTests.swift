@@ -10,7 +10,7 @@ struct ClaimDueTests {
 
     init() throws {
         directory = try TemporaryDirectory()
-        store = try ReminderStore(path: directory.file("chime.sqlite"))
+        store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
     }
 
     private func cleanUp() { directory.remove() }

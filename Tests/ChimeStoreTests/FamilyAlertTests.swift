@@ -12,6 +12,12 @@ struct FamilyAlertTests {
         NewReminder(id: id, title: "Medication Reminder", trigger: .once(Fixture.at(seconds)), kind: "dose")
     }
 
+    /// A family of kind "dose" that asks for its reminders to be indexed by id, as ChimeDoses does.
+    static let doseAlerts = StoreSchema(
+        owner: "dose alerts",
+        migrations: [.init("v4: dose alerts", indexingRemindersOfKind: "dose") { _ in }]
+    )
+
     /// A store in a fresh directory, removed when the test ends.
     struct Given {
         let directory: TemporaryDirectory
@@ -19,7 +25,7 @@ struct FamilyAlertTests {
 
         init() throws {
             directory = try TemporaryDirectory()
-            store = try ReminderStore(path: directory.file("chime.sqlite"))
+            store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [FamilyAlertTests.doseAlerts])
         }
 
         /// Schedules `new` at ``Fixture/t0``.

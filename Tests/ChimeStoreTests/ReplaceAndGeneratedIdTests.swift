@@ -11,7 +11,7 @@ struct ReplaceAndGeneratedIdTests {
 
     init() throws {
         directory = try TemporaryDirectory()
-        store = try ReminderStore(path: directory.file("chime.sqlite"))
+        store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
     }
 
     private func cleanUp() { directory.remove() }

@@ -10,7 +10,7 @@ struct SchedulingTests {
 
     init() throws {
         directory = try TemporaryDirectory()
-        store = try ReminderStore(path: directory.file("chime.sqlite"))
+        store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
     }
 
     // Swift Testing makes one instance per test; it goes away when the test ends.

@@ -11,7 +11,7 @@ struct ShownAlertsTests {
     func serverIDsAreKept() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try ReminderStore(path: directory.file("chime.sqlite"))
+        let store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
         try store.schedule(Fixture.once("tea", at: 60, title: "Tea"), now: Fixture.t0, systemZone: Fixture.utc)
         try store.schedule(Fixture.once("cake", at: 60, title: "Cake"), now: Fixture.t0, systemZone: Fixture.utc)
         let claimed = try store.claimDue(now: Fixture.at(60), systemZone: Fixture.utc)
@@ -39,7 +39,7 @@ struct ShownAlertsTests {
         defer { directory.remove() }
         let path = directory.file("chime.sqlite")
         do {
-            let store = try ReminderStore(path: path)
+            let store = try ReminderStore(path: path, schemas: [])
             try store.schedule(Fixture.once("tea", at: 60, title: "Tea"), now: Fixture.t0, systemZone: Fixture.utc)
             let claimed = try store.claimDue(now: Fixture.at(60), systemZone: Fixture.utc)
             try store.markPosted(claimed.map(\.key), at: Fixture.at(60), noteID: "tea")
@@ -54,7 +54,7 @@ struct ShownAlertsTests {
             }
         }
 
-        let reopened = try ReminderStore(path: path)
+        let reopened = try ReminderStore(path: path, schemas: [])
 
         #expect(try reopened.shownAlerts(id: "tea") == [PostedNote(id: "tea", serverID: 42)])
     }

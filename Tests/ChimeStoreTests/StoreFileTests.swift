@@ -19,7 +19,7 @@ struct StoreFileTests {
         #expect(permissions(of: path) == nil)
 
         // When the store is opened and written to
-        let store = try ReminderStore(path: path)
+        let store = try ReminderStore(path: path, schemas: [])
         try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
 
         // Then the database and its write-ahead log are the user's alone
@@ -33,7 +33,7 @@ struct StoreFileTests {
         defer { directory.remove() }
         let path = directory.file("chime.sqlite")
 
-        let store = try ReminderStore(path: path)
+        let store = try ReminderStore(path: path, schemas: [])
         try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
 
         // A database in WAL mode has file format write and read versions 2 (header bytes 18 and 19),
@@ -54,13 +54,13 @@ struct StoreFileTests {
 
         // Given a store with one reminder
         do {
-            let first = try ReminderStore(path: path)
+            let first = try ReminderStore(path: path, schemas: [])
             try first.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
         }
 
         // When it is opened again, twice, once while the other is still open
-        let second = try ReminderStore(path: path)
-        let third = try ReminderStore(path: path)
+        let second = try ReminderStore(path: path, schemas: [])
+        let third = try ReminderStore(path: path, schemas: [])
 
         // Then the migrations do not run again (no "table exists" failure) and nothing is lost
         #expect(try second.pending().map(\.id) == ["tea"])
@@ -81,7 +81,7 @@ struct StoreFileTests {
         let original = Data(contents.utf8)
         #expect(FileManager.default.createFile(atPath: path, contents: original))
 
-        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path) }
+        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, schemas: []) }
 
         #expect(error?.code == .store)
         #expect(error?.message.contains("'\(path)' is not a Chime store") == true)
@@ -96,7 +96,7 @@ struct StoreFileTests {
         let path = directory.file("chime.sqlite")
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
 
-        let store = try ReminderStore(path: path)
+        let store = try ReminderStore(path: path, schemas: [])
 
         #expect(try store.pendingCount() == 0)
     }
@@ -107,7 +107,7 @@ struct StoreFileTests {
         let missing = directory.file("typo")
         let path = missing + "/chime.sqlite"
 
-        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path) }
+        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, schemas: []) }
 
         #expect(error?.code == .store)
         #expect(error?.message.contains("'\(missing)' does not exist") == true)
@@ -121,7 +121,7 @@ struct StoreFileTests {
         let missing = parent + "/chime"
         let path = missing + "/chime.sqlite"
 
-        let store = try ReminderStore(path: path, createDirectory: true)
+        let store = try ReminderStore(path: path, schemas: [], createDirectory: true)
         try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
 
         var isDirectory: ObjCBool = false
@@ -138,7 +138,7 @@ struct StoreFileTests {
         let file = directory.file("plain-file")
         #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
 
-        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: file + "/chime.sqlite", createDirectory: true) }
+        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: file + "/chime.sqlite", schemas: [], createDirectory: true) }
 
         #expect(error?.code == .store)
         #expect(error?.message.contains("is not a directory") == true)
@@ -167,7 +167,7 @@ struct StoreIdentityTests {
         try Self.makeForeignDatabase(path, wal: wal)
         let before = try #require(FileManager.default.contents(atPath: path))
 
-        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, access: access) }
+        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, schemas: [], access: access) }
 
         #expect(error?.code == .store)
         #expect(
@@ -185,7 +185,7 @@ struct StoreIdentityTests {
         let path = directory.file("chime.sqlite")
         // Given a store on which a newer Chime ran a migration this build does not know
         do {
-            let store = try ReminderStore(path: path)
+            let store = try ReminderStore(path: path, schemas: [])
             try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
         }
         let queue = try DatabaseQueue(path: path)
@@ -196,7 +196,7 @@ struct StoreIdentityTests {
         let before = try #require(FileManager.default.contents(atPath: path))
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
 
-        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, access: access) }
+        let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, schemas: [], access: access) }
 
         #expect(error?.code == .store)
         #expect(
@@ -215,7 +215,7 @@ struct StoreIdentityTests {
         let missingDirectory = directory.file("typo") + "/chime.sqlite"
 
         for candidate in [path, missingDirectory] {
-            let store = try ReminderStore(path: candidate, access: access, createDirectory: true)
+            let store = try ReminderStore(path: candidate, schemas: [], access: access, createDirectory: true)
             #expect(!store.isFile)
             #expect(try store.pending().isEmpty)
         }
@@ -227,35 +227,25 @@ struct StoreIdentityTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.file("chime.sqlite")
-        // Given a store of a Chime before doses (v4), with one reminder
+        // Given a store of a Chime before the notes family, with one reminder
         do {
-            let store = try ReminderStore(path: path)
+            let store = try ReminderStore(path: path, schemas: [])
             try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
         }
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    DROP TABLE dose; DROP TABLE dose_schedule; DROP TABLE medication; DROP INDEX reminder_dose;
-                    DELETE FROM grdb_migrations WHERE identifier LIKE 'v4:%';
-                    """
-            )
-        }
-        try queue.close()
         let before = try #require(FileManager.default.contents(atPath: path))
 
-        // When it is read: it is read as it is, the file left alone
-        let read = try ReminderStore(path: path, access: .read)
+        // When it is read by a Chime that has the family: it is read as it is, the file left alone
+        let read = try ReminderStore(path: path, schemas: [Notes.schema], access: .read)
         #expect(try read.pending().map(\.id) == ["tea"])
         #expect(!read.isFile)
         #expect(FileManager.default.contents(atPath: path) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["chime.sqlite"])
 
         // Then a command that changes it upgrades it
-        let changed = try ReminderStore(path: path, access: .update)
+        let changed = try ReminderStore(path: path, schemas: [Notes.schema], access: .update)
         #expect(changed.isFile)
         #expect(try changed.pending().map(\.id) == ["tea"])
-        #expect(try DatabaseQueue(path: path).read { try $0.tableExists("dose") })
+        #expect(try DatabaseQueue(path: path).read { try $0.tableExists("note") })
     }
 
     @Test func anEmptySQLiteDatabaseBecomesANewStore() throws {
@@ -266,7 +256,7 @@ struct StoreIdentityTests {
         try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA user_version = 0; VACUUM") }
         try queue.close()
 
-        let store = try ReminderStore(path: path)
+        let store = try ReminderStore(path: path, schemas: [])
 
         #expect(store.isFile)
         #expect(try store.pendingCount() == 0)
@@ -284,7 +274,7 @@ struct StoreIdentityTests {
 
         for (path, what) in [(fifo, "is a FIFO"), (link, "is a symbolic link to a FIFO"), (folder, "is a directory")] {
             for access in [ReminderStore.Access.create, .read] {
-                let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, access: access) }
+                let error = #expect(throws: ChimeError.self) { try ReminderStore(path: path, schemas: [], access: access) }
                 #expect(error?.message.contains("store '\(path)' \(what)") == true, "\(String(describing: error))")
             }
         }
@@ -297,13 +287,13 @@ struct StoreIdentityTests {
         let path = directory.file("chime.sqlite")
         try Damage.makeDamagedStore(path)
 
-        let store = try ReminderStore(path: path, access: .read)
+        let store = try ReminderStore(path: path, schemas: [], access: .read)
         let findings = try #require(try store.quickCheck())
 
         #expect(!findings.isEmpty)
         let healthy = directory.file("healthy.sqlite")
-        _ = try ReminderStore(path: healthy).schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
-        #expect(try ReminderStore(path: healthy, access: .read).quickCheck() == nil)
+        _ = try ReminderStore(path: healthy, schemas: []).schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
+        #expect(try ReminderStore(path: healthy, schemas: [], access: .read).quickCheck() == nil)
     }
 }
 
@@ -311,7 +301,7 @@ struct StoreIdentityTests {
 enum Damage {
     static func makeDamagedStore(_ path: String) throws {
         do {
-            let store = try ReminderStore(path: path)
+            let store = try ReminderStore(path: path, schemas: [])
             let reminders = (0..<2000).map { Fixture.once("r\($0)", at: TimeInterval(60 + $0)) }
             _ = try store.scheduleBatch(reminders, now: Fixture.t0, systemZone: Fixture.utc)
         }

@@ -1,0 +1,95 @@
+import ChimeStore
+import GRDB
+
+extension StoreSchema {
+    /// The medications, their schedules and the doses, registered into the store's migrator by
+    /// every process that opens a store (`ReminderStore(path:schemas:)`). A dose alert's
+    /// reminders and their ledger rows are found by the alert's id: the store indexes the
+    /// reminders of kind "dose" by id for it. Never edit a migration that has shipped: add
+    /// another.
+    public static let doses = StoreSchema(
+        owner: "medications and doses",
+        migrations: [
+            Migration("v4: medications, schedules and doses", indexingRemindersOfKind: DoseBook.kind) { db in
+                try db.execute(
+                    sql: """
+                        -- A medication (ChimeDoses). Days are civil day numbers (days since 1970-01-01,
+                        -- local), durations in seconds.
+                        CREATE TABLE medication (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            name TEXT NOT NULL,
+                            amount REAL NOT NULL CHECK (amount > 0),
+                            unit TEXT NOT NULL,
+                            instructions TEXT NOT NULL DEFAULT '',
+                            prescribed_by TEXT NOT NULL DEFAULT '',
+                            start_day INTEGER NOT NULL,
+                            end_day INTEGER CHECK (end_day IS NULL OR end_day > start_day),
+                            active INTEGER NOT NULL DEFAULT 1,
+                            -- Overdue after grace_s; missed by itself after missed_after_s (or at the
+                            -- medication's next dose, whichever comes first).
+                            grace_s INTEGER NOT NULL DEFAULT 1800,
+                            missed_after_s INTEGER NOT NULL DEFAULT 14400,
+                            -- Doses left, when counted; a refill reminder refill_days before they run out.
+                            stock INTEGER,
+                            refill_days INTEGER NOT NULL DEFAULT 7,
+                            refill_alerted INTEGER NOT NULL DEFAULT 0,
+                            created_us INTEGER NOT NULL
+                        );
+                        CREATE UNIQUE INDEX medication_name ON medication(name COLLATE NOCASE);
+
+                        -- When a medication is taken: times of day x weekdays, in a fixed zone or
+                        -- floating (zone NULL: the system zone), or as needed (no reminders).
+                        CREATE TABLE dose_schedule (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            medication_id INTEGER NOT NULL REFERENCES medication(id) ON DELETE CASCADE,
+                            frequency TEXT NOT NULL CHECK (frequency IN ('daily', 'weekly', 'as-needed')),
+                            times TEXT NOT NULL DEFAULT '',
+                            days INTEGER NOT NULL DEFAULT 127,
+                            zone TEXT,
+                            min_interval_s INTEGER,
+                            enabled INTEGER NOT NULL DEFAULT 1,
+                            created_us INTEGER NOT NULL,
+                            -- Occurrences up to this instant are doses already (or were before the
+                            -- schedule existed).
+                            cursor_us INTEGER NOT NULL
+                        );
+                        CREATE INDEX dose_schedule_by_medication ON dose_schedule(medication_id);
+
+                        -- One dose: a scheduled occurrence (occurrence = its alert's id,
+                        -- med-{schedule}-{yyyyMMdd-HHmm}, unique), or an as-needed dose logged when taken.
+                        CREATE TABLE dose (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            medication_id INTEGER NOT NULL REFERENCES medication(id) ON DELETE CASCADE,
+                            schedule_id INTEGER,
+                            occurrence TEXT UNIQUE,
+                            scheduled_us INTEGER NOT NULL,
+                            zone TEXT NOT NULL,
+                            status TEXT NOT NULL CHECK (status IN ('pending', 'taken', 'missed', 'skipped')),
+                            taken_us INTEGER,
+                            notes TEXT NOT NULL DEFAULT '',
+                            overdue_us INTEGER NOT NULL,
+                            missed_us INTEGER NOT NULL,
+                            -- Marked missed by Chime (its window passed unanswered), not by a person.
+                            auto_missed INTEGER NOT NULL DEFAULT 0,
+                            -- A person set its status at least once: never marked missed by itself again.
+                            answered INTEGER NOT NULL DEFAULT 0,
+                            -- The latest snooze: when asked, and until when.
+                            snoozed_us INTEGER,
+                            snooze_until_us INTEGER,
+                            -- Its alert came in one summary after downtime, not on its own.
+                            summarized INTEGER NOT NULL DEFAULT 0,
+                            -- Logged when taken (an as-needed medication): not in adherence.
+                            as_needed INTEGER NOT NULL DEFAULT 0,
+                            updated_us INTEGER NOT NULL
+                        );
+                        -- History by date (doses, adherence) reads this index alone.
+                        CREATE INDEX dose_by_time ON dose(scheduled_us, as_needed, medication_id, status);
+                        CREATE INDEX dose_by_medication ON dose(medication_id, scheduled_us);
+                        -- Doses still open: settled before every read.
+                        CREATE INDEX dose_pending ON dose(scheduled_us) WHERE status = 'pending';
+                        """
+                )
+            }
+        ]
+    )
+}

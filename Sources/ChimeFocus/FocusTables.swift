@@ -1,0 +1,49 @@
+import ChimeStore
+import GRDB
+
+extension StoreSchema {
+    /// The focus sessions' table, registered into the store's migrator by every process that
+    /// opens a store (`ReminderStore(path:schemas:)`). Never edit a migration that has shipped:
+    /// add another.
+    public static let focus = StoreSchema(
+        owner: "focus sessions",
+        migrations: [
+            Migration("v3: focus sessions") { db in
+                try db.execute(
+                    sql: """
+                        -- One focus session (ChimeFocus). Times in microseconds: wall clock (_us) for
+                        -- what people see; focus time counted on CLOCK_MONOTONIC, which stops while the
+                        -- machine sleeps, within one boot.
+                        CREATE TABLE focus_session (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'completed', 'abandoned')),
+                            length_s INTEGER NOT NULL CHECK (length_s > 0),
+                            started_us INTEGER NOT NULL,
+                            -- When it was completed or abandoned.
+                            ended_us INTEGER,
+                            -- Focus time: before the running segment while active; all of it once ended.
+                            focus_us INTEGER NOT NULL DEFAULT 0,
+                            -- Time spent paused (not focus time), and when the current pause began.
+                            paused_us INTEGER NOT NULL DEFAULT 0,
+                            paused_at_us INTEGER,
+                            -- The running segment (while active): its boot, and CLOCK_MONOTONIC and the
+                            -- wall clock when it began.
+                            boot_id TEXT,
+                            segment_awake_us INTEGER,
+                            segment_wall_us INTEGER,
+                            -- Abandoned: 'gave-up' or 'restarted' (the machine restarted mid-session).
+                            end_reason TEXT
+                        );
+                        -- One session at a time, whatever races: at most one row is active or paused.
+                        CREATE UNIQUE INDEX focus_session_open ON focus_session(state IN ('active', 'paused'))
+                            WHERE state IN ('active', 'paused');
+                        -- The forest (newest first), the stats and the counts by state read this index
+                        -- alone. (Not a partial index on completed rows: without ANALYZE statistics,
+                        -- SQLite's planner preferred an index on state alone and read every row.)
+                        CREATE INDEX focus_session_by_state ON focus_session(state, ended_us, focus_us);
+                        """
+                )
+            }
+        ]
+    )
+}

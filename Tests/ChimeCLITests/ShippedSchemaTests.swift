@@ -1,0 +1,50 @@
+import ChimeCore
+import ChimeDoses
+import ChimeFocus
+import ChimeStore
+import Foundation
+import GRDB
+import Testing
+
+/// The families' tables moved out of ChimeStore into their libraries: a store made by the Chime
+/// that shipped them inside it (`Fixtures/shipped-v5.sqlite`, made by chime at e047e90 with a
+/// reminder, a medication and its dose, and a focus session) opens unchanged, and a store made
+/// now has exactly its schema.
+@Suite struct ShippedSchemaTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/shipped-v5.sqlite").path
+
+    /// Every migration applied (in order) and every table's and index's SQL.
+    static func schema(_ path: String) throws -> [String] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
+                + String.fetchAll(
+                    db,
+                    sql:
+                        "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+        }
+    }
+
+    @Test func aStoreMadeNowHasTheShippedSchema() throws {
+        let sandbox = try Sandbox()
+        _ = try ReminderStore(path: sandbox.store, schemas: chimeSchemas)
+        let shipped = try Self.schema(Self.fixture)
+        #expect(shipped.count > 20)
+        #expect(try Self.schema(sandbox.store) == shipped)
+    }
+
+    @Test func aShippedStoreOpensUnchangedWithItsData() throws {
+        let sandbox = try Sandbox()
+        try FileManager.default.copyItem(atPath: Self.fixture, toPath: sandbox.store)
+        let before = try Self.schema(sandbox.store)
+        let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas, access: .update)
+        #expect(store.isFile)
+        #expect(try store.pending().map(\.id).contains("tea"))
+        #expect(try DoseBook(store: store).medications().map(\.medication.name) == ["Aspirin"])
+        #expect(try FocusTimer(store: store).latest() != nil)
+        #expect(try Self.schema(sandbox.store) == before)
+    }
+}
