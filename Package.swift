@@ -61,7 +61,7 @@ let package = Package(
         // state machine on an injected clock, launcher overrides, quotes, usage events and stats.
         .target(
             name: "ChimeGateway",
-            dependencies: ["ChimeCore"],
+            dependencies: ["ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // timerfd and eventfd, which Swift's Glibc module does not import.
@@ -90,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeRunner", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeLibnotify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -100,7 +100,8 @@ let package = Package(
         .executableTarget(
             name: "chime-bench",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeRunner", "ChimeTesting", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeTesting",
+                "ChimeLibnotify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -139,13 +140,16 @@ let package = Package(
         ),
         .testTarget(
             name: "ChimeGatewayTests",
-            dependencies: ["ChimeCore", "ChimeGateway", "ChimeTesting"],
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeGateway", "ChimeTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ChimeCLITests",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeTesting", "ChimeLibnotify",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeTesting", "ChimeLibnotify",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             // A store made by an earlier Chime, opened by ShippedSchemaTests.

@@ -3,6 +3,7 @@
 import ChimeCore
 import ChimeDoses
 import ChimeFocus
+import ChimeGateway
 import ChimeRunner
 import ChimeStore
 import Foundation
@@ -253,4 +254,4 @@ func stop(_ process: Process) {
 }
 
 /// The families' tables, as `chime` opens every store (see `Run.schemas` in the chime target).
-let chimeSchemas: [StoreSchema] = [.focus, .doses]
+let chimeSchemas: [StoreSchema] = [.focus, .doses, .gateway]

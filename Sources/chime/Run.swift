@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeCore
 import ChimeDoses
 import ChimeFocus
+import ChimeGateway
 import ChimeRunner
 import ChimeStore
 import Foundation
@@ -55,7 +56,7 @@ struct Run: AsyncParsableCommand {
 
     /// The reminder families' tables: every command opens the store with them (a store made by
     /// this chime holds them all). A new family adds its schema here and its runner part below.
-    static let schemas: [StoreSchema] = [.focus, .doses]
+    static let schemas: [StoreSchema] = [.focus, .doses, .gateway]
 
     /// The reminder families the runner serves, in the order they are prepared before each
     /// pass; each logs what it did on its own (the composition root: a new family is added here).

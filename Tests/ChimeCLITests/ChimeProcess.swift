@@ -1,5 +1,6 @@
 import ChimeDoses
 import ChimeFocus
+import ChimeGateway
 import ChimeStore
 import Foundation
 import Synchronization
@@ -294,4 +295,4 @@ enum Spawn {
 
 /// The families' tables, as `chime` opens every store (see `Run.schemas` in the chime target):
 /// a store chime made is opened by the tests with the same ones.
-let chimeSchemas: [StoreSchema] = [.focus, .doses]
+let chimeSchemas: [StoreSchema] = [.focus, .doses, .gateway]

@@ -1,0 +1,56 @@
+import ChimeStore
+import GRDB
+
+extension StoreSchema {
+    /// The gateway's tables: the person's choices from onboarding, and the usage events (every
+    /// gate's outcome), registered into the store's migrator by every process that opens a
+    /// store (`ReminderStore(path:schemas:)`). Never edit a migration that has shipped: add
+    /// another.
+    public static let gateway = StoreSchema(
+        owner: "the mindful gateway",
+        migrations: [
+            Migration("v6: the mindful gateway") { db in
+                try db.execute(
+                    sql: """
+                        -- What the person chose at onboarding ('chime gate setup'): one row.
+                        CREATE TABLE gate_profile (
+                            id INTEGER PRIMARY KEY CHECK (id = 1),
+                            -- 1 to 10: sets the pause, 15 to 45 s.
+                            determination INTEGER NOT NULL CHECK (determination BETWEEN 1 AND 10),
+                            -- Quote interests, comma-separated (stoicism,productivity,...).
+                            interests TEXT NOT NULL,
+                            -- After Proceed, the same program opens without a gate this long.
+                            grace_s INTEGER NOT NULL CHECK (grace_s BETWEEN 0 AND 86400),
+                            -- With no focus session running, Exit starts one.
+                            focus_on_exit INTEGER NOT NULL DEFAULT 0,
+                            -- A program's typical session, for "hours reclaimed".
+                            session_s INTEGER NOT NULL CHECK (session_s BETWEEN 60 AND 86400),
+                            updated_us INTEGER NOT NULL
+                        );
+
+                        -- One usage event: a pause's outcome, or a launch that was not gated.
+                        CREATE TABLE gate_event (
+                            id INTEGER PRIMARY KEY,
+                            -- The desktop entry id ("firefox"), or the command's name.
+                            program TEXT NOT NULL,
+                            at_us INTEGER NOT NULL,
+                            -- Time spent in this event's pause (0 when not gated).
+                            pause_us INTEGER NOT NULL,
+                            outcome TEXT NOT NULL CHECK (outcome IN ('exit', 'deepen', 'proceed', 'closed', 'not_gated')),
+                            -- not_gated: why (grace after a Proceed, no display and no terminal…).
+                            reason TEXT,
+                            -- The quote the pause showed.
+                            quote_text TEXT,
+                            quote_author TEXT,
+                            quote_source TEXT,
+                            quote_interest TEXT
+                        );
+                        -- Stats read events by time; the grace reads a program's latest Proceed.
+                        CREATE INDEX gate_event_by_time ON gate_event(at_us);
+                        CREATE INDEX gate_event_proceed ON gate_event(program, at_us) WHERE outcome = 'proceed';
+                        """
+                )
+            }
+        ]
+    )
+}
