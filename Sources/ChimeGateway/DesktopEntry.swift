@@ -37,26 +37,40 @@ public struct DesktopEntry: Sendable, Equatable {
             self.kind = Self.kind(of: text)
         }
 
+        /// Reads the line's structure on its UTF-8 bytes, whose syntax characters are all
+        /// ASCII: a combining mark after `=` or `]` must not hide it, as it would in Characters.
         private static func kind(of text: String) -> Kind {
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty || trimmed == "\r" { return .blank }
-            if trimmed.hasPrefix("#") { return .comment }
-            let content = trimmed.hasSuffix("\r") ? String(trimmed.dropLast()) : trimmed
-            if content.hasPrefix("[") && content.hasSuffix("]") && content.count >= 2 {
-                return .group(String(content.dropFirst().dropLast()))
+            var bytes = Substring(text).utf8[...]
+            if bytes.last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
+            let content = trimmed(bytes)
+            if content.isEmpty { return .blank }
+            if content.first == UInt8(ascii: "#") { return .comment }
+            if content.first == UInt8(ascii: "["), content.last == UInt8(ascii: "]"), content.count >= 2 {
+                return .group(string(content.dropFirst().dropLast()))
             }
-            guard let equals = text.firstIndex(of: "=") else { return .other }
-            var name = text[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = Substring(text[text.index(after: equals)...])
-            while value.first == " " || value.first == "\t" { value = value.dropFirst() }
-            if value.hasSuffix("\r") { value = value.dropLast() }
+            guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")) else { return .other }
+            var name = trimmed(bytes[..<equals])
+            var value = bytes[bytes.index(after: equals)...]
+            while let first = value.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { value = value.dropFirst() }
             guard !name.isEmpty else { return .other }
             var locale: String?
-            if name.hasSuffix("]"), let open = name.firstIndex(of: "[") {
-                locale = String(name[name.index(after: open)..<name.index(before: name.endIndex)])
-                name = String(name[..<open])
+            if name.last == UInt8(ascii: "]"), let open = name.firstIndex(of: UInt8(ascii: "[")) {
+                locale = string(name[name.index(after: open)..<name.index(before: name.endIndex)])
+                name = name[..<open]
             }
-            return .entry(key: name, locale: locale, rawValue: String(value))
+            return .entry(key: string(name), locale: locale, rawValue: string(value))
+        }
+
+        private static func trimmed(_ bytes: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
+            let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) }) else {
+                return bytes[bytes.endIndex...]
+            }
+            return bytes[first...last]
+        }
+
+        private static func string(_ bytes: Substring.UTF8View.SubSequence) -> String {
+            String(decoding: bytes, as: UTF8.self)
         }
     }
 
@@ -66,7 +80,9 @@ public struct DesktopEntry: Sendable, Equatable {
 
     /// Reads a desktop entry from its text. Never fails: what cannot be read is kept as it is.
     public init(text: String) {
-        lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { Line(String($0)) }
+        // Split on the byte, not on Characters: "\r\n" is one Character, and a combining mark
+        // after a line feed would join it.
+        lines = text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).map { Line(String(decoding: $0, as: UTF8.self)) }
     }
 
     /// Reads a desktop entry from a file's bytes.
@@ -130,14 +146,16 @@ public struct DesktopEntry: Sendable, Equatable {
         let line = Line(key + "=" + Self.escape(value))
         if let index = index(of: key, locale: nil, in: group) {
             // Keep a carriage-return line end as it was.
-            lines[index] = lines[index].text.hasSuffix("\r") ? Line(line.text + "\r") : line
+            lines[index] = lines[index].text.utf8.last == UInt8(ascii: "\r") ? Line(line.text + "\r") : line
             return
         }
         guard let range = range(of: group) else { return }
         let lastKey = range.last {
             if case .entry = lines[$0].kind { true } else { false }
         }
-        lines.insert(line, at: (lastKey ?? range.lowerBound - 1) + 1)
+        let previous = lastKey ?? range.lowerBound - 1
+        // A new line ends as the line before it does (a carriage return in a CRLF file).
+        lines.insert(lines[previous].text.utf8.last == UInt8(ascii: "\r") ? Line(line.text + "\r") : line, at: previous + 1)
     }
 
     /// Removes every line of `key` in `group`, localized ones included.
@@ -153,9 +171,9 @@ public struct DesktopEntry: Sendable, Equatable {
     /// `\t` tab, `\r` carriage return, `\\` backslash. Any other backslash is kept as it is.
     public static func unescape(_ raw: String) -> String {
         guard raw.contains("\\") else { return raw }
-        var result = ""
+        var result = String.UnicodeScalarView()
         var pending = false
-        for character in raw {
+        for character in raw.unicodeScalars {
             if pending {
                 pending = false
                 switch character {
@@ -164,7 +182,9 @@ public struct DesktopEntry: Sendable, Equatable {
                 case "t": result.append("\t")
                 case "r": result.append("\r")
                 case "\\": result.append("\\")
-                default: result.append("\\"); result.append(character)
+                default:
+                    result.append("\\")
+                    result.append(character)
                 }
             } else if character == "\\" {
                 pending = true
@@ -173,21 +193,21 @@ public struct DesktopEntry: Sendable, Equatable {
             }
         }
         if pending { result.append("\\") }
-        return result
+        return String(result)
     }
 
     /// `value` written as a string value: backslash, line feed, tab and carriage return escaped,
     /// and a leading space written `\s` (a reader would otherwise drop it).
     public static func escape(_ value: String) -> String {
         var result = ""
-        for character in value {
-            switch character {
+        for scalar in value.unicodeScalars {
+            switch scalar {
             case "\\": result += "\\\\"
             case "\n": result += "\\n"
             case "\t": result += "\\t"
             case "\r": result += "\\r"
             case " " where result.isEmpty: result += "\\s"
-            default: result.append(character)
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result
@@ -213,7 +233,8 @@ public struct DesktopFileID: Sendable, Hashable, Comparable, Codable, CustomStri
             throw ChimeError.invalid(
                 "desktop file id",
                 text,
-                expected: "a desktop entry's id such as 'firefox' or 'org.mozilla.firefox.desktop' (no '/', see `ls /usr/share/applications`)"
+                expected:
+                    "a desktop entry's id such as 'firefox' or 'org.mozilla.firefox.desktop' (no '/', see `ls /usr/share/applications`)"
             )
         }
         rawValue = id

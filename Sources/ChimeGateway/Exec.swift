@@ -12,11 +12,11 @@ import ChimeCore
 /// ``DesktopEntry/value(_:locale:in:)`` undoes the first layer; ``split(_:)`` the second.
 public enum Exec {
     /// The field codes of the specification, as the character after `%`.
-    public static let fieldCodes: Set<Character> = ["f", "F", "u", "U", "i", "c", "k"]
+    public static let fieldCodes: Set<Unicode.Scalar> = ["f", "F", "u", "U", "i", "c", "k"]
     /// The deprecated field codes, which launchers expand to nothing.
-    public static let deprecatedFieldCodes: Set<Character> = ["d", "D", "n", "N", "v", "m"]
+    public static let deprecatedFieldCodes: Set<Unicode.Scalar> = ["d", "D", "n", "N", "v", "m"]
     /// The characters that make an argument need quotes.
-    public static let reservedCharacters: Set<Character> = [
+    public static let reservedCharacters: Set<Unicode.Scalar> = [
         " ", "\t", "\n", "\"", "'", "\\", ">", "<", "~", "|", "&", ";", "$", "*", "?", "#", "(", ")", "`",
     ]
 
@@ -30,18 +30,19 @@ public enum Exec {
     /// - Throws: ``ChimeError`` `.usage` naming the value when a quote is not closed, when it
     ///   has no argument at all, or when a `%` is followed by anything but a field code or `%`.
     public static func split(_ value: String) throws -> [String] {
+        // Unicode scalars, not Characters: a combining mark after a quote must not hide it.
         var arguments: [String] = []
-        var current = ""
+        var current = String.UnicodeScalarView()
         var inArgument = false
-        var iterator = Array(value).makeIterator()
+        var iterator = value.unicodeScalars.makeIterator()
         func fail(_ why: String) -> ChimeError {
             ChimeError.invalid("Exec command line", value, expected: "\(why), as the Desktop Entry Specification quotes arguments")
         }
         while let character = iterator.next() {
             switch character {
             case " ", "\t", "\n":
-                if inArgument { arguments.append(current) }
-                current = ""
+                if inArgument { arguments.append(String(current)) }
+                current = String.UnicodeScalarView()
                 inArgument = false
             case "\"":
                 inArgument = true
@@ -81,14 +82,14 @@ public enum Exec {
                 current.append(character)
             }
         }
-        if inArgument { arguments.append(current) }
+        if inArgument { arguments.append(String(current)) }
         guard !arguments.isEmpty else { throw fail("a program to run") }
         for argument in arguments { try checkFieldCodes(argument, in: value) }
         return arguments
     }
 
     private static func checkFieldCodes(_ argument: String, in value: String) throws {
-        var iterator = argument.makeIterator()
+        var iterator = argument.unicodeScalars.makeIterator()
         while let character = iterator.next() {
             guard character == "%" else { continue }
             let code = iterator.next()
@@ -106,11 +107,11 @@ public enum Exec {
     /// else in double quotes with `"`, `` ` ``, `$` and `\` escaped. An empty argument is `""`.
     /// Field codes and `%%` are left as they are.
     public static func quote(_ argument: String) -> String {
-        guard argument.isEmpty || argument.contains(where: reservedCharacters.contains) else { return argument }
+        guard argument.isEmpty || argument.unicodeScalars.contains(where: reservedCharacters.contains) else { return argument }
         var quoted = "\""
-        for character in argument {
-            if character == "\"" || character == "`" || character == "$" || character == "\\" { quoted.append("\\") }
-            quoted.append(character)
+        for scalar in argument.unicodeScalars {
+            if scalar == "\"" || scalar == "`" || scalar == "$" || scalar == "\\" { quoted.append("\\") }
+            quoted.unicodeScalars.append(scalar)
         }
         return quoted + "\""
     }

@@ -194,7 +194,10 @@ public struct LauncherOverrides: Sendable {
             throw ChimeError(.usage, "desktop entry '\(path)' has no [Desktop Entry] group: expected a desktop entry file")
         }
         guard original.value(marker) == nil else {
-            throw ChimeError(.usage, "desktop entry '\(path)' is already Chime's gate (it has \(marker)=): expected the program's own entry")
+            throw ChimeError(
+                .usage,
+                "desktop entry '\(path)' is already Chime's gate (it has \(marker)=): expected the program's own entry"
+            )
         }
         if original.isTrue("Hidden") {
             throw ChimeError(
@@ -332,7 +335,8 @@ public struct LauncherOverrides: Sendable {
         }
         let original = try DesktopEntry(data: originalData, path: record.originalPath)
         let override = try Self.wrap(original, id: id, chime: record.chime, path: record.originalPath)
-        record.createdDirectories = Array(Set(record.createdDirectories + (try makeDirectories(directory(of: record.overridePath))))).sorted()
+        record.createdDirectories = Array(Set(record.createdDirectories + (try makeDirectories(directory(of: record.overridePath)))))
+            .sorted()
         try writeRecord(record, original: originalData, override: override.data)
         try writeAtomically(override.data, to: record.overridePath, mode: record.mode)
         return try status(of: record)
@@ -489,7 +493,10 @@ public struct LauncherOverrides: Sendable {
             guard record.id == id else { throw ChimeError(.failure, "record names '\(record.id)'") }
             return record
         } catch {
-            throw ChimeError(.failure, "Chime's record '\(recordPath(id))' cannot be read (\(error)): delete its directory to forget the gate")
+            throw ChimeError(
+                .failure,
+                "Chime's record '\(recordPath(id))' cannot be read (\(error)): delete its directory to forget the gate"
+            )
         }
     }
 
