@@ -246,7 +246,8 @@ public struct LauncherOverrides: Sendable {
     /// - Returns: the override written.
     /// - Throws: ``ChimeError`` `.usage` when `chime` is not absolute or the entry cannot be
     ///   wrapped (see ``wrap(_:id:chime:path:)``); `.notFound` when no directory has the id;
-    ///   `.conflict` when it is gated already or a file of Chime's is in the way; `.failure`
+    ///   `.conflict` when it is gated already, a file is in the way, or the person's own entry is
+    ///   a symbolic link; `.failure`
     ///   when a file cannot be written.
     @discardableResult
     public func gate(_ id: DesktopFileID, chime: String) throws -> LauncherOverride {
@@ -266,6 +267,14 @@ public struct LauncherOverrides: Sendable {
             )
         }
         let ownEntry = location.base == data.home
+        if ownEntry, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: location.path) {
+            // Replacing it would turn the link (a dotfile manager's, say) into a file, and
+            // putting it back would not bring the link back.
+            throw ChimeError(
+                .conflict,
+                "'\(location.path)' is a symbolic link (to '\(target)'): Chime gates only a regular file there; copy the entry in place of the link, then gate again"
+            )
+        }
         let originalData = try read(location.path)
         let original = try DesktopEntry(data: originalData, path: location.path)
         if ownEntry && original.value(Self.marker) != nil {

@@ -466,6 +466,36 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
         #expect(try fixture.read(ownPath) == own)
     }
 
+    @Test func anEditedOverrideOfThePersonsOwnEntryGivesItBackOnceDeleted() throws {
+        let fixture = try XDGFixture()
+        let own = "[Desktop Entry]\nType=Application\nName=Mine\nExec=mine %U\n"
+        let ownPath = fixture.home + "/applications/mine.desktop"
+        try fixture.write(own, to: ownPath, mode: 0o640)
+        let before = try fixture.tree()
+        let overrides = try fixture.overrides
+        let id = try DesktopFileID("mine")
+        try overrides.gate(id, chime: fixture.chime)
+        try fixture.write(try fixture.read(ownPath).replacingOccurrences(of: "Name=Mine", with: "Name=Edited"), to: ownPath)
+
+        #expect(throws: ChimeError.self) { try overrides.remove(id) }
+        try FileManager.default.removeItem(atPath: ownPath)
+        try overrides.remove(id)
+        #expect(try fixture.tree() == before)
+    }
+
+    @Test func refusesThePersonsOwnEntryWhenItIsASymbolicLink() throws {
+        let fixture = try XDGFixture()
+        let target = fixture.root + "/dotfiles/mine.desktop"
+        try fixture.write("[Desktop Entry]\nType=Application\nName=Mine\nExec=mine\n", to: target)
+        try FileManager.default.createDirectory(atPath: fixture.home + "/applications", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fixture.home + "/applications/mine.desktop", withDestinationPath: target)
+        let before = try fixture.tree()
+        let error = #expect(throws: ChimeError.self) { try fixture.overrides.gate(DesktopFileID("mine"), chime: fixture.chime) }
+        #expect(error?.code == .conflict)
+        #expect(error?.message.contains("symbolic link") == true)
+        #expect(try fixture.tree() == before)
+    }
+
     @Test func prefersTheFirstDataDirectory() throws {
         let fixture = try XDGFixture()
         try fixture.write(
