@@ -266,12 +266,15 @@ public struct DesktopFileID: Sendable, Hashable, Comparable, Codable, CustomStri
 
     public var description: String { rawValue }
 
+    /// Ids in the order of their text, as ``LauncherOverrides/list()`` gives them.
     public static func < (lhs: DesktopFileID, rhs: DesktopFileID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// Decodes an id from its text, checked as ``init(_:)`` checks it.
     public init(from decoder: any Decoder) throws {
         try self.init(try decoder.singleValueContainer().decode(String.self))
     }
 
+    /// Encodes the id as its text (`firefox.desktop`).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)

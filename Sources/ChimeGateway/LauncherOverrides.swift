@@ -21,6 +21,7 @@ public struct XDGDataDirectories: Sendable, Equatable {
     /// (`/var/lib/snapd/desktop`) add their exports here in a session that has them.
     public var directories: [String]
 
+    /// The directories given, as they are (absolute, without a trailing `/`).
     public init(home: String, directories: [String]) {
         (self.home, self.directories) = (home, directories)
     }
@@ -69,19 +70,6 @@ public struct LauncherOverride: Sendable, Equatable {
         /// The `chime` program the override runs is not there or not executable any more: the
         /// launcher cannot start the program until the override is refreshed or removed.
         case chimeMissing = "chime_missing"
-
-        /// What to do about it, for people.
-        public var advice: String {
-            switch self {
-            case .ok: "nothing to do"
-            case .originalChanged: "the program's desktop entry changed (an update): run `chime gate refresh ID` to gate the new one"
-            case .originalGone: "the program's desktop entry is gone (uninstalled?): run `chime gate remove ID`"
-            case .overrideEdited:
-                "the override was edited after Chime wrote it: Chime leaves it alone; delete it yourself, then `chime gate remove ID`"
-            case .overrideMissing: "the override is gone, so the program opens without a gate: `chime gate refresh ID` writes it again"
-            case .chimeMissing: "the chime program the override runs is gone: `chime gate refresh ID` with the new one, or remove"
-            }
-        }
     }
 
     /// The desktop file id the override shadows.
@@ -97,6 +85,21 @@ public struct LauncherOverride: Sendable, Equatable {
     /// How the override stands now.
     public var status: Status
 
+    /// What to do about ``status``, for people, in the library's terms (a command line adds its commands).
+    public var advice: String {
+        switch status {
+        case .ok: "'\(id)' is gated"
+        case .originalChanged:
+            "the entry of '\(id)' at '\(originalPath)' changed since the gate was written (an update?): refresh the gate to wrap the new one"
+        case .originalGone: "the entry of '\(id)' at '\(originalPath)' is gone (uninstalled?): remove the gate"
+        case .overrideEdited:
+            "'\(path)' was edited after Chime wrote it, so Chime leaves it alone: keep what you need from it, delete it, then remove the gate"
+        case .overrideMissing: "'\(path)' is gone, so '\(id)' opens without a gate: refresh the gate to write it again, or remove the gate"
+        case .chimeMissing: "'\(chime)', which '\(path)' runs, is not an executable file: refresh the gate with the chime installed now"
+        }
+    }
+
+    /// An override and its status, as ``LauncherOverrides/list()`` makes them.
     public init(id: DesktopFileID, path: String, originalPath: String, wrapsOwnEntry: Bool, chime: String, status: Status) {
         self.id = id
         self.path = path
@@ -255,10 +258,8 @@ public struct LauncherOverrides: Sendable {
             throw ChimeError.invalid("chime path", chime, expected: "an absolute path, such as /usr/bin/chime")
         }
         if isRegularFile(recordPath(id)) {
-            throw ChimeError(
-                .conflict,
-                "'\(id)' is gated already: `chime gate refresh \(id)` writes its override again, `chime gate remove \(id)` un-gates it"
-            )
+            let path = (try? loadRecord(id).overridePath) ?? recordDirectory(id)
+            throw ChimeError(.conflict, "'\(id)' is gated already (by '\(path)'): refresh the gate to write it again, or remove it first")
         }
         guard let location = find(id) else {
             throw ChimeError(
@@ -412,7 +413,7 @@ public struct LauncherOverrides: Sendable {
     }
 
     /// The overrides that need something done (every status but ``LauncherOverride/Status/ok``),
-    /// each status saying what in ``LauncherOverride/Status/advice``.
+    /// each saying what in ``LauncherOverride/advice``.
     public func doctor() throws -> [LauncherOverride] {
         try list().filter { $0.status != .ok }
     }
@@ -452,14 +453,14 @@ public struct LauncherOverrides: Sendable {
     private func edited(_ record: Record) -> ChimeError {
         ChimeError(
             .conflict,
-            "the override '\(record.overridePath)' was edited after Chime wrote it, so Chime leaves it alone: keep what you need from it, delete it, then run `chime gate remove \(record.id)` again"
+            "the override '\(record.overridePath)' was edited after Chime wrote it, so Chime leaves it alone: keep what you need from it, delete it, then remove the gate of '\(record.id)' again"
         )
     }
 
     private func gone(_ record: Record) -> ChimeError {
         ChimeError(
             .notFound,
-            "the original of '\(record.id)' (was '\(record.originalPath)') is in none of \(data.directories.joined(separator: ":")): the program seems uninstalled; `chime gate remove \(record.id)` un-gates it"
+            "the original of '\(record.id)' (was '\(record.originalPath)') is in none of \(data.directories.joined(separator: ":")): the program seems uninstalled; remove the gate of '\(record.id)'"
         )
     }
 

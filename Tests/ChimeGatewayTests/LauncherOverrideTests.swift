@@ -84,11 +84,12 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
 
     /// The data directories an entry can be installed in.
     enum Base: Sendable, Equatable {
-        case home, flatpak, local, system, snap
+        case home, flatpakUser, flatpak, local, system, snap
 
         func path(in fixture: XDGFixture) -> String {
             switch self {
             case .home: fixture.home
+            case .flatpakUser: fixture.flatpakUser
             case .flatpak: fixture.flatpak
             case .local: fixture.local
             case .system: fixture.system
@@ -201,6 +202,33 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
                     "/usr/bin/flatpak", "run", "--branch=stable", "--arch=x86_64", "--command=firefox", "org.mozilla.firefox",
                     "--private-window", "%u",
                 ],
+            ]
+        ),
+        RealEntry(
+            name: "Spotify from Flathub (a user install, exported under the data home)",
+            base: .flatpakUser,
+            relativePath: "com.spotify.Client.desktop",
+            text: """
+                [Desktop Entry]
+                Type=Application
+                Name=Spotify
+                GenericName=Music Player
+                GenericName[fr]=Lecteur de musique
+                Icon=com.spotify.Client
+                TryExec=/home/ana/.local/share/flatpak/exports/bin/com.spotify.Client
+                Exec=/usr/bin/flatpak run --branch=stable --arch=x86_64 --command=spotify --file-forwarding com.spotify.Client @@u %U @@
+                Terminal=false
+                MimeType=x-scheme-handler/spotify;
+                Categories=Audio;Music;Player;AudioVideo;
+                StartupWMClass=spotify
+                X-Flatpak-RenamedFrom=spotify.desktop;
+                X-Flatpak=com.spotify.Client
+
+                """,
+            argv: [
+                "/usr/bin/flatpak", "run", "--branch=stable", "--arch=x86_64", "--command=spotify", "--file-forwarding",
+                "com.spotify.Client",
+                "@@u", "%U", "@@",
             ]
         ),
         RealEntry(
@@ -628,7 +656,11 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
         try FileManager.default.removeItem(atPath: fixture.home + "/applications/missing.desktop")
         try FileManager.default.removeItem(atPath: otherChime)
 
-        #expect(try overrides.list().map(\.status) == [.originalGone, .overrideMissing, .chimeMissing])
+        let listed = try overrides.list()
+        #expect(listed.map(\.status) == [.originalGone, .overrideMissing, .chimeMissing])
+        #expect(listed[0].advice.contains(fixture.system + "/applications/gone.desktop"))
+        #expect(listed[1].advice.contains(fixture.home + "/applications/missing.desktop"))
+        #expect(listed[2].advice.contains(otherChime))
         let gone = #expect(throws: ChimeError.self) { try overrides.refresh(DesktopFileID("gone")) }
         #expect(gone?.code == .notFound)
         #expect(try overrides.refresh(DesktopFileID("missing")).status == .ok)
