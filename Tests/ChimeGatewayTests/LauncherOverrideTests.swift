@@ -700,3 +700,51 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
         #expect(error?.code == .usage)
     }
 }
+
+/// GLib, which most launchers use, reads the override as Chime means it: `gio launch` runs the
+/// wrapped command with the arguments undone from their quotes and the field codes expanded.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gio"), "needs gio (Debian: libglib2.0-bin)"))
+struct GioLaunchTests {
+    @Test func gioLaunchesTheWrappedCommandWithItsArguments() async throws {
+        let fixture = try XDGFixture()
+        // A chime that records the arguments it was started with, one per line, then renames
+        // the record into place so that it is read whole.
+        let record = fixture.root + "/argv.txt"
+        try fixture.write(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \(record).tmp && mv \(record).tmp \(record)\n",
+            to: fixture.chime,
+            mode: 0o755
+        )
+        try fixture.write(
+            """
+            [Desktop Entry]
+            Type=Application
+            Name=Game
+            Exec=env "WINEPREFIX=/home/ana/.wine games" wine "C:\\\\\\\\Program Files\\\\\\\\game.exe" --title "Say \\\\"hi\\\\" for \\\\$5" 100%% %f
+            DBusActivatable=true
+
+            """,
+            to: fixture.system + "/applications/game.desktop"
+        )
+        let gated = try fixture.overrides.gate(DesktopFileID("game"), chime: fixture.chime)
+        let file = fixture.root + "/usr/bin/chime"
+
+        let gio = Process()
+        gio.executableURL = URL(fileURLWithPath: "/usr/bin/gio")
+        gio.arguments = ["launch", gated.path, file]
+        try gio.run()
+        gio.waitUntilExit()
+        #expect(gio.terminationStatus == 0)
+        // gio starts the program and returns: wait for its record (at most 10 s).
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: record) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let argv = try fixture.read(record).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        #expect(
+            argv == [
+                "gate", "open", "game.desktop", "--", "env", "WINEPREFIX=/home/ana/.wine games", "wine", "C:\\Program Files\\game.exe",
+                "--title", "Say \"hi\" for $5", "100%", file,
+            ]
+        )
+    }
+}
