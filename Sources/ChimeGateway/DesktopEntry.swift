@@ -27,9 +27,9 @@ public struct DesktopEntry: Sendable, Equatable {
         }
 
         /// The line as it is in the file (a carriage return before the line feed included).
-        public var text: String
+        public let text: String
         /// What the line is, read from ``text``.
-        public var kind: Kind
+        public let kind: Kind
 
         /// Reads one line of a desktop entry.
         public init(_ text: String) {
@@ -119,16 +119,19 @@ public struct DesktopEntry: Sendable, Equatable {
         return start..<end
     }
 
-    private func index(of key: String, locale: String?, in group: String) -> Int? {
-        guard let range = range(of: group) else { return nil }
-        return range.first {
+    /// The lines of `key` with exactly `locale` in `group`, in order: more than one only in a
+    /// file that repeats a key.
+    private func indices(of key: String, locale: String?, in group: String) -> [Int] {
+        guard let range = range(of: group) else { return [] }
+        return range.filter {
             if case .entry(key, locale, _) = lines[$0].kind { true } else { false }
         }
     }
 
     /// The value of `key` (with `locale`, when given) in `group`, its escapes undone; nil when absent.
     public func value(_ key: String, locale: String? = nil, in group: String = "Desktop Entry") -> String? {
-        guard let index = index(of: key, locale: locale, in: group),
+        // A repeated key: the last wins, as GLib reads it.
+        guard let index = indices(of: key, locale: locale, in: group).last,
             case .entry(_, _, let raw) = lines[index].kind
         else { return nil }
         return Self.unescape(raw)
@@ -140,13 +143,16 @@ public struct DesktopEntry: Sendable, Equatable {
     }
 
     /// Sets `key` in `group` to `value` (escaped as the specification says): in place when the
-    /// key is there, else as a new line after the group's last key. Does nothing when there is no
-    /// such group.
+    /// key is there, else as a new line after the group's last key. A key written more than once
+    /// keeps only its first line, so that every reader sees `value` (readers differ on which of
+    /// repeated keys wins). Does nothing when there is no such group.
     public mutating func setValue(_ value: String, for key: String, in group: String = "Desktop Entry") {
         let line = Line(key + "=" + Self.escape(value))
-        if let index = index(of: key, locale: nil, in: group) {
+        let existing = indices(of: key, locale: nil, in: group)
+        if let index = existing.first {
             // Keep a carriage-return line end as it was.
             lines[index] = lines[index].text.utf8.last == UInt8(ascii: "\r") ? Line(line.text + "\r") : line
+            for repeated in existing.dropFirst().reversed() { lines.remove(at: repeated) }
             return
         }
         guard let range = range(of: group) else { return }

@@ -133,6 +133,7 @@ public struct LauncherOverrides: Sendable {
     /// Where entries are looked up and overrides written.
     public var data: XDGDataDirectories
 
+    /// Overrides in the data directories `data`.
     public init(data: XDGDataDirectories) {
         self.data = data
     }
@@ -188,13 +189,20 @@ public struct LauncherOverrides: Sendable {
     ///
     /// - Parameter path: where `original` was read from, named in errors.
     /// - Throws: ``ChimeError`` `.notFound` when the original is `Hidden=true` (the specification's
-    ///   "deleted"); `.usage` when it has no `[Desktop Entry]` group, is not `Type=Application`,
+    ///   "deleted"); `.usage` when it has no `[Desktop Entry]` group or a group twice, is not `Type=Application`,
     ///   has no `Exec` (a program started by D-Bus activation only, which Chime cannot catch),
     ///   carries Chime's mark already, or has an `Exec` that does not parse.
     public static func wrap(_ original: DesktopEntry, id: DesktopFileID, chime: String, path: String) throws -> DesktopEntry {
         let main = "Desktop Entry"
         guard original.groups.contains(main) else {
             throw ChimeError(.usage, "desktop entry '\(path)' has no [Desktop Entry] group: expected a desktop entry file")
+        }
+        if let repeated = Dictionary(grouping: original.groups, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
+            // Readers differ on such a file (GLib merges the groups): Chime could not be sure to wrap what runs.
+            throw ChimeError(
+                .usage,
+                "desktop entry '\(path)' has the group [\(repeated)] twice: expected each group once, as the specification requires"
+            )
         }
         guard original.value(marker) == nil else {
             throw ChimeError(
@@ -250,8 +258,7 @@ public struct LauncherOverrides: Sendable {
     /// - Throws: ``ChimeError`` `.usage` when `chime` is not absolute or the entry cannot be
     ///   wrapped (see ``wrap(_:id:chime:path:)``); `.notFound` when no directory has the id;
     ///   `.conflict` when it is gated already, a file is in the way, or the person's own entry is
-    ///   a symbolic link; `.failure`
-    ///   when a file cannot be written.
+    ///   a symbolic link; `.failure` when a file cannot be written.
     @discardableResult
     public func gate(_ id: DesktopFileID, chime: String) throws -> LauncherOverride {
         guard chime.hasPrefix("/") else {

@@ -66,6 +66,13 @@ import Testing
         #expect(entry.value("X-New") == " lead")
     }
 
+    @Test func aRepeatedKeyReadsAsItsLastAndIsSetOnce() {
+        var entry = DesktopEntry(text: "[Desktop Entry]\nExec=first\nName=A\nExec=second\n[Other]\nExec=other\n")
+        #expect(entry.value("Exec") == "second")
+        entry.setValue("wrapped", for: "Exec")
+        #expect(entry.text == "[Desktop Entry]\nExec=wrapped\nName=A\n[Other]\nExec=other\n")
+    }
+
     @Test func removesLocalizedKeysToo() {
         var entry = DesktopEntry(text: "[Desktop Entry]\nName=A\nName[de]=B\nExec=a\n")
         entry.removeValue(for: "Name")

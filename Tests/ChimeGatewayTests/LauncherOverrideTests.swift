@@ -550,6 +550,7 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
             ("link", "[Desktop Entry]\nType=Link\nName=A link\nURL=https://example.org\n", .usage, "Type=Link"),
             ("badexec", "[Desktop Entry]\nType=Application\nName=Bad\nExec=prog \"unclosed %u\n", .usage, "prog \"unclosed %u"),
             ("notanentry", "[Something Else]\nExec=x\n", .usage, "no [Desktop Entry] group"),
+            ("twice", "[Desktop Entry]\nType=Application\nName=A\n[Desktop Entry]\nExec=a\n", .usage, "[Desktop Entry] twice"),
         ]
         for (name, text, _, _) in cases { try fixture.write(text, to: fixture.system + "/applications/\(name).desktop") }
         let before = try fixture.tree()
