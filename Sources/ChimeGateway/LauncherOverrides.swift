@@ -178,6 +178,21 @@ public struct LauncherOverrides: Sendable {
         return nil
     }
 
+    /// Every desktop entry launchers can see, each id with the entry that wins for it (the
+    /// first data directory that has it), Chime's own overrides included.
+    public func installed() -> [DesktopFileID: Location] {
+        var found: [DesktopFileID: Location] = [:]
+        for base in [data.home] + data.directories {
+            let applications = base + "/applications"
+            guard let paths = FileManager.default.subpaths(atPath: applications) else { continue }
+            for relative in paths.sorted() where relative.hasSuffix(".desktop") && isRegularFile(applications + "/" + relative) {
+                guard let id = try? DesktopFileID(relativePath: relative), found[id] == nil else { continue }
+                found[id] = Location(base: base, relativePath: relative)
+            }
+        }
+        return found
+    }
+
     // MARK: Wrapping
 
     /// The override of `original`: its `Exec`, and the `Exec` of every `[Desktop Action NAME]`,
@@ -269,9 +284,12 @@ public struct LauncherOverrides: Sendable {
             throw ChimeError(.conflict, "'\(id)' is gated already (by '\(path)'): refresh the gate to write it again, or remove it first")
         }
         guard let location = find(id) else {
+            let stem = id.rawValue.dropLast(".desktop".count).lowercased()
+            let similar = installed().keys.map(\.rawValue).filter { $0.lowercased().contains(stem) }.sorted().prefix(5)
             throw ChimeError(
                 .notFound,
-                "no desktop entry '\(id)' under applications/ in \(([data.home] + data.directories).joined(separator: ":")): expected the id of an installed program, such as those in /usr/share/applications"
+                "no desktop entry '\(id)' under applications/ in \(([data.home] + data.directories).joined(separator: ":")): expected the id of an installed program"
+                    + (similar.isEmpty ? "" : " (similar: \(similar.joined(separator: ", ")))")
             )
         }
         let ownEntry = location.base == data.home

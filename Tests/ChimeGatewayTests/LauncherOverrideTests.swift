@@ -568,6 +568,24 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
         #expect(try fixture.tree() == before)
     }
 
+    @Test func listsInstalledEntriesAndSuggestsSimilarIDs() throws {
+        let fixture = try XDGFixture()
+        let entry = "[Desktop Entry]\nType=Application\nName=Firefox\nExec=firefox %u\n"
+        try fixture.write(entry, to: fixture.flatpak + "/applications/org.mozilla.firefox.desktop")
+        try fixture.write(entry, to: fixture.system + "/applications/org.mozilla.firefox.desktop")
+        try fixture.write(entry, to: fixture.system + "/applications/kde4/firefox-kde.desktop")
+        try fixture.write("not an entry", to: fixture.system + "/applications/mimeinfo.cache")
+        let overrides = try fixture.overrides
+
+        let installed = overrides.installed()
+        #expect(installed.keys.map(\.rawValue).sorted() == ["kde4-firefox-kde.desktop", "org.mozilla.firefox.desktop"])
+        #expect(installed[try DesktopFileID("org.mozilla.firefox")]?.base == fixture.flatpak)
+
+        let error = #expect(throws: ChimeError.self) { try overrides.gate(DesktopFileID("Firefox"), chime: fixture.chime) }
+        #expect(error?.code == .notFound)
+        #expect(error?.message.hasSuffix("(similar: kde4-firefox-kde.desktop, org.mozilla.firefox.desktop)") == true)
+    }
+
     @Test func refusesToGateTwice() throws {
         let fixture = try XDGFixture()
         try fixture.write("[Desktop Entry]\nType=Application\nName=App\nExec=app\n", to: fixture.system + "/applications/app.desktop")
