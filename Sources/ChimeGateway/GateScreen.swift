@@ -27,7 +27,7 @@ public enum Interest: String, Sendable, CaseIterable, Codable, Hashable {
 
 /// What a gate shows at one instant. The GTK window and the terminal gate draw it alike; the
 /// gate's state machine makes it (on an injected clock), so both surfaces behave the same.
-public struct GateScreen: Sendable, Equatable {
+public struct GateScreen: Sendable, Equatable, Codable {
     /// The gated program's name, as its desktop entry names it ("Firefox Web Browser").
     public var program: String
     /// The quote of this pause; nil when no quote could be loaded (the gate still shows).

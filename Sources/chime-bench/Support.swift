@@ -103,19 +103,6 @@ func oneShots(_ count: Int, prefix: String, from now: Date, within range: Closed
     }
 }
 
-/// SplitMix64: the same store every run (streaks, skipped days, abandoned sessions alike).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// `count` instants from `first`, evenly spread over `spread` seconds.
 func evenInstants(_ count: Int, from first: Date, over spread: Double) -> [Date] {
     (0..<count).map { first.addingTimeInterval(spread * Double($0) / Double(count)) }

@@ -1,0 +1,125 @@
+import ChimeCore
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a gated launch ends in: start the program, or not.
+public enum GateDecision: Sendable, Equatable {
+    /// Start the program: after Proceed, or without a gate (`reason`: the grace after a
+    /// Proceed, no way to show a gate…). A wellbeing tool never locks a person out.
+    case start(notGated: String?)
+    /// Do not start it: Exit (`exit`) or the gate closed without an answer (`closed`).
+    case stay(GateOutcome)
+    /// A gate for the same program is already open (process `pid`): it was raised; this launch
+    /// starts nothing (the open gate's Proceed will).
+    case alreadyOpen(pid: Int32)
+}
+
+/// One launch of a gated program (`chime gate open ID -- …`, `chime gate -- …`), from the grace
+/// check to the decision, with every usage event recorded. The caller opens the surface (a
+/// window, a terminal) and starts the program when told to.
+public struct GateLaunch: Sendable {
+    /// The program's id in usage events: its desktop entry id, or the command's name.
+    public var programID: String
+    /// Its name on the gate.
+    public var name: String
+    public var book: GateBook
+    public var quotes: QuoteLibrary
+    public var clock: any WallClock
+    public var ticker: any GateTicker
+    /// The end of the focus session running now, if any.
+    public var focusEndsAt: Date?
+
+    public init(
+        programID: String,
+        name: String,
+        book: GateBook,
+        quotes: QuoteLibrary,
+        clock: any WallClock = SystemWallClock(),
+        ticker: any GateTicker = IntervalTicker(),
+        focusEndsAt: Date? = nil
+    ) {
+        self.programID = programID
+        self.name = name
+        self.book = book
+        self.quotes = quotes
+        self.clock = clock
+        self.ticker = ticker
+        self.focusEndsAt = focusEndsAt
+    }
+
+    /// Runs the launch: inside the grace after a Proceed, starts without a gate; else shows a
+    /// gate on the first surface `surfaces` can open (each returns nil with the reason it
+    /// cannot), and when none can, starts without one. Records what happened.
+    ///
+    /// - Parameter surfaces: the surfaces to try, in order, given the gate's first screen: each
+    ///   returns a surface, or throws a ``ChimeError`` saying why it cannot show one.
+    public func run(
+        surfaces: [(GateScreen) throws(ChimeError) -> any GateSurface],
+        random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) }
+    ) async throws(ChimeError) -> GateDecision {
+        let profile = try book.profile()
+        let now = clock.now()
+        if let left = profile.grace.remaining(lastProceed: try book.lastProceed(programID: programID), now: now) {
+            let reason = "grace after Proceed (\(Trigger.formatInterval(Int64(left.rounded(.up)))) left)"
+            try book.record([GateEvent(programID: programID, at: now, pauseSeconds: 0, outcome: .notGated(reason: reason))])
+            return .start(notGated: reason)
+        }
+        var generator = SeededGenerator(seed: random())
+        let interests = profile.interests
+        let first = quotes.pick(for: interests, after: try book.lastQuote(), using: &generator)
+        let gate = Gate(
+            programID: programID,
+            program: name,
+            pauseLength: profile.pauseLength,
+            quote: first,
+            at: now,
+            focusEndsAt: focusEndsAt
+        )
+        var reasons: [String] = []
+        var surface: (any GateSurface)?
+        for open in surfaces {
+            do throws(ChimeError) {
+                surface = try open(gate.screen(at: now))
+                break
+            } catch {
+                reasons.append(error.message)
+            }
+        }
+        guard let surface else {
+            let reason = reasons.isEmpty ? "no way to show a gate" : reasons.joined(separator: "; ")
+            try book.record([GateEvent(programID: programID, at: now, pauseSeconds: 0, outcome: .notGated(reason: reason))])
+            return .start(notGated: reason)
+        }
+        let library = quotes
+        let seed = random()
+        let picker = QuotePicker(library: library, interests: interests, seed: seed)
+        let result = await runGate(gate, on: surface, ticker: ticker, clock: clock) { previous in picker.next(after: previous) }
+        try book.record(result.events)
+        switch result.outcome {
+        case .proceed: return .start(notGated: nil)
+        case .exit: return .stay(.exit)
+        case .closed: return .stay(.closed)
+        }
+    }
+}
+
+/// The quotes of new pauses after Deepen, drawn from one seeded generator.
+final class QuotePicker: Sendable {
+    let library: QuoteLibrary
+    let interests: Set<Interest>
+    let generator: Mutex<SeededGenerator>
+
+    init(library: QuoteLibrary, interests: Set<Interest>, seed: UInt64) {
+        self.library = library
+        self.interests = interests
+        generator = Mutex(SeededGenerator(seed: seed))
+    }
+
+    func next(after previous: Quote?) -> Quote? {
+        generator.withLock { generator in library.pick(for: interests, after: previous, using: &generator) }
+    }
+}

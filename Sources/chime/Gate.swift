@@ -1,0 +1,546 @@
+import ArgumentParser
+import ChimeCore
+import ChimeFocus
+import ChimeGateway
+import ChimeStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `chime gate`: the mindful gateway (the MIGA seed). A pause before a distracting program opens.
+struct GateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gate",
+        abstract: "A mindful pause before a distracting program opens (with no subcommand: the hub).",
+        discussion: """
+            Gated programs open through their launcher (the desktop's menu, a file's "Open with"): \
+            Chime writes a desktop entry of the same id in $XDG_DATA_HOME/applications that runs \
+            'chime gate open ID -- …'. The gate shows the program's name, a quote, and a countdown \
+            (15 to 45 s, set by the determination level of 'chime gate setup'); Exit to Focus and \
+            Deepen the Pause are there from the start, Proceed once the countdown has run out. \
+            After Proceed the same program opens without a gate for the grace (10 min by default). \
+            When no gate can be shown (no display and no terminal), the program starts, and the \
+            event says why.
+            """,
+        subcommands: [
+            GateHub.self, GateSetup.self, GateAdd.self, GateList.self, GateRemove.self, GateOff.self, GateDoctor.self,
+            GateOpen.self, GateStatsCommand.self,
+        ],
+        defaultSubcommand: GateHub.self
+    )
+}
+
+/// What the gate commands share: the store, the gateway's book, the launcher overrides.
+struct GateContext {
+    let store: ReminderStore
+    let book: GateBook
+
+    init(_ global: GlobalOptions, _ access: ReminderStore.Access) throws(ChimeError) {
+        store = try global.openStore(access)
+        book = GateBook(store: store)
+    }
+
+    static func overrides() throws(ChimeError) -> LauncherOverrides {
+        do {
+            return try LauncherOverrides(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw GateContext.chimeError(error)
+        }
+    }
+
+    static func chimeError(_ error: any Error) -> ChimeError {
+        error as? ChimeError ?? ChimeError(.failure, "\(error)")
+    }
+
+    /// This chime's absolute path, which the launcher overrides run.
+    static func executable() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    static func desktopID(_ text: String) throws(ChimeError) -> DesktopFileID {
+        do {
+            return try DesktopFileID(text)
+        } catch {
+            throw chimeError(error)
+        }
+    }
+}
+
+/// A gated program in the hub and `gate list`.
+struct GatedProgramJSON: Encodable {
+    var id: String
+    var path: String
+    var original: String
+    var status: String
+    @Nullable var advice: String?
+
+    init(_ override: LauncherOverride) {
+        id = override.id.rawValue
+        path = override.path
+        original = override.originalPath
+        status = override.status.rawValue
+        advice = override.status == .ok ? nil : override.advice
+    }
+
+    var line: String { "  \(id)" + (status == "ok" ? "" : "  [\(status)] \(advice ?? "")") }
+}
+
+struct GateHub: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hub",
+        abstract: "Your Mindful Hub: the streak, the gated programs; 'chime gate -- COMMAND…' gates a command line.",
+        discussion: """
+            Examples:
+              chime gate
+              chime gate -- code .
+            """
+    )
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Show the gate in a window (the default with a display).") var window = false
+    @Flag(help: "Show the gate in this terminal.") var terminal = false
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("A command line to gate, after --.", valueName: "command"))
+    var command: [String] = []
+
+    func run() async throws {
+        if !command.isEmpty {
+            let name = (command[0] as NSString).lastPathComponent
+            try await GateOpen.launch(
+                programID: name,
+                name: name,
+                argv: command,
+                surface: try GateOpen.Surface(window: window, terminal: terminal),
+                focusOnExit: nil,
+                global: global
+            )
+            return
+        }
+        let context = try GateContext(global, .read)
+        let stats = try context.book.stats(zone: .current)
+        let gated = (try GateContext.overrides().list()).map(GatedProgramJSON.init)
+        emit(Hub(greeting: GateHub.greeting, streak: stats.streak, programs: gated, profile: try context.book.profile()), json: global.json)
+    }
+
+    static let greeting = ChimeGateway.GateHub.greeting
+
+    struct Hub: Report {
+        var greeting: String
+        var streak: GateStreak
+        var programs: [GatedProgramJSON]
+        var profile: GateProfile
+
+        var lines: [String] {
+            var lines = [greeting]
+            if streak.showsBanner { lines.append("") ; lines.append(streak.message) }
+            lines.append("")
+            if programs.isEmpty {
+                lines.append("No program is gated yet: 'chime gate add ID' (ids: 'chime gate add --pick').")
+            } else {
+                lines.append("Gated programs:")
+                lines += programs.map(\.line)
+            }
+            if !profile.isSetUp {
+                lines.append("")
+                lines.append("Set your pause and interests with 'chime gate setup'.")
+            }
+            return lines
+        }
+    }
+}
+
+struct GateSetup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "setup",
+        abstract: "Choose your determination (the pause), your interests (the quotes), the grace, and what to gate.",
+        discussion: """
+            On a terminal, asks for what no option gives; without one, options not given keep \
+            their values. Determination 1 to 10 sets the pause: 1 → 15 s, 5 → 30 s, 10 → 45 s.
+              chime gate setup
+              chime gate setup --determination 7 --interests stoicism,psychology --grace 5m --gate firefox-esr
+            """
+    )
+    @Option(help: ArgumentHelp("1 to 10: the higher, the longer the pause (15 to 45 s).", valueName: "level"))
+    var determination: Int?
+    @Option(help: ArgumentHelp("Quote interests: stoicism, productivity, mindfulness, psychology (comma-separated).", valueName: "list"))
+    var interests: String?
+    @Option(help: ArgumentHelp("After Proceed, the program opens without a gate this long: 10m (default), 0s for none, up to 1d.", valueName: "duration"))
+    var grace: String?
+    @Option(help: ArgumentHelp("A program's typical session, for the hours reclaimed: 20m (default), 1m to 1d.", valueName: "duration"))
+    var session: String?
+    @Flag(inversion: .prefixedNo, help: "With no focus session running, Exit starts one.")
+    var focusOnExit: Bool?
+    @Option(help: ArgumentHelp("Gate this program too (a desktop entry id); repeatable.", valueName: "id"))
+    var gate: [String] = []
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try GateContext(global, .create)
+        var profile = try context.book.profile()
+        let asking = isatty(STDIN_FILENO) == 1 && !global.json
+        if let determination {
+            profile.determination = determination
+        } else if asking {
+            profile.determination = try Self.ask("Determination, 1 to 10 (the pause: 1 → 15 s, 10 → 45 s)", default: profile.determination) { text throws(ChimeError) in
+                guard let level = Int(text), (1...10).contains(level) else {
+                    throw ChimeError.invalid("determination", text, expected: "a whole number from 1 to 10")
+                }
+                return level
+            }
+        }
+        if let interests {
+            profile.interests = try Self.interests(interests)
+        } else if asking {
+            let current = Interest.allCases.filter(profile.interests.contains).map(\.rawValue).joined(separator: ",")
+            profile.interests = try Self.ask(
+                "Interests (stoicism, productivity, mindfulness, psychology; comma-separated)",
+                default: current.isEmpty ? "all" : current
+            ) { text throws(ChimeError) in text == "all" ? [] : try Self.interests(text) }
+        }
+        if let grace { profile.grace = GateGrace(length: TimeInterval(try TimeParsing.duration(grace, zeroAllowed: true))) }
+        if let session { profile.sessionLength = TimeInterval(try TimeParsing.duration(session, zeroAllowed: false)) }
+        if let focusOnExit { profile.focusOnExit = focusOnExit }
+        let saved = try context.book.save(profile)
+        var gated: [GatedProgramJSON] = []
+        let overrides = try GateContext.overrides()
+        for id in gate {
+            do {
+                gated.append(GatedProgramJSON(try overrides.gate(try GateContext.desktopID(id), chime: GateContext.executable())))
+            } catch {
+                throw GateContext.chimeError(error)
+            }
+        }
+        emit(SetUp(profile: saved, gated: gated), json: global.json)
+    }
+
+    static func interests(_ text: String) throws(ChimeError) -> Set<Interest> {
+        var chosen: Set<Interest> = []
+        for word in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = word.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let interest = Interest(rawValue: name) else {
+                throw ChimeError.invalid("interest", String(word), expected: "stoicism, productivity, mindfulness or psychology, comma-separated")
+            }
+            chosen.insert(interest)
+        }
+        return chosen
+    }
+
+    static func ask<T>(_ question: String, default value: some CustomStringConvertible, parse: (String) throws(ChimeError) -> T) throws(ChimeError) -> T {
+        while true {
+            FileHandle.standardError.write(Data("\(question) [\(value)]: ".utf8))
+            guard let line = readLine() else { throw ChimeError(.usage, "setup was interrupted: nothing was changed") }
+            let text = line.trimmingCharacters(in: .whitespaces)
+            do throws(ChimeError) {
+                return try parse(text.isEmpty ? value.description : text)
+            } catch {
+                FileHandle.standardError.write(Data("\(error.message)\n".utf8))
+            }
+        }
+    }
+
+    struct SetUp: Report {
+        var profile: GateProfile
+        var gated: [GatedProgramJSON]
+        enum CodingKeys: String, CodingKey { case profile, gated }
+
+        var lines: [String] {
+            let interests = Interest.allCases.filter(profile.interests.contains).map(\.title)
+            return [
+                "Your pause: \(Int(profile.pauseLength)) s (determination \(profile.determination)).",
+                "Quotes: \(interests.isEmpty ? "every interest" : interests.joined(separator: ", ")).",
+                "Grace after Proceed: \(Trigger.formatInterval(Int64(profile.grace.length))).",
+                "Exit starts a focus session: \(profile.focusOnExit ? "yes" : "no").",
+            ] + gated.map { "Gated \($0.id)." }
+        }
+    }
+}
+
+struct GateAdd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Gate a program by its desktop entry id (firefox-esr, org.mozilla.firefox…); --pick lists them.",
+        discussion: """
+              chime gate add firefox-esr
+              chime gate add --pick
+            """
+    )
+    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id")) var id: String?
+    @Flag(help: "List the installed programs and choose one (on a terminal).") var pick = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let overrides = try GateContext.overrides()
+        var chosen = id
+        if pick {
+            let installed = overrides.installed().keys.sorted()
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw ChimeError(.usage, "--pick needs a terminal to choose on: name the id instead (chime gate add ID)")
+            }
+            for (number, entry) in installed.enumerated() { Output.line("\(number + 1). \(entry.rawValue)") }
+            chosen = try GateSetup.ask("Which program (number)", default: "") { text throws(ChimeError) in
+                guard let number = Int(text), installed.indices.contains(number - 1) else {
+                    throw ChimeError.invalid("choice", text, expected: "a number from 1 to \(installed.count)")
+                }
+                return installed[number - 1].rawValue
+            }
+        }
+        guard let chosen else { throw ChimeError(.usage, "missing the program's desktop entry id: chime gate add ID, or --pick") }
+        do {
+            let made = try overrides.gate(try GateContext.desktopID(chosen), chime: GateContext.executable())
+            emit(Gated(program: GatedProgramJSON(made)), json: global.json)
+        } catch {
+            throw GateContext.chimeError(error)
+        }
+    }
+
+    struct Gated: Report {
+        var program: GatedProgramJSON
+        var lines: [String] { ["Gated \(program.id): its launcher now opens a pause first (\(program.path))."] }
+    }
+}
+
+struct GateList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "The gated programs, with what needs doing.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let programs = try GateContext.overrides().list().map(GatedProgramJSON.init)
+        emit(Programs(programs: programs), json: global.json)
+    }
+
+    struct Programs: Report {
+        var programs: [GatedProgramJSON]
+        var lines: [String] { programs.isEmpty ? ["No program is gated."] : programs.map(\.line) }
+    }
+}
+
+struct GateRemove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Un-gate a program: its launcher entry is put back exactly as it was."
+    )
+    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id")) var id: String
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let desktopID = try GateContext.desktopID(id)
+        do {
+            try GateContext.overrides().remove(desktopID)
+        } catch {
+            throw GateContext.chimeError(error)
+        }
+        emit(Removed(removed: [desktopID.rawValue]), json: global.json)
+    }
+
+    struct Removed: Report {
+        var removed: [String]
+        var lines: [String] { removed.isEmpty ? ["No program was gated."] : removed.map { "Un-gated \($0): its launcher is as it was." } }
+    }
+}
+
+struct GateOff: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "off", abstract: "Remove every launcher override Chime wrote.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let report: LauncherOverrides.OffReport
+        do {
+            report = try GateContext.overrides().off()
+        } catch {
+            throw GateContext.chimeError(error)
+        }
+        emit(GateRemove.Removed(removed: report.removed.map(\.rawValue)), json: global.json)
+        if let (id, error) = report.refused.sorted(by: { $0.key < $1.key }).first {
+            throw ChimeError(error.code, "\(id.rawValue): \(error.message)" + (report.refused.count > 1 ? " (and \(report.refused.count - 1) more)" : ""))
+        }
+    }
+}
+
+struct GateDoctor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check every gated launcher: refresh those whose original changed (a package update), say what else needs doing."
+    )
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let overrides = try GateContext.overrides()
+        var programs: [GatedProgramJSON] = []
+        do {
+            for found in try overrides.doctor() {
+                if [.originalChanged, .overrideMissing, .chimeMissing].contains(found.status) {
+                    programs.append(GatedProgramJSON(try overrides.refresh(found.id, chime: GateContext.executable())))
+                } else {
+                    programs.append(GatedProgramJSON(found))
+                }
+            }
+        } catch {
+            throw GateContext.chimeError(error)
+        }
+        emit(GateList.Programs(programs: programs), json: global.json)
+        if programs.contains(where: { $0.status != "ok" }) { throw ExitCode(1) }
+    }
+}
+
+struct GateOpen: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "open",
+        abstract: "What a gated launcher runs: the pause, then (on Proceed) the program, with its arguments.",
+        discussion: """
+              chime gate open firefox-esr.desktop -- /usr/lib/firefox-esr/firefox-esr https://example.org
+            """
+    )
+    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id")) var id: String
+    @Option(help: ArgumentHelp("The desktop action the launcher ran (new-window…).", valueName: "name")) var action: String?
+    @Flag(help: "Show the gate in a window (the default with a display).") var window = false
+    @Flag(help: "Show the gate in this terminal.") var terminal = false
+    @Flag(inversion: .prefixedNo, help: "With no focus session running, Exit starts one (default: the setup's choice).")
+    var focusOnExit: Bool?
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("The program's command line, after --.", valueName: "command"))
+    var command: [String] = []
+    @OptionGroup var global: GlobalOptions
+
+    enum Surface { case automatic, window, terminal
+        init(window: Bool, terminal: Bool) throws(ChimeError) {
+            switch (window, terminal) {
+            case (true, true): throw ChimeError(.usage, "--window and --terminal: choose one")
+            case (true, false): self = .window
+            case (false, true): self = .terminal
+            case (false, false): self = .automatic
+            }
+        }
+    }
+
+    func run() async throws {
+        guard !command.isEmpty else {
+            throw ChimeError(.usage, "missing the program's command line after --: chime gate open ID -- PROGRAM [ARGUMENTS…]")
+        }
+        let desktopID = try GateContext.desktopID(id)
+        let overrides = try? GateContext.overrides()
+        let entry = overrides?.find(desktopID).flatMap { location in
+            FileManager.default.contents(atPath: location.path).flatMap { try? DesktopEntry(data: $0, path: location.path) }
+        }
+        let name = entry?.value("Name", locale: Locale.current.identifier) ?? entry?.value("Name") ?? desktopID.rawValue
+        try await Self.launch(
+            programID: desktopID.rawValue,
+            name: name,
+            argv: command,
+            surface: try Surface(window: window, terminal: terminal),
+            focusOnExit: focusOnExit,
+            global: global
+        )
+    }
+
+    /// Shows the gate and starts the program when it should. Never locks a person out: when no
+    /// gate can be shown, or the store cannot be used, the program starts and the reason is
+    /// said (and recorded when the store can be used).
+    static func launch(
+        programID: String,
+        name: String,
+        argv: [String],
+        surface: Surface,
+        focusOnExit: Bool?,
+        global: GlobalOptions
+    ) async throws {
+        let context: GateContext
+        do {
+            context = try GateContext(global, .create)
+        } catch {
+            Output.note("chime: \(error.message): starting \(name) without a gate")
+            try start(argv)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let executable = GateContext.executable()
+        var quotes = QuoteLibrary()
+        do {
+            quotes = try QuoteLibrary.load(from: QuoteLibrary.directories(environment: environment, executable: executable))
+        } catch {
+            Output.note("chime: \(error.message): the gate shows no quote")
+        }
+        let timer = FocusTimer(store: context.store)
+        var focusEndsAt: Date?
+        if case .open(let session) = try timer.current(), session.state == .active {
+            focusEndsAt = (try? context.store.reminder(id: session.reminderID))?.nextDue
+        }
+        let launch = GateLaunch(programID: programID, name: name, book: context.book, quotes: quotes, focusEndsAt: focusEndsAt)
+        var surfaces: [(GateScreen) throws(ChimeError) -> any GateSurface] = []
+        let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        if surface == .window || (surface == .automatic && display) {
+            surfaces.append { screen throws(ChimeError) in
+                try GateWindowProcess.open(helper: GateWindowProcess.helperPath(executable: executable), screen: screen)
+            }
+        }
+        if surface == .terminal || surface == .automatic {
+            surfaces.append { _ throws(ChimeError) in try TerminalGateSurface() }
+        }
+        let decision = try await launch.run(surfaces: surfaces)
+        switch decision {
+        case .start(let reason):
+            if let reason { Output.note("chime: \(name) starts without a gate: \(reason)") }
+            try start(argv)
+        case .stay(let outcome):
+            let profile = try context.book.profile()
+            if outcome == .exit, focusOnExit ?? profile.focusOnExit, focusEndsAt == nil {
+                let session = try timer.start()
+                _ = RunnerControl.poke(storePath: context.store.path)
+                Output.note("Exited: \(name) did not start. Focus session #\(session.id) started: \(FocusTimer.defaultMinutes) minutes.")
+            } else {
+                Output.note(outcome == .exit ? "Exited: \(name) did not start." : "The gate was closed: \(name) did not start.")
+            }
+        case .alreadyOpen(let pid):
+            Output.note("A gate for \(name) is already open (process \(pid)): it was raised; its Proceed opens \(name).")
+        }
+    }
+
+    /// Replaces this process with the program (its arguments, this environment: the launcher's
+    /// activation token included). Returns only when it cannot be started.
+    static func start(_ argv: [String]) throws(ChimeError) -> Never {
+        let arguments = argv.map { strdup($0) } + [nil]
+        execvp(argv[0], arguments)
+        let reason = String(cString: strerror(errno))
+        throw ChimeError(.notFound, "cannot start '\(argv[0])': \(reason); check the launcher's command line")
+    }
+}
+
+struct GateStatsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Proof It's Working: hours reclaimed, conscious exits, average pause, intentionality, a 30-day trend.",
+        discussion: """
+            Conscious exit: an Exit to Focus. Hours reclaimed: exits × a program's typical session \
+            (the setup's --session, 20 min by default). Average pause: the mean time spent in a \
+            pause, over every pause shown. Intentionality: exits ÷ (exits + proceeds), from 0 to \
+            1; "—" (null) before any. Streak: consecutive days, up to today, with an exit and no \
+            more proceeds than exits.
+            """
+    )
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try GateContext(global, .read)
+        emit(Proof(stats: try context.book.stats(zone: .current)), json: global.json)
+    }
+
+    struct Proof: Report {
+        var stats: GateStats
+        func encode(to encoder: any Encoder) throws { try stats.encode(to: encoder) }
+
+        var lines: [String] {
+            var lines = [GateStats.header, ""]
+            lines.append(String(format: "Hours reclaimed:       %.1f", stats.hoursReclaimed))
+            lines.append("Conscious exits:       \(stats.consciousExits)")
+            lines.append("Average pause:         " + (stats.averagePauseSeconds.map { String(format: "%.0f s", $0) } ?? "—"))
+            lines.append("Intentionality score:  " + (stats.intentionalityScore.map { String(format: "%.2f", $0) } ?? "—"))
+            if stats.streak.showsBanner { lines.append("Streak:                \(stats.streak.message)") }
+            lines.append("")
+            lines.append("Last 30 days (exits ▇, proceeds ░):")
+            let peak = max(stats.trend.map { max($0.exits, $0.proceeds) }.max() ?? 0, 1)
+            for day in stats.trend where day.exits + day.proceeds > 0 {
+                let exits = String(repeating: "▇", count: (day.exits * 20 + peak - 1) / peak)
+                let proceeds = String(repeating: "░", count: (day.proceeds * 20 + peak - 1) / peak)
+                lines.append("  \(day.date)  \(exits)\(proceeds)  \(day.exits)/\(day.proceeds)")
+            }
+            return lines
+        }
+    }
+}
