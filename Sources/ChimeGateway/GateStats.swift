@@ -9,7 +9,8 @@ import Foundation
 ///   hours. Chime cannot see how long a program would have been used, so the length is a stated
 ///   default, ``defaultSessionLength`` (20 minutes), overridable per program id.
 /// - **Average pause time**: the seconds spent at gates (every pause, Deepen's included) ÷ the
-///   number of gates that ended (exit, proceed, closed); nil with none.
+///   number of gates that ended (exit, proceed, closed); nil with none. Launches that were not
+///   gated count on neither side.
 /// - **Intentionality score**: exits ÷ (exits + proceeds), from 0 to 1; nil when there are
 ///   neither (never a made-up 0). Closed gates and Deepens count on neither side.
 /// - **Trend**: the last 30 local days (in the zone given), oldest first, each with its counts;

@@ -63,8 +63,8 @@ public struct QuoteLibrary: Sendable, Equatable {
     ///   separated by tabs, found 2 fields".
     public static func parse(_ text: String, file: String, interest: Interest) throws(ChimeError) -> [Quote] {
         var result: [Quote] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+        // "\r\n" is one Character in Swift: split on every line break, whichever the file uses.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
