@@ -54,7 +54,11 @@ public struct GateProfile: Sendable, Equatable, Codable {
             throw ChimeError.invalid("determination", String(determination), expected: "a whole number from 1 to 10")
         }
         guard (0...86_400).contains(grace.length), grace.length == grace.length.rounded() else {
-            throw ChimeError.invalid("grace", Trigger.formatInterval(Int64(grace.length)), expected: "from 0s (none) to 1d, in whole seconds")
+            throw ChimeError.invalid(
+                "grace",
+                Trigger.formatInterval(Int64(grace.length)),
+                expected: "from 0s (none) to 1d, in whole seconds"
+            )
         }
         guard (60...86_400).contains(sessionLength), sessionLength == sessionLength.rounded() else {
             throw ChimeError.invalid("session length", Trigger.formatInterval(Int64(sessionLength)), expected: "from 1m to 1d")
@@ -152,7 +156,8 @@ public struct GateBook: Sendable {
         try store.read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT quote_text, quote_author, quote_source, quote_interest FROM gate_event WHERE quote_text IS NOT NULL ORDER BY at_us DESC, id DESC LIMIT 1"
+                sql:
+                    "SELECT quote_text, quote_author, quote_source, quote_interest FROM gate_event WHERE quote_text IS NOT NULL ORDER BY at_us DESC, id DESC LIMIT 1"
             ).flatMap(Self.quote)
         }
     }

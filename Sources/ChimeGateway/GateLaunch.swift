@@ -56,9 +56,9 @@ public struct GateLaunch: Sendable {
     /// cannot), and when none can, starts without one. Records what happened.
     ///
     /// - Parameter surfaces: the surfaces to try, in order, given the gate's first screen: each
-    ///   returns a surface, or throws a ``ChimeError`` saying why it cannot show one.
+    ///   returns a surface, or throws an error saying why it cannot show one.
     public func run(
-        surfaces: [(GateScreen) throws(ChimeError) -> any GateSurface],
+        surfaces: [(GateScreen) throws -> any GateSurface],
         random: @escaping @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) }
     ) async throws(ChimeError) -> GateDecision {
         let profile = try book.profile()
@@ -82,11 +82,11 @@ public struct GateLaunch: Sendable {
         var reasons: [String] = []
         var surface: (any GateSurface)?
         for open in surfaces {
-            do throws(ChimeError) {
+            do {
                 surface = try open(gate.screen(at: now))
                 break
             } catch {
-                reasons.append(error.message)
+                reasons.append((error as? ChimeError)?.message ?? "\(error)")
             }
         }
         guard let surface else {

@@ -28,6 +28,7 @@ struct Chime: AsyncParsableCommand {
                 name: "Doses",
                 subcommands: [Med.self, DoseCommand.self, DosesCommand.self, AdherenceCommand.self, ExportCommand.self]
             ),
+            CommandGroup(name: "Gateway", subcommands: [GateCommand.self]),
         ]
     )
 }

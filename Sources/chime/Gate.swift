@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeCore
 import ChimeFocus
 import ChimeGateway
+import ChimeRunner
 import ChimeStore
 import Foundation
 
@@ -87,6 +88,46 @@ struct GatedProgramJSON: Encodable {
     var line: String { "  \(id)" + (status == "ok" ? "" : "  [\(status)] \(advice ?? "")") }
 }
 
+/// The streak banner: `days`, and its message (null with no banner).
+struct StreakJSON: Encodable {
+    var days: Int
+    @Nullable var message: String?
+
+    init(_ streak: GateStreak) {
+        days = streak.count
+        message = streak.showsBanner ? streak.message : nil
+    }
+}
+
+/// The choices of `chime gate setup`.
+struct ProfileJSON: Encodable {
+    var determination: Int
+    var pauseS: Int
+    var interests: [String]
+    var graceS: Int
+    var focusOnExit: Bool
+    var sessionS: Int
+    var setUp: Bool
+    enum CodingKeys: String, CodingKey {
+        case determination, interests
+        case pauseS = "pause_s"
+        case graceS = "grace_s"
+        case focusOnExit = "focus_on_exit"
+        case sessionS = "session_s"
+        case setUp = "set_up"
+    }
+
+    init(_ profile: GateProfile) {
+        determination = profile.determination
+        pauseS = Int(profile.pauseLength)
+        interests = Interest.allCases.filter(profile.interests.contains).map(\.rawValue)
+        graceS = Int(profile.grace.length)
+        focusOnExit = profile.focusOnExit
+        sessionS = Int(profile.sessionLength)
+        setUp = profile.isSetUp
+    }
+}
+
 struct GateHub: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
@@ -130,9 +171,23 @@ struct GateHub: AsyncParsableCommand {
         var programs: [GatedProgramJSON]
         var profile: GateProfile
 
+        func encode(to encoder: any Encoder) throws {
+            struct Document: Encodable {
+                var greeting: String
+                var streak: StreakJSON
+                var programs: [GatedProgramJSON]
+                var profile: ProfileJSON
+            }
+            try Document(greeting: greeting, streak: StreakJSON(streak), programs: programs, profile: ProfileJSON(profile))
+                .encode(to: encoder)
+        }
+
         var lines: [String] {
             var lines = [greeting]
-            if streak.showsBanner { lines.append("") ; lines.append(streak.message) }
+            if streak.showsBanner {
+                lines.append("")
+                lines.append(streak.message)
+            }
             lines.append("")
             if programs.isEmpty {
                 lines.append("No program is gated yet: 'chime gate add ID' (ids: 'chime gate add --pick').")
@@ -164,7 +219,12 @@ struct GateSetup: AsyncParsableCommand {
     var determination: Int?
     @Option(help: ArgumentHelp("Quote interests: stoicism, productivity, mindfulness, psychology (comma-separated).", valueName: "list"))
     var interests: String?
-    @Option(help: ArgumentHelp("After Proceed, the program opens without a gate this long: 10m (default), 0s for none, up to 1d.", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "After Proceed, the program opens without a gate this long: 10m (default), 0s for none, up to 1d.",
+            valueName: "duration"
+        )
+    )
     var grace: String?
     @Option(help: ArgumentHelp("A program's typical session, for the hours reclaimed: 20m (default), 1m to 1d.", valueName: "duration"))
     var session: String?
@@ -181,7 +241,8 @@ struct GateSetup: AsyncParsableCommand {
         if let determination {
             profile.determination = determination
         } else if asking {
-            profile.determination = try Self.ask("Determination, 1 to 10 (the pause: 1 → 15 s, 10 → 45 s)", default: profile.determination) { text throws(ChimeError) in
+            profile.determination = try Self.ask("Determination, 1 to 10 (the pause: 1 → 15 s, 10 → 45 s)", default: profile.determination)
+            { text throws(ChimeError) in
                 guard let level = Int(text), (1...10).contains(level) else {
                     throw ChimeError.invalid("determination", text, expected: "a whole number from 1 to 10")
                 }
@@ -197,8 +258,9 @@ struct GateSetup: AsyncParsableCommand {
                 default: current.isEmpty ? "all" : current
             ) { text throws(ChimeError) in text == "all" ? [] : try Self.interests(text) }
         }
-        if let grace { profile.grace = GateGrace(length: TimeInterval(try TimeParsing.duration(grace, zeroAllowed: true))) }
-        if let session { profile.sessionLength = TimeInterval(try TimeParsing.duration(session, zeroAllowed: false)) }
+        // (0s, no grace, is a choice here; TimeParsing reads positive durations only.)
+        if let grace { profile.grace = GateGrace(length: ["0", "0s"].contains(grace) ? 0 : TimeInterval(try TimeParsing.duration(grace))) }
+        if let session { profile.sessionLength = TimeInterval(try TimeParsing.duration(session)) }
         if let focusOnExit { profile.focusOnExit = focusOnExit }
         let saved = try context.book.save(profile)
         var gated: [GatedProgramJSON] = []
@@ -218,14 +280,22 @@ struct GateSetup: AsyncParsableCommand {
         for word in text.split(separator: ",", omittingEmptySubsequences: false) {
             let name = word.trimmingCharacters(in: .whitespaces).lowercased()
             guard let interest = Interest(rawValue: name) else {
-                throw ChimeError.invalid("interest", String(word), expected: "stoicism, productivity, mindfulness or psychology, comma-separated")
+                throw ChimeError.invalid(
+                    "interest",
+                    String(word),
+                    expected: "stoicism, productivity, mindfulness or psychology, comma-separated"
+                )
             }
             chosen.insert(interest)
         }
         return chosen
     }
 
-    static func ask<T>(_ question: String, default value: some CustomStringConvertible, parse: (String) throws(ChimeError) -> T) throws(ChimeError) -> T {
+    static func ask<T>(
+        _ question: String,
+        default value: some CustomStringConvertible,
+        parse: (String) throws(ChimeError) -> T
+    ) throws(ChimeError) -> T {
         while true {
             FileHandle.standardError.write(Data("\(question) [\(value)]: ".utf8))
             guard let line = readLine() else { throw ChimeError(.usage, "setup was interrupted: nothing was changed") }
@@ -241,7 +311,14 @@ struct GateSetup: AsyncParsableCommand {
     struct SetUp: Report {
         var profile: GateProfile
         var gated: [GatedProgramJSON]
-        enum CodingKeys: String, CodingKey { case profile, gated }
+
+        func encode(to encoder: any Encoder) throws {
+            struct Document: Encodable {
+                var profile: ProfileJSON
+                var gated: [GatedProgramJSON]
+            }
+            try Document(profile: ProfileJSON(profile), gated: gated).encode(to: encoder)
+        }
 
         var lines: [String] {
             let interests = Interest.allCases.filter(profile.interests.contains).map(\.title)
@@ -351,7 +428,10 @@ struct GateOff: AsyncParsableCommand {
         }
         emit(GateRemove.Removed(removed: report.removed.map(\.rawValue)), json: global.json)
         if let (id, error) = report.refused.sorted(by: { $0.key < $1.key }).first {
-            throw ChimeError(error.code, "\(id.rawValue): \(error.message)" + (report.refused.count > 1 ? " (and \(report.refused.count - 1) more)" : ""))
+            throw ChimeError(
+                error.code,
+                "\(id.rawValue): \(error.message)" + (report.refused.count > 1 ? " (and \(report.refused.count - 1) more)" : "")
+            )
         }
     }
 }
@@ -400,7 +480,8 @@ struct GateOpen: AsyncParsableCommand {
     var command: [String] = []
     @OptionGroup var global: GlobalOptions
 
-    enum Surface { case automatic, window, terminal
+    enum Surface {
+        case automatic, window, terminal
         init(window: Bool, terminal: Bool) throws(ChimeError) {
             switch (window, terminal) {
             case (true, true): throw ChimeError(.usage, "--window and --terminal: choose one")
@@ -463,15 +544,15 @@ struct GateOpen: AsyncParsableCommand {
             focusEndsAt = (try? context.store.reminder(id: session.reminderID))?.nextDue
         }
         let launch = GateLaunch(programID: programID, name: name, book: context.book, quotes: quotes, focusEndsAt: focusEndsAt)
-        var surfaces: [(GateScreen) throws(ChimeError) -> any GateSurface] = []
+        var surfaces: [(GateScreen) throws -> any GateSurface] = []
         let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         if surface == .window || (surface == .automatic && display) {
-            surfaces.append { screen throws(ChimeError) in
+            surfaces.append { screen in
                 try GateWindowProcess.open(helper: GateWindowProcess.helperPath(executable: executable), screen: screen)
             }
         }
         if surface == .terminal || surface == .automatic {
-            surfaces.append { _ throws(ChimeError) in try TerminalGateSurface() }
+            surfaces.append { _ in try TerminalGateSurface() }
         }
         let decision = try await launch.run(surfaces: surfaces)
         switch decision {
@@ -496,6 +577,9 @@ struct GateOpen: AsyncParsableCommand {
     /// activation token included). Returns only when it cannot be started.
     static func start(_ argv: [String]) throws(ChimeError) -> Never {
         let arguments = argv.map { strdup($0) } + [nil]
+        // The program gets the signal dispositions a launcher would give it (the window's pipe
+        // had SIGPIPE ignored; an ignored signal stays ignored across exec).
+        signal(SIGPIPE, SIG_DFL)
         execvp(argv[0], arguments)
         let reason = String(cString: strerror(errno))
         throw ChimeError(.notFound, "cannot start '\(argv[0])': \(reason); check the launcher's command line")
@@ -523,7 +607,53 @@ struct GateStatsCommand: AsyncParsableCommand {
 
     struct Proof: Report {
         var stats: GateStats
-        func encode(to encoder: any Encoder) throws { try stats.encode(to: encoder) }
+
+        func encode(to encoder: any Encoder) throws {
+            struct Day: Encodable {
+                var date: String
+                var exits, proceeds, deepens, closed, notGated: Int
+                enum CodingKeys: String, CodingKey {
+                    case date, exits, proceeds, deepens, closed
+                    case notGated = "not_gated"
+                }
+            }
+            struct Document: Encodable {
+                var header: String
+                var hoursReclaimed: Double
+                var consciousExits: Int
+                var proceeds: Int
+                @Nullable var averagePauseS: Double?
+                @Nullable var intentionalityScore: Double?
+                var streak: StreakJSON
+                var trend: [Day]
+                enum CodingKeys: String, CodingKey {
+                    case header, proceeds, streak, trend
+                    case hoursReclaimed = "hours_reclaimed"
+                    case consciousExits = "conscious_exits"
+                    case averagePauseS = "average_pause_s"
+                    case intentionalityScore = "intentionality_score"
+                }
+            }
+            try Document(
+                header: GateStats.header,
+                hoursReclaimed: stats.hoursReclaimed,
+                consciousExits: stats.consciousExits,
+                proceeds: stats.proceeds,
+                averagePauseS: stats.averagePauseSeconds,
+                intentionalityScore: stats.intentionalityScore,
+                streak: StreakJSON(stats.streak),
+                trend: stats.trend.map {
+                    Day(
+                        date: $0.date,
+                        exits: $0.exits,
+                        proceeds: $0.proceeds,
+                        deepens: $0.deepens,
+                        closed: $0.closed,
+                        notGated: $0.notGated
+                    )
+                }
+            ).encode(to: encoder)
+        }
 
         var lines: [String] {
             var lines = [GateStats.header, ""]
@@ -535,6 +665,7 @@ struct GateStatsCommand: AsyncParsableCommand {
             lines.append("")
             lines.append("Last 30 days (exits ▇, proceeds ░):")
             let peak = max(stats.trend.map { max($0.exits, $0.proceeds) }.max() ?? 0, 1)
+            if stats.trend.allSatisfy({ $0.exits + $0.proceeds == 0 }) { lines.append("  (no exits or proceeds yet)") }
             for day in stats.trend where day.exits + day.proceeds > 0 {
                 let exits = String(repeating: "▇", count: (day.exits * 20 + peak - 1) / peak)
                 let proceeds = String(repeating: "░", count: (day.proceeds * 20 + peak - 1) / peak)
