@@ -61,7 +61,10 @@ let package = Package(
         // state machine on an injected clock, launcher overrides, quotes, usage events and stats.
         .target(
             name: "ChimeGateway",
-            dependencies: ["ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strict
         ),
         // timerfd and eventfd, which Swift's Glibc module does not import.

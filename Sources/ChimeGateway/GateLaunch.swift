@@ -1,6 +1,7 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
@@ -32,6 +33,8 @@ public struct GateLaunch: Sendable {
     public var ticker: any GateTicker
     /// The end of the focus session running now, if any.
     public var focusEndsAt: Date?
+    /// Where the per-program locks are (``GateLock/directory(environment:)``); nil: no lock.
+    public var lockDirectory: String?
 
     public init(
         programID: String,
@@ -40,7 +43,8 @@ public struct GateLaunch: Sendable {
         quotes: QuoteLibrary,
         clock: any WallClock = SystemWallClock(),
         ticker: any GateTicker = IntervalTicker(),
-        focusEndsAt: Date? = nil
+        focusEndsAt: Date? = nil,
+        lockDirectory: String? = nil
     ) {
         self.programID = programID
         self.name = name
@@ -49,6 +53,7 @@ public struct GateLaunch: Sendable {
         self.clock = clock
         self.ticker = ticker
         self.focusEndsAt = focusEndsAt
+        self.lockDirectory = lockDirectory
     }
 
     /// Runs the launch: inside the grace after a Proceed, starts without a gate; else shows a
@@ -68,6 +73,26 @@ public struct GateLaunch: Sendable {
             try book.record([GateEvent(programID: programID, at: now, pauseSeconds: 0, outcome: .notGated(reason: reason))])
             return .start(notGated: reason)
         }
+        // One gate per program: a second launch raises the open one (SIGUSR1, trapped before the
+        // lock is taken, so it never meets the default action) and starts nothing.
+        var lock: GateLock?
+        let shown = Mutex<(any GateSurface)?>(nil)
+        var raiser: Task<Void, Never>?
+        defer { raiser?.cancel() }
+        if let lockDirectory {
+            let raises = await UnixSignalsSequence(trapping: .sigusr1)
+            raiser = Task {
+                for await _ in raises { shown.withLock { $0 }?.raise() }
+            }
+            switch try? GateLock.take(programID: programID, directory: lockDirectory) {
+            case .held(let pid):
+                if let pid, pid > 0 { kill(pid, SIGUSR1) }
+                return .alreadyOpen(pid: pid ?? 0)
+            case .taken(let taken): lock = taken
+            case nil: break  // no lock file: show the gate anyway
+            }
+        }
+        defer { withExtendedLifetime(lock) {} }
         var generator = SeededGenerator(seed: random())
         let interests = profile.interests
         let first = quotes.pick(for: interests, after: try book.lastQuote(), using: &generator)
@@ -94,6 +119,7 @@ public struct GateLaunch: Sendable {
             try book.record([GateEvent(programID: programID, at: now, pauseSeconds: 0, outcome: .notGated(reason: reason))])
             return .start(notGated: reason)
         }
+        shown.withLock { $0 = surface }
         let library = quotes
         let seed = random()
         let picker = QuotePicker(library: library, interests: interests, seed: seed)

@@ -86,4 +86,11 @@ public protocol GateSurface: Sendable {
     var choices: AsyncStream<GateChoice> { get }
     /// Removes the gate from the screen.
     func close()
+    /// Brings the gate to the front: a second launch of the same program while it is shown.
+    func raise()
+}
+
+extension GateSurface {
+    /// A surface that cannot be raised (a terminal) does nothing.
+    public func raise() {}
 }

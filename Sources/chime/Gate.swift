@@ -543,7 +543,14 @@ struct GateOpen: AsyncParsableCommand {
         if case .open(let session) = try timer.current(), session.state == .active {
             focusEndsAt = (try? context.store.reminder(id: session.reminderID))?.nextDue
         }
-        let launch = GateLaunch(programID: programID, name: name, book: context.book, quotes: quotes, focusEndsAt: focusEndsAt)
+        let launch = GateLaunch(
+            programID: programID,
+            name: name,
+            book: context.book,
+            quotes: quotes,
+            focusEndsAt: focusEndsAt,
+            lockDirectory: GateLock.directory(environment: environment)
+        )
         var surfaces: [(GateScreen) throws -> any GateSurface] = []
         let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         if surface == .window || (surface == .automatic && display) {

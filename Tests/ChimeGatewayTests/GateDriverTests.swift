@@ -12,6 +12,7 @@ final class RecordingSurface: GateSurface {
         var screens: [GateScreen] = []
         var waiters: [(count: Int, continuation: CheckedContinuation<GateScreen, Never>)] = []
         var closed = false
+        var raised = 0
     }
     private let state = Mutex(State())
     let choices: AsyncStream<GateChoice>
@@ -33,6 +34,8 @@ final class RecordingSurface: GateSurface {
     }
 
     func close() { state.withLock { $0.closed = true } }
+    func raise() { state.withLock { $0.raised += 1 } }
+    var raised: Int { state.withLock { $0.raised } }
 
     var screens: [GateScreen] { state.withLock { $0.screens } }
     var isClosed: Bool { state.withLock { $0.closed } }
