@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "ChimeFocus", targets: ["ChimeFocus"]),
         .library(name: "ChimeDoses", targets: ["ChimeDoses"]),
         .library(name: "ChimeGateway", targets: ["ChimeGateway"]),
+        .library(name: "ChimeGtk", targets: ["ChimeGtk"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -83,6 +84,25 @@ let package = Package(
             pkgConfig: "libnotify",
             providers: [.apt(["libnotify-dev"])]
         ),
+        // GTK 4 (Debian libgtk-4-dev 4.8.3), for the gateway's window.
+        .systemLibrary(
+            name: "CGtk",
+            path: "Sources/CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
+        // The gateway's window: a GateSurface over GTK 4, on a thread of its own that owns GTK.
+        .target(name: "ChimeGtk", dependencies: ["ChimeCore", "ChimeGateway", "CGtk"], swiftSettings: strict),
+        // A development tool: the gate's window on its own, with a countdown, printing what
+        // happens (choices, first frame, CPU) for the window's tests and figures.
+        .executableTarget(
+            name: "chime-gate-window",
+            dependencies: [
+                "ChimeGateway", "ChimeGtk",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
         // The desktop notifier: libnotify on a GLib main loop of its own thread.
         .target(name: "ChimeLibnotify", dependencies: ["ChimeCore", "CLibnotify"], swiftSettings: strict),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
@@ -140,6 +160,11 @@ let package = Package(
         .testTarget(
             name: "ChimeGatewayTests",
             dependencies: ["ChimeCore", "ChimeGateway", "ChimeTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ChimeGtkTests",
+            dependencies: ["ChimeCore", "ChimeGateway", "ChimeGtk"],
             swiftSettings: strict
         ),
         .testTarget(
