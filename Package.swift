@@ -93,6 +93,8 @@ let package = Package(
         ),
         // The gateway's window: a GateSurface over GTK 4, on a thread of its own that owns GTK.
         .target(name: "ChimeGtk", dependencies: ["ChimeCore", "ChimeGateway", "CGtk"], swiftSettings: strict),
+        // Xlib, for the window's tests only: a window manager's close request (WM_DELETE_WINDOW).
+        .systemLibrary(name: "CX11", path: "Sources/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
         // A development tool: the gate's window on its own, with a countdown, printing what
         // happens (choices, first frame, CPU) for the window's tests and figures.
         .executableTarget(
@@ -164,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChimeGtkTests",
-            dependencies: ["ChimeCore", "ChimeGateway", "ChimeGtk"],
+            dependencies: ["ChimeCore", "ChimeGateway", "ChimeGtk", "CX11"],
             swiftSettings: strict
         ),
         .testTarget(
