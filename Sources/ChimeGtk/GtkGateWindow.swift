@@ -81,28 +81,60 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         environment: [String: String] = launchEnvironment(),
         onFirstFrame: (@Sendable (Duration) -> Void)? = nil
     ) throws(GtkGateError) -> GtkGateWindow {
+        let (gate, build) = try prepare(program: program, screen: screen, environment: environment, onFirstFrame: onFirstFrame)
+        try GtkThread.shared.sync(build).get()
+        return gate
+    }
+
+    /// Opens the gate's window as ``open(program:showing:environment:onFirstFrame:)`` does,
+    /// suspending rather than blocking while GTK builds it.
+    public static func open(
+        program: String,
+        showing screen: GateScreen? = nil,
+        environment: [String: String] = launchEnvironment(),
+        onFirstFrame: (@Sendable (Duration) -> Void)? = nil
+    ) async throws(GtkGateError) -> GtkGateWindow {
+        let (gate, build) = try prepare(program: program, screen: screen, environment: environment, onFirstFrame: onFirstFrame)
+        try await GtkThread.shared.run(build).get()
+        return gate
+    }
+
+    /// Checks `environment` for a display, and returns the gate with the work that builds its
+    /// window on the GTK thread (initializing GTK the first time).
+    private static func prepare(
+        program: String,
+        screen: GateScreen?,
+        environment: [String: String],
+        onFirstFrame: (@Sendable (Duration) -> Void)?
+    ) throws(GtkGateError) -> (GtkGateWindow, @Sendable () -> Result<Void, GtkGateError>) {
         let started = ContinuousClock.now
         let display = environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
         let wayland = environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
         guard display != nil || wayland != nil else {
             throw GtkGateError(.noDisplay, "No display to show the gate on: neither DISPLAY nor WAYLAND_DISPLAY is set.")
         }
-        let token = [environment["XDG_ACTIVATION_TOKEN"], environment["DESKTOP_STARTUP_ID"]]
-            .compactMap { $0 }.first { !$0.isEmpty }
+        let token = activationToken(in: environment)
         let gate = GtkGateWindow(title: "Chime: a pause before \(program)")
         let thread = GtkThread.shared
-        let outcome: Result<Void, GtkGateError> = thread.sync {
-            switch thread.initializeOnce() {
-            case .failure(let error):
-                thread.stopIfIdle()
-                return .failure(error)
-            case .success:
-                gate.build(program: program, screen: screen, token: token, started: started, onFirstFrame: onFirstFrame)
-                return .success(())
+        return (
+            gate,
+            {
+                switch thread.initializeOnce() {
+                case .failure(let error):
+                    thread.stopIfIdle()
+                    return .failure(error)
+                case .success:
+                    gate.build(program: program, screen: screen, token: token, started: started, onFirstFrame: onFirstFrame)
+                    return .success(())
+                }
             }
-        }
-        if case .failure(let error) = outcome { throw error }
-        return gate
+        )
+    }
+
+    /// The launcher's activation token in `environment`: `XDG_ACTIVATION_TOKEN` (Wayland's
+    /// xdg-activation), else `DESKTOP_STARTUP_ID` (X11 startup notification).
+    public static func activationToken(in environment: [String: String]) -> String? {
+        [environment["XDG_ACTIVATION_TOKEN"], environment["DESKTOP_STARTUP_ID"]].compactMap { $0 }.first { !$0.isEmpty }
     }
 
     /// The environment this process was started with, as `/proc/self/environ` still holds it:
@@ -138,6 +170,17 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
                 return pending.screen
             }
             if let screen { show(screen) }
+        }
+    }
+
+    /// Brings the window to the front again, as when the gated program is launched a second time
+    /// while its gate is open: with that launch's activation token, the desktop lets it take the
+    /// focus.
+    public func raise(activationToken token: String? = nil) {
+        GtkThread.shared.enqueue { [self] in
+            guard let window = widgets.value?.window else { return }
+            if let token { gtk_window_set_startup_id(chime_gtk_window(window), token) }
+            gtk_window_present(chime_gtk_window(window))
         }
     }
 

@@ -58,7 +58,9 @@ final class GtkThread: Sendable {
     }
 
     /// Runs `body` on the GTK thread and waits for its result, blocking the calling thread.
+    /// Called on the GTK thread itself (from a GTK handler), it runs `body` at once.
     func sync<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        if g_main_context_is_owner(nil) != 0 { return body() }
         let result = Mutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         enqueue {
@@ -79,7 +81,7 @@ final class GtkThread: Sendable {
 
     /// On the GTK thread: initializes GTK once (the answer is kept: GTK cannot be initialized
     /// twice), with the cairo renderer unless the environment chose one (see
-    /// ``GtkGateWindow/open(program:environment:onFirstFrame:)``).
+    /// ``GtkGateWindow/open(program:showing:environment:onFirstFrame:)``).
     func initializeOnce() -> Result<Void, GtkGateError> {
         if let answer = initialized.value { return answer }
         if getenv("GSK_RENDERER") == nil { setenv("GSK_RENDERER", "cairo", 0) }

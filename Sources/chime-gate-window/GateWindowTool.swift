@@ -41,7 +41,7 @@ struct GateWindowTool: AsyncParsableCommand {
         let firstFrames = AsyncStream.makeStream(of: Duration.self)
         let window: GtkGateWindow
         do {
-            window = try GtkGateWindow.open(program: program, showing: screen(.now)) { delay in
+            window = try await GtkGateWindow.open(program: program, showing: screen(.now)) { delay in
                 firstFrames.continuation.yield(delay)
                 firstFrames.continuation.finish()
             }
