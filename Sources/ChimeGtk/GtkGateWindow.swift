@@ -121,7 +121,6 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
             {
                 switch thread.initializeOnce() {
                 case .failure(let error):
-                    thread.stopIfIdle()
                     return .failure(error)
                 case .success:
                     gate.build(program: program, screen: screen, token: token, started: started, onFirstFrame: onFirstFrame)
@@ -383,7 +382,8 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         window.chime-gate .attribution { font-size: 14px; color: #5d6862; }
         window.chime-gate progressbar.countdown trough { min-height: 10px; border-radius: 5px; background-color: #dcd7cb; }
         window.chime-gate progressbar.countdown progress {
-            min-height: 10px; border-radius: 5px; border: none; background-color: #5e8c7a; background-image: none;
+            min-height: 10px; margin: 0; border-radius: 5px; border: none; background-color: #5e8c7a;
+            background-image: none;
         }
         window.chime-gate .remaining { font-size: 16px; font-feature-settings: "tnum"; }
         window.chime-gate .breathing { font-size: 18px; color: #3f6f5e; }

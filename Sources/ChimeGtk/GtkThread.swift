@@ -17,8 +17,11 @@ import Synchronization
 final class GtkThread: Sendable {
     static let shared = GtkThread()
 
-    /// Whether the loop runs or will run (a `start` was signalled and not yet answered by a quit).
-    private let running = Mutex(false)
+    /// Whether the loop runs or will run (a `start` was signalled and not yet answered by a quit),
+    /// and how many enqueued bodies have not started yet: the loop stops only when no window is
+    /// open and nothing is queued, decided under this lock so an ``enqueue(_:)`` racing a stop
+    /// either keeps the loop running or starts it again.
+    private let state = Mutex((running: false, queued: 0))
     private let start = DispatchSemaphore(value: 0)
     private let loop = GtkOnly(g_main_loop_new(nil, 0))
     private let windows = GtkOnly(0)
@@ -42,18 +45,24 @@ final class GtkThread: Sendable {
 
     /// Runs `body` on the GTK thread, starting its loop if it is parked.
     func enqueue(_ body: @escaping @Sendable () -> Void) {
-        running.withLock { running in
-            if !running {
-                running = true
+        state.withLock { state in
+            state.queued += 1
+            if !state.running {
+                state.running = true
                 start.signal()
             }
+        }
+        let work = Work { [self] in
+            state.withLock { $0.queued -= 1 }
+            body()
+            stopIfIdle()
         }
         chime_gtk_enqueue(
             { data in
                 Unmanaged<Work>.fromOpaque(data!).takeRetainedValue().body()
                 return 0  // G_SOURCE_REMOVE
             },
-            Unmanaged.passRetained(Work(body)).toOpaque()
+            Unmanaged.passRetained(work).toOpaque()
         )
     }
 
@@ -104,12 +113,13 @@ final class GtkThread: Sendable {
         stopIfIdle()
     }
 
-    /// On the GTK thread: stops the loop when no window is open.
-    func stopIfIdle() {
+    /// On the GTK thread: stops the loop when no window is open and nothing is queued.
+    private func stopIfIdle() {
         guard windows.value == 0 else { return }
         if let display = gdk_display_get_default() { gdk_display_flush(display) }
-        running.withLock { running in
-            running = false
+        state.withLock { state in
+            guard state.running, state.queued == 0 else { return }
+            state.running = false
             g_main_loop_quit(loop.value)
         }
     }

@@ -27,6 +27,7 @@ struct GateWindowTool: AsyncParsableCommand {
     @Option(help: "The focus line.") var focus: String?
     @Flag(help: "Close the window once its first frame is drawn.") var exitAfterFirstFrame = false
     @Option(help: "Measure the process's CPU over this many seconds of countdown, then close.") var measureCPU: Double?
+    @Flag(help: "First open a window and close it with close(), then open the one that counts down.") var openTwice = false
 
     mutating func run() async throws {
         let countdown = Countdown(seconds: seconds, breathing: breathing)
@@ -37,6 +38,24 @@ struct GateWindowTool: AsyncParsableCommand {
                 focus: focus,
                 now: now
             )
+        }
+        if openTwice {
+            // A window closed by close(): its stream ends without a choice, GTK's loop stops, and
+            // the next window opens on the same GTK thread.
+            let drawn = AsyncStream.makeStream(of: Void.self)
+            do {
+                let first = try await GtkGateWindow.open(program: program, showing: screen(.now)) { _ in
+                    drawn.continuation.finish()
+                }
+                for await _ in drawn.stream {}
+                first.close()
+                var choices: [GateChoice] = []
+                for await choice in first.choices { choices.append(choice) }
+                emit("first-window closed choices=\(choices.count)")
+            } catch {
+                emit("unavailable \(error.code.rawValue) \(error.message)")
+                throw ExitCode(3)
+            }
         }
         let firstFrames = AsyncStream.makeStream(of: Duration.self)
         let window: GtkGateWindow

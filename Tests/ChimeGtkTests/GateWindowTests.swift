@@ -121,6 +121,20 @@ struct GateWindowTests {
         #expect(gate.choices == [.closed])
     }
 
+    @Test func aWindowClosedByCloseEndsItsChoicesAndTheNextOpensOnTheSameGtkThread() async throws {
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        let gate = try GateWindowProcess(on: display, ["--open-twice", "--seconds", "30"])
+        defer { gate.stop() }
+
+        #expect(await gate.next("first-window closed") == "first-window closed choices=0", "\(gate.lines) \(gate.stderr)")
+        try #require(await gate.buttons().count == 3, "\(gate.lines) \(gate.stderr)")
+        #expect(try display.windows(named: Self.title).count == 1)
+        try display.run("/usr/bin/xdotool", ["key", "--window", try #require(try display.windows(named: Self.title).first), "Escape"])
+        #expect(await gate.next("choice ") == "choice closed")
+        #expect(await gate.exitStatus() == 0)
+    }
+
     /// Prints the window's figures: launch to first frame, and its CPU while counting down.
     @Test func figures() async throws {
         let display = try VirtualDisplay()
