@@ -162,7 +162,7 @@ struct GateWindowTests {
         }
         print(
             """
-            Gate window figures (Xvfb, GSK_RENDERER=cairo by default):
+            Gate window figures (debug build, Xvfb; cairo renderer and GDK GL off, the defaults):
               open() → first frame drawn: median \(Self.median(sinceOpen)) ms of \(sinceOpen)
               process start → first frame drawn: median \(Self.median(sinceStart)) ms of \(sinceStart)
               CPU over 5 s of countdown at 10 draws/s: median \(Self.median(cpu)) ms = \(Self.median(percent)) % of one core, of \(cpu)
