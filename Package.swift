@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "ChimeFocus", targets: ["ChimeFocus"]),
         .library(name: "ChimeDoses", targets: ["ChimeDoses"]),
         .library(name: "ChimeGateway", targets: ["ChimeGateway"]),
+        .library(name: "ChimeGtk", targets: ["ChimeGtk"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -86,6 +87,27 @@ let package = Package(
             pkgConfig: "libnotify",
             providers: [.apt(["libnotify-dev"])]
         ),
+        // GTK 4 (Debian libgtk-4-dev 4.8.3), for the gateway's window.
+        .systemLibrary(
+            name: "CGtk",
+            path: "Sources/CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
+        // The gateway's window: a GateSurface over GTK 4, on a thread of its own that owns GTK.
+        .target(name: "ChimeGtk", dependencies: ["ChimeCore", "ChimeGateway", "CGtk"], swiftSettings: strict),
+        // Xlib, for the window's tests only: a window manager's close request (WM_DELETE_WINDOW).
+        .systemLibrary(name: "CX11", path: "Sources/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
+        // A development tool: the gate's window on its own, with a countdown, printing what
+        // happens (choices, first frame, CPU) for the window's tests and figures.
+        .executableTarget(
+            name: "chime-gate-window",
+            dependencies: [
+                "ChimeGateway", "ChimeGtk",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
         // The desktop notifier: libnotify on a GLib main loop of its own thread.
         .target(name: "ChimeLibnotify", dependencies: ["ChimeCore", "CLibnotify"], swiftSettings: strict),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
@@ -147,6 +169,11 @@ let package = Package(
                 "ChimeCore", "ChimeStore", "ChimeGateway", "ChimeTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ChimeGtkTests",
+            dependencies: ["ChimeCore", "ChimeGateway", "ChimeGtk", "CX11"],
             swiftSettings: strict
         ),
         .testTarget(
