@@ -7,6 +7,9 @@ import GRDB
 public struct GateProfile: Sendable, Equatable, Codable {
     /// 1 to 10; the pause follows it (``Gate/pauseLength(determination:)``). 5 by default.
     public var determination: Int
+    /// A pause of the person's own, 1 to 120 seconds, in place of the determination's; nil for
+    /// the determination's.
+    public var pause: TimeInterval?
     /// The interests quotes are chosen by; every interest when empty.
     public var interests: Set<Interest>
     /// After Proceed, the same program opens without a gate this long.
@@ -22,6 +25,7 @@ public struct GateProfile: Sendable, Equatable, Codable {
     /// 10-minute grace, Exit does not start a focus session, 20-minute sessions.
     public static let defaults = GateProfile(
         determination: 5,
+        pause: nil,
         interests: [],
         grace: GateGrace(),
         focusOnExit: false,
@@ -31,6 +35,7 @@ public struct GateProfile: Sendable, Equatable, Codable {
 
     public init(
         determination: Int,
+        pause: TimeInterval? = nil,
         interests: Set<Interest>,
         grace: GateGrace,
         focusOnExit: Bool,
@@ -38,6 +43,7 @@ public struct GateProfile: Sendable, Equatable, Codable {
         isSetUp: Bool = true
     ) {
         self.determination = determination
+        self.pause = pause
         self.interests = interests
         self.grace = grace
         self.focusOnExit = focusOnExit
@@ -46,12 +52,19 @@ public struct GateProfile: Sendable, Equatable, Codable {
     }
 
     /// The pause this profile sets, in seconds.
-    public var pauseLength: TimeInterval { Gate.pauseLength(determination: determination) }
+    public var pauseLength: TimeInterval { pause ?? Gate.pauseLength(determination: determination) }
 
     /// Refuses values out of range, naming the value and what is accepted.
     public func validated() throws(ChimeError) -> GateProfile {
         guard (1...10).contains(determination) else {
             throw ChimeError.invalid("determination", String(determination), expected: "a whole number from 1 to 10")
+        }
+        if let pause, !(1...120).contains(pause) || pause != pause.rounded() {
+            throw ChimeError.invalid(
+                "pause",
+                Trigger.formatInterval(Int64(pause)),
+                expected: "from 1s to 2m, in whole seconds (or the determination's)"
+            )
         }
         guard (0...86_400).contains(grace.length), grace.length == grace.length.rounded() else {
             throw ChimeError.invalid(
@@ -86,6 +99,7 @@ public struct GateBook: Sendable {
             let interests = (row["interests"] as String).split(separator: ",").compactMap { Interest(rawValue: String($0)) }
             return GateProfile(
                 determination: row["determination"],
+                pause: (row["pause_s"] as Int64?).map(TimeInterval.init),
                 interests: Set(interests),
                 grace: GateGrace(length: TimeInterval(row["grace_s"] as Int64)),
                 focusOnExit: row["focus_on_exit"],
@@ -102,14 +116,15 @@ public struct GateBook: Sendable {
         try store.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO gate_profile (id, determination, interests, grace_s, focus_on_exit, session_s, updated_us)
-                    VALUES (1, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET determination = excluded.determination, interests = excluded.interests,
+                    INSERT INTO gate_profile (id, determination, pause_s, interests, grace_s, focus_on_exit, session_s, updated_us)
+                    VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET determination = excluded.determination, pause_s = excluded.pause_s,
+                        interests = excluded.interests,
                         grace_s = excluded.grace_s, focus_on_exit = excluded.focus_on_exit, session_s = excluded.session_s,
                         updated_us = excluded.updated_us
                     """,
                 arguments: [
-                    profile.determination, interests, Int64(profile.grace.length), profile.focusOnExit,
+                    profile.determination, profile.pause.map { Int64($0) }, interests, Int64(profile.grace.length), profile.focusOnExit,
                     Int64(profile.sessionLength), Self.micros(clock.now()),
                 ]
             )

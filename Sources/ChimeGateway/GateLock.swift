@@ -31,7 +31,11 @@ public final class GateLock: Sendable {
     /// - Throws: when the lock file cannot be made (the caller then shows the gate anyway).
     public static func take(programID: String, directory: String) throws(ChimeError) -> Attempt {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw ChimeError(.failure, "cannot create '\(directory)': \(error.localizedDescription)")
         }

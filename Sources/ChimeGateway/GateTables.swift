@@ -17,6 +17,8 @@ extension StoreSchema {
                             id INTEGER PRIMARY KEY CHECK (id = 1),
                             -- 1 to 10: sets the pause, 15 to 45 s.
                             determination INTEGER NOT NULL CHECK (determination BETWEEN 1 AND 10),
+                            -- A pause of the person's own, 1 to 120 s, in place of the determination's.
+                            pause_s INTEGER CHECK (pause_s BETWEEN 1 AND 120),
                             -- Quote interests, comma-separated (stoicism,productivity,...).
                             interests TEXT NOT NULL,
                             -- After Proceed, the same program opens without a gate this long.

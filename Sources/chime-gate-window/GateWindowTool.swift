@@ -8,14 +8,16 @@ import Synchronization
 import Glibc
 #endif
 
-/// The gate's GTK window on its own, counting down at ten draws a second, printing one line per
-/// event on standard output (`first-frame …`, `buttons …`, `proceed-enabled`, `choice …`,
-/// `cpu …`, `closed`): what the window's tests drive, and where its figures come from.
+/// The gate's GTK window. With `--protocol`, the window of `chime gate open` (see
+/// ``ProtocolMode``). Otherwise on its own, counting down at ten draws a second, printing one
+/// line per event on standard output (`first-frame …`, `buttons …`, `proceed-enabled`,
+/// `choice …`, `cpu …`, `closed`): what the window's tests drive, and where its figures come from.
 @main
 struct GateWindowTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chime-gate-window",
-        abstract: "Shows the gate's window with a countdown and prints what happens (a development tool)."
+        abstract:
+            "The gate's window: with --protocol, the window of 'chime gate open'; alone, a countdown that prints what happens (for tests and figures)."
     )
 
     @Option(help: "The gated program's name.") var program = "Firefox"
@@ -28,8 +30,15 @@ struct GateWindowTool: AsyncParsableCommand {
     @Flag(help: "Close the window once its first frame is drawn.") var exitAfterFirstFrame = false
     @Option(help: "Measure the process's CPU over this many seconds of countdown, then close.") var measureCPU: Double?
     @Flag(help: "First open a window and close it with close(), then open the one that counts down.") var openTwice = false
+    @Flag(help: "Be the window of 'chime gate open': screens on standard input, choices on standard output.")
+    var `protocol` = false
 
     mutating func run() async throws {
+        if `protocol` {
+            let status = await ProtocolMode.run(program: program)
+            if status != 0 { throw ExitCode(status) }
+            return
+        }
         let countdown = Countdown(seconds: seconds, breathing: breathing)
         let screen: @Sendable (ContinuousClock.Instant) -> GateScreen = { [program, quote, author, source, focus] now in
             countdown.screen(

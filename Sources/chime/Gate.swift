@@ -217,6 +217,13 @@ struct GateSetup: AsyncParsableCommand {
     )
     @Option(help: ArgumentHelp("1 to 10: the higher, the longer the pause (15 to 45 s).", valueName: "level"))
     var determination: Int?
+    @Option(
+        help: ArgumentHelp(
+            "A pause of your own, 1s to 2m, in place of the determination's; 'auto' for the determination's.",
+            valueName: "duration"
+        )
+    )
+    var pause: String?
     @Option(help: ArgumentHelp("Quote interests: stoicism, productivity, mindfulness, psychology (comma-separated).", valueName: "list"))
     var interests: String?
     @Option(
@@ -249,6 +256,7 @@ struct GateSetup: AsyncParsableCommand {
                 return level
             }
         }
+        if let pause { profile.pause = pause == "auto" ? nil : TimeInterval(try TimeParsing.duration(pause)) }
         if let interests {
             profile.interests = try Self.interests(interests)
         } else if asking {
@@ -323,7 +331,8 @@ struct GateSetup: AsyncParsableCommand {
         var lines: [String] {
             let interests = Interest.allCases.filter(profile.interests.contains).map(\.title)
             return [
-                "Your pause: \(Int(profile.pauseLength)) s (determination \(profile.determination)).",
+                "Your pause: \(Int(profile.pauseLength)) s ("
+                    + (profile.pause == nil ? "determination \(profile.determination)" : "your own") + ").",
                 "Quotes: \(interests.isEmpty ? "every interest" : interests.joined(separator: ", ")).",
                 "Grace after Proceed: \(Trigger.formatInterval(Int64(profile.grace.length))).",
                 "Exit starts a focus session: \(profile.focusOnExit ? "yes" : "no").",

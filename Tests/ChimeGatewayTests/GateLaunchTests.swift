@@ -83,7 +83,12 @@ import Glibc
 
         // Within the grace (10 min by default): no gate, and the event says why
         given.clock.advance(by: 599)
-        let again = try await given.launch().run(surfaces: [{ _ in Issue.record("no gate in the grace"); return RecordingSurface() }])
+        let again = try await given.launch().run(surfaces: [
+            { _ in
+                Issue.record("no gate in the grace")
+                return RecordingSurface()
+            }
+        ])
         #expect(again == .start(notGated: "grace after Proceed (1s left)"))
         // At its end: the gate again
         given.clock.advance(by: 1)
@@ -97,7 +102,12 @@ import Glibc
         let first = Task { try await given.launch().run(surfaces: [{ _ in surface }]) }
         _ = await surface.drawn(1)
 
-        let second = try await given.launch().run(surfaces: [{ _ in Issue.record("a second gate"); return RecordingSurface() }])
+        let second = try await given.launch().run(surfaces: [
+            { _ in
+                Issue.record("a second gate")
+                return RecordingSurface()
+            }
+        ])
         #expect(second == .alreadyOpen(pid: getpid()))
         // The open gate was asked to come to the front (SIGUSR1 to its process: this one)
         let deadline = Date().addingTimeInterval(5)

@@ -93,10 +93,10 @@ final class VirtualDisplay {
 
     /// Runs a program on this display to completion: its status and standard output.
     @discardableResult
-    func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
         let output = directory.appendingPathComponent("run-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: output) }
-        let pid = try Spawn.start(path, arguments, environment: environment, output: output.path, errors: "/dev/null")
+        let pid = try Spawn.start(path, arguments, environment: environment ?? self.environment, output: output.path, errors: "/dev/null")
         let status = Spawn.wait(pid)
         return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }
