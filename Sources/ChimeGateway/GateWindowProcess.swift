@@ -27,9 +27,12 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
         var closed = false
     }
 
-    /// The window helper beside the chime executable at `executable` (installed together).
+    /// The window helper of the chime executable at `executable`: `PREFIX/libexec/chime/` for
+    /// `PREFIX/bin/chime` (installed), else beside it (a build directory).
     public static func helperPath(executable: String) -> String {
-        (executable as NSString).deletingLastPathComponent + "/chime-gate-window"
+        let directory = (executable as NSString).deletingLastPathComponent
+        let installed = (directory as NSString).deletingLastPathComponent + "/libexec/chime/chime-gate-window"
+        return access(installed, X_OK) == 0 ? installed : directory + "/chime-gate-window"
     }
 
     /// Starts the window showing `screen`; returns once it is shown.

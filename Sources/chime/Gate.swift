@@ -448,7 +448,8 @@ struct GateOff: AsyncParsableCommand {
 struct GateDoctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check every gated launcher: refresh those whose original changed (a package update), say what else needs doing."
+        abstract: "Check the gateway: every gated launcher (refreshing those whose original changed), the window, the quotes, launches that were not gated.",
+        discussion: "Exit status 1 when something needs doing; each line says what."
     )
     @OptionGroup var global: GlobalOptions
 
@@ -466,8 +467,58 @@ struct GateDoctor: AsyncParsableCommand {
         } catch {
             throw GateContext.chimeError(error)
         }
-        emit(GateList.Programs(programs: programs), json: global.json)
-        if programs.contains(where: { $0.status != "ok" }) { throw ExitCode(1) }
+        let executable = GateContext.executable()
+        let helper = GateWindowProcess.helperPath(executable: executable)
+        let environment = ProcessInfo.processInfo.environment
+        var quotes = 0
+        var quoteProblem: String?
+        do {
+            quotes = try QuoteLibrary.load(from: QuoteLibrary.directories(environment: environment, executable: executable)).all.count
+            if quotes == 0 { quoteProblem = "no quote files found (scripts/quickstart installs Resources/quotes)" }
+        } catch {
+            quoteProblem = error.message
+        }
+        let events = try GateContext(global, .read).book.events()
+        let notGated = events.compactMap { event -> (Date, String)? in
+            if case .notGated(let reason) = event.outcome, !reason.hasPrefix("grace") { return (event.at, reason) }
+            return nil
+        }
+        let report = Checkup(
+            programs: programs,
+            window: access(helper, X_OK) == 0 ? helper : nil,
+            quotes: quotes,
+            quoteProblem: quoteProblem,
+            notGated: notGated.count,
+            lastNotGated: notGated.last?.1
+        )
+        emit(report, json: global.json)
+        if programs.contains(where: { $0.status != "ok" }) || report.window == nil || quoteProblem != nil { throw ExitCode(1) }
+    }
+
+    struct Checkup: Report {
+        var programs: [GatedProgramJSON]
+        @Nullable var window: String?
+        var quotes: Int
+        @Nullable var quoteProblem: String?
+        var notGated: Int
+        @Nullable var lastNotGated: String?
+        enum CodingKeys: String, CodingKey {
+            case programs, window, quotes
+            case quoteProblem = "quote_problem", notGated = "not_gated", lastNotGated = "last_not_gated"
+        }
+
+        var lines: [String] {
+            var lines = programs.isEmpty ? ["Gated programs: none ('chime gate add ID')."] : ["Gated programs:"] + programs.map(\.line)
+            lines.append("Gate window:    " + (window ?? "missing: install chime-gate-window (scripts/quickstart); a terminal gate shows meanwhile"))
+            lines.append("Quotes:         " + (quoteProblem ?? "\(quotes) loaded"))
+            lines.append(
+                "Not gated:      "
+                    + (notGated == 0
+                        ? "every launch showed a gate (or was in the grace)"
+                        : "\(notGated) launch\(notGated == 1 ? "" : "es") started without a gate; the last because: \(lastNotGated ?? "")")
+            )
+            return lines
+        }
     }
 }
 
@@ -562,6 +613,9 @@ struct GateOpen: AsyncParsableCommand {
         )
         var surfaces: [(GateScreen) throws -> any GateSurface] = []
         let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        if surface == .automatic && !display {
+            surfaces.append { _ in throw ChimeError(.failure, "no display (DISPLAY and WAYLAND_DISPLAY are unset)") }
+        }
         if surface == .window || (surface == .automatic && display) {
             surfaces.append { screen in
                 try GateWindowProcess.open(helper: GateWindowProcess.helperPath(executable: executable), screen: screen)
