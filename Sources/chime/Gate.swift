@@ -448,7 +448,8 @@ struct GateOff: AsyncParsableCommand {
 struct GateDoctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check the gateway: every gated launcher (refreshing those whose original changed), the window, the quotes, launches that were not gated.",
+        abstract:
+            "Check the gateway: every gated launcher (refreshing those whose original changed), the window, the quotes, launches that were not gated.",
         discussion: "Exit status 1 when something needs doing; each line says what."
     )
     @OptionGroup var global: GlobalOptions
@@ -504,12 +505,16 @@ struct GateDoctor: AsyncParsableCommand {
         @Nullable var lastNotGated: String?
         enum CodingKeys: String, CodingKey {
             case programs, window, quotes
-            case quoteProblem = "quote_problem", notGated = "not_gated", lastNotGated = "last_not_gated"
+            case quoteProblem = "quote_problem"
+            case notGated = "not_gated"
+            case lastNotGated = "last_not_gated"
         }
 
         var lines: [String] {
             var lines = programs.isEmpty ? ["Gated programs: none ('chime gate add ID')."] : ["Gated programs:"] + programs.map(\.line)
-            lines.append("Gate window:    " + (window ?? "missing: install chime-gate-window (scripts/quickstart); a terminal gate shows meanwhile"))
+            lines.append(
+                "Gate window:    " + (window ?? "missing: install chime-gate-window (scripts/quickstart); a terminal gate shows meanwhile")
+            )
             lines.append("Quotes:         " + (quoteProblem ?? "\(quotes) loaded"))
             lines.append(
                 "Not gated:      "

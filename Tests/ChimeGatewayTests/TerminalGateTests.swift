@@ -60,17 +60,21 @@ final class Pty {
         return frame.replacing(/\x1B\[[0-9;?]*[A-Za-z]/, with: "\n")
     }
 
-    /// Reads what the gate writes until `done` holds; waits on the terminal for at most 10 s
+    /// Reads what the gate writes until `done` holds; waits on the terminal for at most 20 s
     /// in all (a bound on a broken gate, not a pause: it returns as soon as `done` holds).
+    /// (It polls without blocking and sleeps 5 ms between polls: a blocking poll would hold one
+    /// of the few threads of Swift's cooperative pool, which the gate itself runs on.)
     @discardableResult
-    func read(until done: (Pty) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
+    func read(until done: (Pty) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(20)
         var buffer = [UInt8](repeating: 0, count: 4_096)
         while !done(self) {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { return false }
+            guard deadline.timeIntervalSinceNow > 0 else { return false }
             var fds = [pollfd(fd: master, events: Int16(POLLIN), revents: 0)]
-            guard poll(&fds, 1, Int32(left * 1_000)) > 0 else { continue }
+            guard poll(&fds, 1, 0) > 0 else {
+                try? await Task.sleep(for: .milliseconds(5))
+                continue
+            }
             let count = Glibc.read(master, &buffer, buffer.count)
             guard count > 0 else { return false }
             output += String(decoding: buffer[0..<count], as: UTF8.self)
@@ -94,7 +98,7 @@ final class Pty {
             return result
         }
 
-        #expect(pty.read { $0.screen.contains("Exit to Focus") })
+        #expect(await pty.read { $0.screen.contains("Exit to Focus") })
         #expect(pty.written.hasPrefix("\u{1B}[?1049h\u{1B}[?25l"))
         let first = pty.screen
         for text in [
@@ -107,21 +111,21 @@ final class Pty {
 
         // Proceed keys before the end: the gate refuses them and stays.
         pty.type("p")
-        #expect(pty.read { $0.frames >= 2 })
+        #expect(await pty.read { $0.frames >= 2 })
         pty.type("\r")
-        #expect(pty.read { $0.frames >= 3 })
+        #expect(await pty.read { $0.frames >= 3 })
         #expect(pty.screen.contains("Proceed in 30 s"))
         #expect(!finished.withLock { $0 })
 
         clock.advance(to: start + 12)
         ticker.tick()
-        #expect(pty.read { $0.frames >= 4 })
+        #expect(await pty.read { $0.frames >= 4 })
         #expect(pty.screen.contains("0:18"))
         #expect(pty.screen.contains("Proceed in 18 s"))
 
         clock.advance(to: start + 30)
         ticker.tick()
-        #expect(pty.read { $0.screen.contains("[p] Proceed") })
+        #expect(await pty.read { $0.screen.contains("[p] Proceed") })
         #expect(pty.screen.contains("0:00"))
         pty.type("\r")
         let result = await run.value
@@ -129,7 +133,7 @@ final class Pty {
         #expect(result.refusals == [30, 30])
 
         // The terminal is given back: the main screen, the cursor, cooked input.
-        #expect(pty.read { $0.written.hasSuffix("\u{1B}[?25h\u{1B}[?1049l") })
+        #expect(await pty.read { $0.written.hasSuffix("\u{1B}[?25h\u{1B}[?1049l") })
         var modes = termios()
         #expect(tcgetattr(pty.slave, &modes) == 0)
         #expect(modes.c_lflag & tcflag_t(ICANON) != 0)
@@ -164,18 +168,18 @@ final class Pty {
         #expect(TerminalGateSurface.choices(in: bytes("\u{1B}\u{1B}")) == [.closed, .closed])
     }
 
-    @Test func redrawsAtTheNewSizeOnSIGWINCH() throws {
+    @Test func redrawsAtTheNewSizeOnSIGWINCH() async throws {
         let pty = try Pty(columns: 80, rows: 24)
         let surface = try TerminalGateSurface(input: pty.slave, output: pty.slave)
         defer { surface.close() }
         surface.draw(GateScreen(program: "Steam", quote: nil, remaining: 30, progress: 1, proceedEnabled: false))
-        #expect(pty.read { $0.frames >= 1 })
+        #expect(await pty.read { $0.frames >= 1 })
         #expect(pty.screen.contains("[" + String(repeating: "█", count: 40) + "]"))
         pty.resize(columns: 30, rows: 12)
         // To the process, as a terminal sends it (raise() would target this thread, a pool thread
         // that blocks signals).
         kill(getpid(), SIGWINCH)
-        #expect(pty.read { $0.frames >= 2 })
+        #expect(await pty.read { $0.frames >= 2 })
         #expect(pty.screen.contains("[" + String(repeating: "█", count: 20) + "]"))
         #expect(pty.screen.contains("Steam"))
     }
