@@ -273,7 +273,25 @@ struct GateSetup: AsyncParsableCommand {
         let saved = try context.book.save(profile)
         var gated: [GatedProgramJSON] = []
         let overrides = try GateContext.overrides()
-        for id in gate {
+        var ids = gate
+        if gate.isEmpty, asking {
+            // The seed's first-run phase: which programs to gate (here the launchers are written
+            // for the person; iOS needed Shortcuts set up by hand).
+            let already = Set((try? overrides.list())?.map(\.id) ?? [])
+            let installed = overrides.installed().keys.filter { !already.contains($0) }.sorted()
+            let answer = try Self.ask(
+                "Programs to gate now (desktop entry ids, comma-separated; 'list' shows them; Enter for none)",
+                default: ""
+            ) { text throws(ChimeError) -> [String] in
+                if text == "list" {
+                    for id in installed { FileHandle.standardError.write(Data("  \(id.rawValue)\n".utf8)) }
+                    throw ChimeError(.usage, "choose from those")
+                }
+                return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }
+            ids = answer
+        }
+        for id in ids {
             do {
                 gated.append(GatedProgramJSON(try overrides.gate(try GateContext.desktopID(id), chime: GateContext.executable())))
             } catch {
