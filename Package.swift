@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "chime-gate-window",
             dependencies: [
-                "ChimeGateway", "ChimeGtk",
+                "ChimeCore", "ChimeGateway", "ChimeGtk",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -38,10 +38,13 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
     /// Starts the window showing `screen`; returns once it is shown.
     /// - Throws: ``ChimeError`` with the reason when it cannot be shown (no helper, no display,
     ///   GTK failed), so the caller tries the next surface: a gate never locks a person out.
+    /// - Parameter onFirstFrame: called once, on a thread of its own, when the window says its
+    ///   first frame is drawn (for the figures: launch to gate drawn).
     public static func open(
         helper: String,
         screen: GateScreen,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        onFirstFrame: (@Sendable () -> Void)? = nil
     ) throws(ChimeError) -> GateWindowProcess {
         guard access(helper, X_OK) == 0 else {
             throw ChimeError(.failure, "no gate window: '\(helper)' is missing (install chime-gate-window beside chime)")
@@ -63,7 +66,12 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
         } catch {
             throw ChimeError(.failure, "no gate window: cannot start '\(helper)': \(error.localizedDescription)")
         }
-        let window = GateWindowProcess(process: process, input: toChild.fileHandleForWriting, output: fromChild.fileHandleForReading)
+        let window = GateWindowProcess(
+            process: process,
+            input: toChild.fileHandleForWriting,
+            output: fromChild.fileHandleForReading,
+            onFirstFrame: onFirstFrame
+        )
         window.draw(screen)
         switch window.waitUntilShown() {
         case .success: return window
@@ -77,9 +85,12 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
     private let shown = Mutex<Result<Void, ChimeError>?>(nil)
     private let shownSignal = DispatchSemaphore(value: 0)
 
-    private init(process: Process, input: FileHandle, output: FileHandle) {
+    private let onFirstFrame: (@Sendable () -> Void)?
+
+    private init(process: Process, input: FileHandle, output: FileHandle, onFirstFrame: (@Sendable () -> Void)?) {
         self.process = process
         self.input = input
+        self.onFirstFrame = onFirstFrame
         (choices, feed) = AsyncStream.makeStream(of: GateChoice.self)
         // One thread reads the window's lines (a blocking read, for the process's lifetime).
         let thread = Thread { [self] in self.read(output) }
@@ -111,6 +122,7 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
             settleShown(.failure(ChimeError(.failure, "no gate window: " + line.dropFirst(6))))
         } else if line.hasPrefix("drawn "), let micros = Int64(line.dropFirst(6)) {
             state.withLock { $0.firstFrame = micros }
+            onFirstFrame?()
         } else if let choice = GateChoice(rawValue: line) {
             feed.yield(choice)
             if choice == .closed { feed.finish() }

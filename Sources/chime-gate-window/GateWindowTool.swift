@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeCore
 import ChimeGateway
 import ChimeGtk
 import Foundation
@@ -179,30 +180,8 @@ final class Countdown: Sendable {
 
 /// Figures read from /proc about this process.
 enum ProcessFigures {
-    /// User + system CPU time used so far, in seconds (`/proc/self/stat` utime + stime).
-    static func cpuSeconds() -> Double? {
-        guard let fields = statFields(), fields.count > 14, let user = Double(fields[11]), let system = Double(fields[12]) else {
-            return nil
-        }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// Seconds since this process started (`/proc/self/stat` starttime against CLOCK_BOOTTIME:
-    /// a resolution of one clock tick, 10 ms).
-    static func sinceProcessStart() -> Double? {
-        guard let fields = statFields(), fields.count > 19, let start = Double(fields[19]) else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - start / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// The fields after the command name (field 3, the state, is the first).
-    private static func statFields() -> [String]? {
-        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
-            return nil
-        }
-        return stat[stat.index(after: close)...].split(separator: " ").map(String.init)
-    }
+    static func cpuSeconds() -> Double? { ProcessStat.cpuSeconds() }
+    static func sinceProcessStart() -> Double? { ProcessStat.age() }
 }
 
 /// Writes one line to standard output at once (one write(2): lines from threads never interleave).

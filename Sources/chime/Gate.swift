@@ -640,8 +640,20 @@ struct GateOpen: AsyncParsableCommand {
             surfaces.append { _ in throw ChimeError(.failure, "no display (DISPLAY and WAYLAND_DISPLAY are unset)") }
         }
         if surface == .window || (surface == .automatic && display) {
+            // With CHIME_LOG_LEVEL=debug: how long from chime's start to the gate drawn (the
+            // benchmark reads it).
+            let report: (@Sendable () -> Void)? =
+                environment["CHIME_LOG_LEVEL"] == "debug"
+                ? { @Sendable in
+                    Output.note(String(format: "chime: gate drawn %.0f ms after chime started", (ProcessStat.age() ?? 0) * 1000))
+                }
+                : nil
             surfaces.append { screen in
-                try GateWindowProcess.open(helper: GateWindowProcess.helperPath(executable: executable), screen: screen)
+                try GateWindowProcess.open(
+                    helper: GateWindowProcess.helperPath(executable: executable),
+                    screen: screen,
+                    onFirstFrame: report
+                )
             }
         }
         if surface == .terminal || surface == .automatic {
