@@ -124,6 +124,23 @@ public struct GateLaunch: Sendable {
         let seed = random()
         let picker = QuotePicker(library: library, interests: interests, seed: seed)
         let result = await runGate(gate, on: surface, ticker: ticker, clock: clock) { previous in picker.next(after: previous) }
+        if result.outcome == .closed, let failure = surface.failure {
+            // The gate broke (its window crashed): the program starts, and the event says why.
+            var events = result.events
+            if let last = events.popLast() {
+                events.append(
+                    GateEvent(
+                        programID: programID,
+                        at: last.at,
+                        pauseSeconds: last.pauseSeconds,
+                        outcome: .notGated(reason: failure),
+                        quote: last.quote
+                    )
+                )
+            }
+            try book.record(events)
+            return .start(notGated: failure)
+        }
         try book.record(result.events)
         switch result.outcome {
         case .proceed: return .start(notGated: nil)

@@ -88,9 +88,14 @@ public protocol GateSurface: Sendable {
     func close()
     /// Brings the gate to the front: a second launch of the same program while it is shown.
     func raise()
+    /// Why the surface went away by itself (its window crashed), rather than closed by the
+    /// person: the program then starts (a broken gate never locks a person out). Nil otherwise.
+    var failure: String? { get }
 }
 
 extension GateSurface {
     /// A surface that cannot be raised (a terminal) does nothing.
     public func raise() {}
+    /// A surface that cannot fail by itself.
+    public var failure: String? { nil }
 }

@@ -25,7 +25,14 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
     private struct State {
         var firstFrame: Int64?
         var closed = false
+        /// The window said a choice (closed included).
+        var answered = false
+        var failure: String?
     }
+
+    /// Why the window went away by itself: it ended without a choice and without being closed
+    /// (it crashed, or was killed).
+    public var failure: String? { state.withLock { $0.failure } }
 
     /// The window helper of the chime executable at `executable`: `PREFIX/libexec/chime/` for
     /// `PREFIX/bin/chime` (installed), else beside it (a build directory).
@@ -111,6 +118,11 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
             }
         }
         settleShown(.failure(ChimeError(.failure, "no gate window: chime-gate-window ended without showing one")))
+        state.withLock { state in
+            if !state.answered && !state.closed {
+                state.failure = "the gate window ended unexpectedly (chime-gate-window crashed or was killed)"
+            }
+        }
         feed.yield(.closed)
         feed.finish()
     }
@@ -124,6 +136,7 @@ public final class GateWindowProcess: GateSurface, @unchecked Sendable {
             state.withLock { $0.firstFrame = micros }
             onFirstFrame?()
         } else if let choice = GateChoice(rawValue: line) {
+            if choice == .closed || choice == .exit || choice == .proceed { state.withLock { $0.answered = true } }
             feed.yield(choice)
             if choice == .closed { feed.finish() }
         }

@@ -35,6 +35,9 @@ final class RecordingSurface: GateSurface {
 
     func close() { state.withLock { $0.closed = true } }
     func raise() { state.withLock { $0.raised += 1 } }
+    /// Set, the surface went away by itself (as a crashed window does).
+    let failing = Mutex<String?>(nil)
+    var failure: String? { failing.withLock { $0 } }
     var raised: Int { state.withLock { $0.raised } }
 
     var screens: [GateScreen] { state.withLock { $0.screens } }

@@ -3,6 +3,7 @@ import ChimeGateway
 import ChimeStore
 import ChimeTesting
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -94,6 +95,28 @@ import Glibc
         given.clock.advance(by: 1)
         let third = try await given.launch().run(surfaces: [{ _ in throw ChimeError(.failure, "gate shown") }])
         #expect(third == .start(notGated: "gate shown"))
+    }
+
+    @Test func aGateThatBreaksStartsTheProgramAndSaysWhy() async throws {
+        let given = try Given()
+        let surface = RecordingSurface()
+        let running = Task { try await given.launch().run(surfaces: [{ _ in surface }]) }
+        _ = await surface.drawn(1)
+        given.clock.advance(by: 3)
+        surface.failing.withLock { $0 = "the gate window ended unexpectedly" }
+        surface.finish()
+        #expect(try await running.value == .start(notGated: "the gate window ended unexpectedly"))
+        #expect(try given.book.events().map(\.outcome) == [.notGated(reason: "the gate window ended unexpectedly")])
+    }
+
+    @Test func aGateClosedByThePersonStartsNothing() async throws {
+        let given = try Given()
+        let surface = RecordingSurface()
+        let running = Task { try await given.launch().run(surfaces: [{ _ in surface }]) }
+        _ = await surface.drawn(1)
+        surface.finish()
+        #expect(try await running.value == .stay(.closed))
+        #expect(try given.book.events().map(\.outcome) == [.closed])
     }
 
     @Test func aSecondLaunchRaisesTheOpenGateAndStartsNothing() async throws {
