@@ -173,7 +173,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChimeGtkTests",
-            dependencies: ["ChimeCore", "ChimeGateway", "ChimeGtk", "CX11"],
+            dependencies: ["ChimeCore", "ChimeGateway", "ChimeGtk", "ChimeTesting", "CX11"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeLibnotify
 import ChimeStore
+import ChimeTesting
 import Foundation
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeStore
+import ChimeTesting
 import Foundation
 import GRDB
 import Testing

@@ -1,3 +1,4 @@
+import ChimeTesting
 import Foundation
 
 #if canImport(Glibc)
@@ -65,30 +66,13 @@ final class VirtualDisplay {
     /// bus: GTK's accessibility bridge (which needs one) is off, and GSettings keeps its values in
     /// memory rather than in the dconf of whoever runs the tests.
     static func isolated(root: URL) throws -> [String: String] {
-        let home = root.appendingPathComponent("home")
-        let runtime = root.appendingPathComponent("run")
-        for directory in [home, runtime] {
-            try FileManager.default.createDirectory(
-                at: directory,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
-        }
-        return [
-            "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-            "LANG": "C.UTF-8",
-            "TZ": "UTC",
-            "HOME": home.path,
-            "XDG_CONFIG_HOME": home.appendingPathComponent(".config").path,
-            "XDG_DATA_HOME": home.appendingPathComponent(".local/share").path,
-            "XDG_CACHE_HOME": home.appendingPathComponent(".cache").path,
-            "XDG_STATE_HOME": home.appendingPathComponent(".local/state").path,
-            "XDG_RUNTIME_DIR": runtime.path,
-            "XDG_DATA_DIRS": "/usr/share",
-            "XDG_CONFIG_DIRS": "/etc/xdg",
-            "GTK_A11Y": "none",
-            "GSETTINGS_BACKEND": "memory",
-        ]
+        var environment = try IsolatedEnvironment.variables(root: root)
+        // GTK's themes, icons and schemas are the system's.
+        environment["XDG_DATA_DIRS"] = "/usr/share"
+        environment["XDG_CONFIG_DIRS"] = "/etc/xdg"
+        environment["GTK_A11Y"] = "none"
+        environment["GSETTINGS_BACKEND"] = "memory"
+        return environment
     }
 
     /// Runs a program on this display to completion: its status and standard output.
