@@ -75,6 +75,27 @@ import Glibc
         #expect(stats["proceeds"] as? Int == 0)
     }
 
+    @Test func exitStartsAFocusSessionWhenChosenAndNoneRuns() async throws {
+        let sandbox = try Sandbox()
+        #expect(try sandbox.chime("gate", "setup", "--focus-on-exit").status == 0)
+        let record = sandbox.directory.appendingPathComponent("started.txt").path
+        let terminal = try Terminal(sandbox: sandbox, record: record, arguments: [])
+        #expect(await terminal.shows("Exit to Focus"))
+        terminal.type("e")
+        #expect(await terminal.finish() == 0)
+        #expect(await terminal.shows("Focus session #1 started"))
+        #expect(!FileManager.default.fileExists(atPath: record))
+        let status = try jsonObject(try sandbox.chime("focus", "status", "--json").stdout)
+        #expect((status["session"] as? [String: Any])?["state"] as? String == "active")
+
+        // With that session running, the next gate says how much of it is left
+        let again = try Terminal(sandbox: sandbox, record: record, arguments: [])
+        #expect(await again.shows("of your focus session left"))
+        again.type("e")
+        #expect(await again.finish() == 0)
+        #expect(try jsonObject(try sandbox.chime("gate", "stats", "--json").stdout)["conscious_exits"] as? Int == 2)
+    }
+
     @Test func proceedOnTheTerminalGateStartsTheCommandWithItsArguments() async throws {
         let sandbox = try Sandbox()
         #expect(try sandbox.chime("gate", "setup", "--pause", "1s").status == 0)
