@@ -195,8 +195,32 @@ public struct GateBook: Sendable {
     /// "Proof It's Working.": the statistics of every event, now, with days in `zone`.
     public func stats(zone: TimeZone) throws(ChimeError) -> GateStats {
         let profile = try profile()
+        // Counted by SQLite by program, outcome and quarter hour: a few thousand rows for
+        // 100,000 events (a quarter hour never straddles a local midnight).
+        let tallies = try store.read { db in
+            var tallies: [GateTally] = []
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT program, at_us / 900000000 AS quarter, outcome, count(*), sum(pause_us)
+                    FROM gate_event GROUP BY quarter, program, outcome
+                    """
+            )
+            while let row = try rows.next() {
+                tallies.append(
+                    GateTally(
+                        programID: row[0],
+                        at: Date(timeIntervalSince1970: TimeInterval(row[1] as Int64) * 900),
+                        outcome: Self.outcome(row[2], reason: nil),
+                        count: row[3],
+                        pauseSeconds: TimeInterval(row[4] as Int64) / 1e6
+                    )
+                )
+            }
+            return tallies
+        }
         return GateStats.from(
-            events: try events(),
+            tallies: tallies,
             now: clock.now(),
             zone: zone,
             defaultSessionLength: profile.sessionLength

@@ -46,20 +46,42 @@ public struct GateStats: Sendable, Equatable, Codable {
         sessionLengths: [String: TimeInterval] = [:],
         defaultSessionLength: TimeInterval = GateStats.defaultSessionLength
     ) -> GateStats {
+        from(
+            tallies: events.map(GateTally.init),
+            now: now,
+            zone: zone,
+            sessionLengths: sessionLengths,
+            defaultSessionLength: defaultSessionLength
+        )
+    }
+
+    /// The statistics of events counted in `tallies` (the store counts them by quarter hour, so
+    /// the figures of 100,000 events take one pass over a few thousand tallies).
+    public static func from(
+        tallies: [GateTally],
+        now: Date,
+        zone: TimeZone,
+        sessionLengths: [String: TimeInterval] = [:],
+        defaultSessionLength: TimeInterval = GateStats.defaultSessionLength
+    ) -> GateStats {
         GateStats(
-            hoursReclaimed: hoursReclaimed(events, sessionLengths: sessionLengths, defaultSessionLength: defaultSessionLength),
-            consciousExits: consciousExits(events),
-            proceeds: events.count { $0.outcome == .proceed },
-            averagePauseSeconds: averagePauseSeconds(events),
-            intentionalityScore: intentionalityScore(events),
-            trend: trend(events, now: now, zone: zone),
-            streak: streak(events, now: now, zone: zone)
+            hoursReclaimed: hoursReclaimed(tallies, sessionLengths: sessionLengths, defaultSessionLength: defaultSessionLength),
+            consciousExits: count(.exit, in: tallies),
+            proceeds: count(.proceed, in: tallies),
+            averagePauseSeconds: averagePauseSeconds(tallies),
+            intentionalityScore: intentionalityScore(tallies),
+            trend: trend(tallies, now: now, zone: zone),
+            streak: streak(tallies, now: now, zone: zone)
         )
     }
 
     /// The number of Exit to Focus choices.
     public static func consciousExits(_ events: [GateEvent]) -> Int {
-        events.count { $0.outcome == .exit }
+        count(.exit, in: events.map(GateTally.init))
+    }
+
+    static func count(_ outcome: GateEvent.Outcome, in tallies: [GateTally]) -> Int {
+        tallies.reduce(0) { $0 + ($1.outcome == outcome ? $1.count : 0) }
     }
 
     /// Σ over exits of the program's typical session length, in hours.
@@ -68,22 +90,34 @@ public struct GateStats: Sendable, Equatable, Codable {
         sessionLengths: [String: TimeInterval] = [:],
         defaultSessionLength: TimeInterval = GateStats.defaultSessionLength
     ) -> Double {
-        events.lazy.filter { $0.outcome == .exit }
-            .map { max(sessionLengths[$0.programID] ?? defaultSessionLength, 0) }
+        hoursReclaimed(events.map(GateTally.init), sessionLengths: sessionLengths, defaultSessionLength: defaultSessionLength)
+    }
+
+    static func hoursReclaimed(
+        _ tallies: [GateTally],
+        sessionLengths: [String: TimeInterval],
+        defaultSessionLength: TimeInterval
+    ) -> Double {
+        tallies.lazy.filter { $0.outcome == .exit }
+            .map { Double($0.count) * max(sessionLengths[$0.programID] ?? defaultSessionLength, 0) }
             .reduce(0, +) / 3_600
     }
 
     /// Seconds at gates ÷ gates ended; nil when no gate has ended.
     public static func averagePauseSeconds(_ events: [GateEvent]) -> TimeInterval? {
+        averagePauseSeconds(events.map(GateTally.init))
+    }
+
+    static func averagePauseSeconds(_ tallies: [GateTally]) -> TimeInterval? {
         var seconds: TimeInterval = 0
         var gates = 0
-        for event in events {
-            switch event.outcome {
+        for tally in tallies {
+            switch tally.outcome {
             case .notGated: continue
-            case .deepen: seconds += max(event.pauseSeconds, 0)
+            case .deepen: seconds += max(tally.pauseSeconds, 0)
             case .exit, .proceed, .closed:
-                seconds += max(event.pauseSeconds, 0)
-                gates += 1
+                seconds += max(tally.pauseSeconds, 0)
+                gates += tally.count
             }
         }
         return gates > 0 ? seconds / Double(gates) : nil
@@ -91,33 +125,45 @@ public struct GateStats: Sendable, Equatable, Codable {
 
     /// Exits ÷ (exits + proceeds); nil when both are 0.
     public static func intentionalityScore(_ events: [GateEvent]) -> Double? {
-        let exits = consciousExits(events)
-        let proceeds = events.count { $0.outcome == .proceed }
+        intentionalityScore(events.map(GateTally.init))
+    }
+
+    static func intentionalityScore(_ tallies: [GateTally]) -> Double? {
+        let exits = count(.exit, in: tallies)
+        let proceeds = count(.proceed, in: tallies)
         return exits + proceeds > 0 ? Double(exits) / Double(exits + proceeds) : nil
     }
 
     /// The last `days` local days in `zone` up to `now`'s, oldest first; each is there, with
     /// zeros when it has no events. A day is midnight to midnight, 23 or 25 hours on DST days.
     public static func trend(_ events: [GateEvent], now: Date, zone: TimeZone, days: Int = GateStats.trendDays) -> [GateDay] {
+        trend(events.map(GateTally.init), now: now, zone: zone, days: days)
+    }
+
+    static func trend(_ tallies: [GateTally], now: Date, zone: TimeZone, days: Int = GateStats.trendDays) -> [GateDay] {
         var localDays = LocalDays(zone: zone)
         let today = localDays.number(of: now)
         let first = today - max(days, 1) + 1
         var result = (first...today).map { GateDay(dayNumber: $0) }
-        for event in events {
-            let day = localDays.number(of: event.at)
+        for tally in tallies {
+            let day = localDays.number(of: tally.at)
             guard day >= first, day <= today else { continue }
-            result[day - first].count(event.outcome)
+            result[day - first].count(tally.outcome, tally.count)
         }
         return result
     }
 
     /// The hub's streak at `now` (see ``GateStreak``).
     public static func streak(_ events: [GateEvent], now: Date, zone: TimeZone) -> GateStreak {
+        streak(events.map(GateTally.init), now: now, zone: zone)
+    }
+
+    static func streak(_ tallies: [GateTally], now: Date, zone: TimeZone) -> GateStreak {
         var localDays = LocalDays(zone: zone)
         var byDay: [Int: GateDay] = [:]
-        for event in events {
-            let day = localDays.number(of: event.at)
-            byDay[day, default: GateDay(dayNumber: day)].count(event.outcome)
+        for tally in tallies {
+            let day = localDays.number(of: tally.at)
+            byDay[day, default: GateDay(dayNumber: day)].count(tally.outcome, tally.count)
         }
         let today = localDays.number(of: now)
         var day = byDay[today]?.isMindful == true ? today : today - 1
@@ -127,6 +173,26 @@ public struct GateStats: Sendable, Equatable, Codable {
             day -= 1
         }
         return GateStreak(count: count)
+    }
+}
+
+/// Events of one program and one outcome counted together: `count` of them at `at` (one event,
+/// or those of a quarter hour, which never straddles a local midnight: every zone's offset is a
+/// whole number of quarter hours), with the seconds of their pauses summed.
+public struct GateTally: Sendable, Equatable {
+    public var programID: String
+    public var at: Date
+    public var outcome: GateEvent.Outcome
+    public var count: Int
+    public var pauseSeconds: TimeInterval
+
+    public init(programID: String, at: Date, outcome: GateEvent.Outcome, count: Int, pauseSeconds: TimeInterval) {
+        (self.programID, self.at, self.outcome, self.count, self.pauseSeconds) = (programID, at, outcome, count, pauseSeconds)
+    }
+
+    /// One event.
+    public init(_ event: GateEvent) {
+        self.init(programID: event.programID, at: event.at, outcome: event.outcome, count: 1, pauseSeconds: event.pauseSeconds)
     }
 }
 
@@ -151,13 +217,13 @@ public struct GateDay: Sendable, Equatable, Codable {
     /// proceeds than exits.
     public var isMindful: Bool { exits > 0 && exits >= proceeds }
 
-    mutating func count(_ outcome: GateEvent.Outcome) {
+    mutating func count(_ outcome: GateEvent.Outcome, _ count: Int = 1) {
         switch outcome {
-        case .exit: exits += 1
-        case .proceed: proceeds += 1
-        case .deepen: deepens += 1
-        case .closed: closed += 1
-        case .notGated: notGated += 1
+        case .exit: exits += count
+        case .proceed: proceeds += count
+        case .deepen: deepens += count
+        case .closed: closed += count
+        case .notGated: notGated += count
         }
     }
 }

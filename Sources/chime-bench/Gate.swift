@@ -81,7 +81,12 @@ func benchGateWindow(runs: Int, cpuSeconds: Double) throws {
     xvfb.standardOutput = number
     xvfb.standardError = FileHandle.nullDevice
     try xvfb.run()
-    defer { stop(xvfb) }
+    defer {
+        // SIGKILL: a child of Foundation's Process keeps the spawning thread's blocked signals,
+        // SIGTERM among them.
+        kill(xvfb.processIdentifier, SIGKILL)
+        xvfb.waitUntilExit()
+    }
     let line = String(decoding: number.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     guard let display = Int(line) else {
         print("(Xvfb gave no display number: skipped)")

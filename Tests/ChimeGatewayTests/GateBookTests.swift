@@ -87,6 +87,35 @@ import Testing
         #expect(try given.book.lastProceed(programID: "code") == t + 200)
     }
 
+    @Test(arguments: ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kathmandu", "Australia/Lord_Howe"])
+    func theStoresTalliesGiveTheFiguresOfTheEventsThemselves(zone: String) throws {
+        // Given 3,000 events over 40 days (two DST changes in the DST zones), at any second
+        let given = try Given()
+        let zone = try #require(TimeZone(identifier: zone))
+        var generator = SeededGenerator(seed: 42)
+        let outcomes: [GateEvent.Outcome] = [.exit, .proceed, .deepen, .closed, .notGated(reason: "no display")]
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let events = (0..<3_000).map { _ in
+            GateEvent(
+                programID: ["firefox", "code", "steam"].randomElement(using: &generator)!,
+                at: now - TimeInterval(Int.random(in: 0..<(40 * 86_400), using: &generator)),
+                pauseSeconds: TimeInterval(Int.random(in: 0..<60_000, using: &generator)) / 1_000,
+                outcome: outcomes.randomElement(using: &generator)!
+            )
+        }
+        try given.book.record(events)
+        // Then the figures from the store's quarter-hour tallies are those of the events
+        let tallied = try given.book.stats(zone: zone)
+        let direct = GateStats.from(events: events, now: now, zone: zone)
+        #expect(tallied.consciousExits == direct.consciousExits)
+        #expect(tallied.proceeds == direct.proceeds)
+        #expect(tallied.trend == direct.trend)
+        #expect(tallied.streak == direct.streak)
+        #expect(abs(tallied.hoursReclaimed - direct.hoursReclaimed) < 1e-9)
+        #expect(abs((tallied.averagePauseSeconds ?? -1) - (direct.averagePauseSeconds ?? -2)) < 1e-6)
+        #expect(abs((tallied.intentionalityScore ?? -1) - (direct.intentionalityScore ?? -2)) < 1e-12)
+    }
+
     @Test func statsCountWhatWasRecordedWithTheProfilesSessionLength() throws {
         let given = try Given()
         try given.book.save(

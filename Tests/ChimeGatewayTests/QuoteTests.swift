@@ -3,18 +3,6 @@ import ChimeGateway
 import Foundation
 import Testing
 
-/// A seeded generator (SplitMix64), so a test's picks are the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The repository's `Resources/quotes`.
 let shippedQuotes = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Resources/quotes").path
@@ -114,7 +102,7 @@ let shippedQuotes = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
 
     @Test func pickNeverRepeatsThePreviousQuote() throws {
         let library = try QuoteLibrary.load(from: [shippedQuotes])
-        var generator = SeededGenerator(state: 42)
+        var generator = SeededGenerator(seed: 42)
         var previous: Quote?
         for _ in 0..<500 {
             let quote = try #require(library.pick(for: [.stoicism, .psychology], after: previous, using: &generator))
@@ -126,7 +114,7 @@ let shippedQuotes = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
 
     @Test func pickWithATwoQuoteLibraryAlternates() {
         let library = QuoteLibrary(quotes: [.stoicism: [seneca], .productivity: [thoreau]])
-        var generator = SeededGenerator(state: 7)
+        var generator = SeededGenerator(seed: 7)
         var previous: Quote? = seneca
         for _ in 0..<20 {
             let quote = library.pick(for: [], after: previous, using: &generator)
@@ -137,20 +125,20 @@ let shippedQuotes = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
 
     @Test func pickWithOneQuoteShowsItAgainRatherThanNothing() {
         let library = QuoteLibrary(quotes: [.stoicism: [seneca]])
-        var generator = SeededGenerator(state: 1)
+        var generator = SeededGenerator(seed: 1)
         #expect(library.pick(for: [.stoicism], after: seneca, using: &generator) == seneca)
     }
 
     @Test func pickWithoutQuotesForTheInterestsIsNil() {
         let library = QuoteLibrary(quotes: [.stoicism: [seneca]])
-        var generator = SeededGenerator(state: 1)
+        var generator = SeededGenerator(seed: 1)
         #expect(library.pick(for: [.mindfulness], after: nil, using: &generator) == nil)
         #expect(QuoteLibrary().pick(for: [], after: nil, using: &generator) == nil)
     }
 
     @Test func noInterestsMeansEveryInterest() {
         let library = QuoteLibrary(quotes: [.mindfulness: [thoreau]])
-        var generator = SeededGenerator(state: 1)
+        var generator = SeededGenerator(seed: 1)
         #expect(library.pick(for: [], after: nil, using: &generator) == thoreau)
     }
 }
