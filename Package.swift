@@ -64,6 +64,7 @@ let package = Package(
             name: "ChimeGateway",
             dependencies: [
                 "ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict

@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeStore
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// What a person chose at onboarding (`chime gate setup`), or the defaults before they did.
 public struct GateProfile: Sendable, Equatable, Codable {
@@ -195,28 +196,55 @@ public struct GateBook: Sendable {
     /// "Proof It's Working.": the statistics of every event, now, with days in `zone`.
     public func stats(zone: TimeZone) throws(ChimeError) -> GateStats {
         let profile = try profile()
-        // Counted by SQLite by program, outcome and quarter hour: a few thousand rows for
-        // 100,000 events (a quarter hour never straddles a local midnight).
+        // Counted here by quarter hour and outcome, in one pass over the rows: a few thousand
+        // tallies for 100,000 events (a quarter hour never straddles a local midnight). SQLite
+        // gives each row's quarter and outcome as integers, read through its C API: GRDB's
+        // `Row` decoding and a dictionary lookup per row took most of the command's time at
+        // 100,000 events, and SQLite's GROUP BY sorts every row first (over 150 ms). Rows come
+        // in time order from the index `gate_event_by_time` (which covers the query), so one
+        // quarter's counts are kept until it changes.
+        // (Not by program: the book gives every program the same session length.)
+        let outcomes: [GateEvent.Outcome] = [.exit, .proceed, .deepen, .closed, .notGated(reason: "")]
         let tallies = try store.read { db in
             var tallies: [GateTally] = []
-            let rows = try Row.fetchCursor(
-                db,
+            var quarter = Int64.min
+            var counts = [Int](repeating: 0, count: 5)
+            var pauses = [Int64](repeating: 0, count: 5)
+            func flush() {
+                for index in 0..<5 where counts[index] > 0 {
+                    tallies.append(
+                        GateTally(
+                            programID: "",
+                            at: Date(timeIntervalSince1970: TimeInterval(quarter) * 900),
+                            outcome: outcomes[index],
+                            count: counts[index],
+                            pauseSeconds: TimeInterval(pauses[index]) / 1e6
+                        )
+                    )
+                    counts[index] = 0
+                    pauses[index] = 0
+                }
+            }
+            let statement = try db.makeStatement(
                 sql: """
-                    SELECT program, at_us / 900000000 AS quarter, outcome, count(*), sum(pause_us)
-                    FROM gate_event GROUP BY quarter, program, outcome
+                    SELECT at_us / 900000000, CASE outcome WHEN 'exit' THEN 0 WHEN 'proceed' THEN 1
+                        WHEN 'deepen' THEN 2 WHEN 'closed' THEN 3 ELSE 4 END, pause_us
+                    FROM gate_event ORDER BY at_us
                     """
             )
-            while let row = try rows.next() {
-                tallies.append(
-                    GateTally(
-                        programID: row[0],
-                        at: Date(timeIntervalSince1970: TimeInterval(row[1] as Int64) * 900),
-                        outcome: Self.outcome(row[2], reason: nil),
-                        count: row[3],
-                        pauseSeconds: TimeInterval(row[4] as Int64) / 1e6
-                    )
-                )
+            let rows = try Row.fetchCursor(statement)
+            let sqlite = statement.sqliteStatement
+            while try rows.next() != nil {
+                let rowQuarter = sqlite3_column_int64(sqlite, 0)
+                if rowQuarter != quarter {
+                    flush()
+                    quarter = rowQuarter
+                }
+                let outcome = Int(sqlite3_column_int64(sqlite, 1))
+                counts[outcome] += 1
+                pauses[outcome] += sqlite3_column_int64(sqlite, 2)
             }
+            flush()
             return tallies
         }
         return GateStats.from(

@@ -47,8 +47,9 @@ extension StoreSchema {
                             quote_source TEXT,
                             quote_interest TEXT
                         );
-                        -- Stats read events by time; the grace reads a program's latest Proceed.
-                        CREATE INDEX gate_event_by_time ON gate_event(at_us);
+                        -- Stats read events by time, from this index alone (the rows hold quotes);
+                        -- the grace reads a program's latest Proceed.
+                        CREATE INDEX gate_event_by_time ON gate_event(at_us, outcome, pause_us);
                         CREATE INDEX gate_event_proceed ON gate_event(program, at_us) WHERE outcome = 'proceed';
                         """
                 )

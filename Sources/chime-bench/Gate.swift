@@ -46,7 +46,8 @@ func benchGateStats(events count: Int, runs: Int) throws {
             quote: Quote(text: "Quote \(index % 130)", author: "Seneca", source: "Letters", interest: .stoicism)
         )
     }
-    try book.record(events)
+    // Recorded as they happen: in time order.
+    try book.record(events.sorted { $0.at < $1.at })
     let environment = ProcessInfo.processInfo.environment
     let stats = try (0..<runs).map { _ in
         try timeSpawn(chimeExecutable, ["gate", "stats", "--json", "--store", full], environment: environment)
