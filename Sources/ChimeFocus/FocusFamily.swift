@@ -63,31 +63,10 @@ public enum FocusIcons {
     }
 
     /// This process's executable (`/proc/self/exe`: argv[0] may be a bare name found on PATH).
-    public static var executablePath: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
-    }
+    public static var executablePath: String { DataDirectories.executablePath }
 
-    /// Where icons are looked for, in order.
+    /// Where icons are looked for, in order (see ``DataDirectories``).
     public static func directories(environment: [String: String], executable: String) -> [String] {
-        var result: [String] = []
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            result.append(data + "/chime/icons")
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            result.append(home + "/.local/share/chime/icons")
-        }
-        let dataDirs = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
-        for directory in dataDirs.split(separator: ":") where directory.hasPrefix("/") {
-            result.append(directory + "/chime/icons")
-        }
-        let resolved = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
-        if !executable.isEmpty {
-            result.append(resolved.deletingLastPathComponent().path + "/share/chime/icons")
-            var directory = resolved
-            for _ in 0..<4 {
-                result.append(directory.path + "/Resources/icons")
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        return result
+        DataDirectories.search("icons", environment: environment, executable: executable)
     }
 }

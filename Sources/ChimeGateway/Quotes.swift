@@ -89,26 +89,7 @@ public struct QuoteLibrary: Sendable, Equatable {
     /// package), `../share/chime/quotes` next to the executable, and the source tree's
     /// `Resources/quotes` above it (a development build), as the focus icons are found.
     public static func directories(environment: [String: String], executable: String) -> [String] {
-        var result: [String] = []
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            result.append(data + "/chime/quotes")
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            result.append(home + "/.local/share/chime/quotes")
-        }
-        let dataDirs = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
-        for directory in dataDirs.split(separator: ":") where directory.hasPrefix("/") {
-            result.append(directory + "/chime/quotes")
-        }
-        if !executable.isEmpty {
-            let resolved = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
-            result.append(resolved.deletingLastPathComponent().path + "/share/chime/quotes")
-            var directory = resolved
-            for _ in 0..<4 {
-                result.append(directory.path + "/Resources/quotes")
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        return result
+        DataDirectories.search("quotes", environment: environment, executable: executable)
     }
 
     /// A quote for a person with `interests` (every interest when the set is empty), chosen by

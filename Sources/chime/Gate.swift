@@ -56,9 +56,7 @@ struct GateContext {
     }
 
     /// This chime's absolute path, which the launcher overrides run.
-    static func executable() -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    }
+    static func executable() -> String { DataDirectories.executablePath }
 
     static func desktopID(_ text: String) throws(ChimeError) -> DesktopFileID {
         do {
