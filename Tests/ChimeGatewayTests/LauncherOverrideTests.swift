@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeGateway
+import ChimeTesting
 import Foundation
 import Testing
 
@@ -751,6 +752,9 @@ struct GioLaunchTests {
         let gio = Process()
         gio.executableURL = URL(fileURLWithPath: "/usr/bin/gio")
         gio.arguments = ["launch", gated.path, file]
+        // Its own home and XDG directories (GLib reads its settings and MIME data there), not
+        // those of whoever runs the tests.
+        gio.environment = try IsolatedEnvironment.variables(root: URL(fileURLWithPath: fixture.root + "/gio"))
         try gio.run()
         gio.waitUntilExit()
         #expect(gio.terminationStatus == 0)
