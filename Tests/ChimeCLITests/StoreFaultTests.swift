@@ -273,11 +273,13 @@ struct StoreFaultTests {
     )
     func writeAheadLogRemovedUnderTheRunner() async throws {
         let sandbox = try Sandbox()
+        // Given a reminder due late enough that the runner stays asleep until the refused write
+        // below wakes it, on a loaded machine too; scheduled before the runner starts, whose
+        // "Runner started" comes after its first pass: a poke's pass could still be reading the
+        // store when the log is removed, and recover from it before doctor looks
+        #expect(try sandbox.chime("in", "10s", "Before", "--id", "before").status == 0)
         let runner = try sandbox.startRunner("--json")
         #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
-        // Given a reminder scheduled while the runner runs (due late enough that the runner
-        // stays asleep until the refused write below wakes it, on a loaded machine too)
-        #expect(try sandbox.chime("in", "10s", "Before", "--id", "before").status == 0)
 
         // When the store's write-ahead log is removed
         #expect(unlink(sandbox.store + "-wal") == 0)
