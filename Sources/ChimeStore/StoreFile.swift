@@ -1,6 +1,7 @@
 import ChimeCore
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 #if canImport(Glibc)
@@ -127,14 +128,38 @@ enum StoreFile {
         )
     }
 
+    /// The tables and applied migrations of the database at `path`, read through SQLite's C API
+    /// on a connection of its own. (Not through a GRDB `DatabaseQueue`: releasing one disposes
+    /// of its dispatch queue, which starts a worker of libdispatch's global pool, and from then
+    /// on libdispatch's monitor wakes the process once a second: the idle runner, which must
+    /// not wake at all, did, 30 times in 30 s.)
     private static func readSchema(_ path: String, immutable: Bool) throws -> ([String], Set<String>?) {
-        let queue = try openReadOnly(path, immutable: immutable)
-        defer { try? queue.close() }
-        return try queue.read { db in
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-            guard tables.contains("grdb_migrations") else { return (tables, nil) }
-            return (tables, try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations"))
+        guard let uri = uri(path, query: immutable ? "immutable=1" : "mode=ro") else {
+            throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "unusable path")
         }
+        var connection: OpaquePointer?
+        defer { sqlite3_close_v2(connection) }
+        func failure(_ code: Int32) -> DatabaseError {
+            DatabaseError(resultCode: ResultCode(rawValue: code), message: connection.map { String(cString: sqlite3_errmsg($0)) })
+        }
+        let opened = sqlite3_open_v2(uri, &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil)
+        guard opened == SQLITE_OK, let connection else { throw failure(opened) }
+        func strings(_ sql: String) throws -> [String] {
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            let prepared = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
+            guard prepared == SQLITE_OK else { throw failure(prepared) }
+            var result: [String] = []
+            while true {
+                let step = sqlite3_step(statement)
+                if step == SQLITE_DONE { return result }
+                guard step == SQLITE_ROW else { throw failure(step) }
+                result.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
+            }
+        }
+        let tables = try strings("SELECT name FROM sqlite_master WHERE type = 'table'")
+        guard tables.contains("grdb_migrations") else { return (tables, nil) }
+        return (tables, Set(try strings("SELECT identifier FROM grdb_migrations")))
     }
 
     /// A read-only connection to `path` (a URI filename: `mode=ro`, or `immutable=1`).
