@@ -212,6 +212,47 @@ struct SchedulerPassTests {
         #expect(h.notifier.posts.flatMap(\.deliveries).count == 3)
     }
 
+    @Test func withNoServerAnOccurrenceWaitsWithoutATimerAndGoesToTheServerOnceWhenOneAppears() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        try h.once("tea", at: 10)
+        try h.once("later", at: 50)
+        h.notifier.setServer(present: false)
+        h.clock.advance(to: h.at(10))
+
+        // When it falls due with no server, it stays due and the scheduler sets no timer for it
+        #expect(await h.scheduler.runPass() == h.wake(50))
+        var entry = try #require(try h.store.ledger().first)
+        #expect(entry.state == "due" && entry.attempts == 1)
+        #expect(try h.store.undeliveredCount() == 1)
+        h.clock.advance(to: h.at(50))
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.attempts == 2)
+        h.clock.advance(to: h.at(3_600))
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.attempts == 2)
+        #expect(h.notifier.posts.isEmpty)
+
+        // Then when a server appears, each waiting occurrence goes to it at once, once
+        h.notifier.setServer(present: true)
+        await h.scheduler.notifierBecameAvailable()
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.posts.flatMap(\.deliveries).map(\.reminderID).sorted() == ["later", "tea"])
+        #expect(try h.store.ledger().allSatisfy { $0.state == "posted" && $0.postedAt == h.at(3_600) })
+        entry = try #require(try h.store.ledger().first)
+        #expect(entry.attempts == 1)
+        h.clock.advance(by: 86_400)
+        await h.scheduler.notifierBecameAvailable()
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.posts.count == 2)
+        #expect(
+            h.events.all == [
+                .deliveryWaiting(ids: ["tea"], error: "no notification server"),
+                .deliveryWaiting(ids: ["later"], error: "no notification server"),
+            ]
+        )
+    }
+
     @Test func cancelledBeforeDueIsNeverPosted() async throws {
         let h = try Harness()
         defer { h.cleanUp() }
