@@ -352,7 +352,13 @@ struct AvailabilityRaceTests {
         defer { h.cleanUp() }
         let notifier = AppearingMidPostNotifier()
         let events = EventLog()
-        let scheduler = Scheduler(store: h.store, notifier: notifier, clock: h.clock, systemZone: { Harness.utc }, log: { events.record($0) })
+        let scheduler = Scheduler(
+            store: h.store,
+            notifier: notifier,
+            clock: h.clock,
+            systemZone: { Harness.utc },
+            log: { events.record($0) }
+        )
         notifier.box.scheduler.withLock { $0 = scheduler }
         try h.once("tea", at: 10)
         h.clock.advance(to: h.at(10))
