@@ -46,6 +46,13 @@ struct Doctor: AsyncParsableCommand {
             var mode: String?
             var pending: Int?
             var undelivered: Int?
+            /// Of those, how many wait for a notification server to appear (shown on the console meanwhile).
+            var waitingForServer: Int?
+
+            enum CodingKeys: String, CodingKey {
+                case path, exists, usable, healthy, damage, problem, mode, pending, undelivered
+                case waitingForServer = "waiting_for_server"
+            }
         }
         struct RunnerState: Encodable {
             var running: Bool
@@ -75,6 +82,7 @@ struct Doctor: AsyncParsableCommand {
             } else if store.usable && store.healthy != false {
                 lines.append(
                     "Store:                \(store.path) (mode \(store.mode ?? "?")), \(store.pending ?? 0) pending, \(store.undelivered ?? 0) waiting to be delivered"
+                        + ((store.waitingForServer ?? 0) > 0 ? " (\(store.waitingForServer ?? 0) for a notification server)" : "")
                 )
             } else {
                 lines.append("Store:                \(store.path): \(store.problem ?? "unusable")")
@@ -144,6 +152,7 @@ struct Doctor: AsyncParsableCommand {
         }
         report.pending = try? store.pendingCount()
         report.undelivered = try? store.undeliveredCount()
+        report.waitingForServer = try? store.waitingForNotifierCount()
         return (report, runner)
     }
 
