@@ -109,13 +109,18 @@ final class NotificationServer {
         restartedPID = try Self.spawn("/usr/bin/dunst", ["-config", dunstrc.path], environment: environment, output: "/dev/null")
     }
 
-    /// Kills the dunst started by ``restartServer()`` (by its pid) and waits for it: the name
-    /// loses its owner again.
-    func stopRestartedServer() {
-        guard let pid = restartedPID else { return }
-        kill(pid, SIGKILL)
-        _ = Self.wait(pid)
-        restartedPID = nil
+    /// Stops only dunst, through the script (`stop-server`: by its recorded pid, TERM then
+    /// KILL), and returns once the name has no owner: the bus and the display stay.
+    func stopServerByScript() throws {
+        let stop = try Self.run([Self.script, "stop-server", directory.path])
+        guard stop.status == 0 else { throw ServerError(message: "notification-server stop-server failed: \(stop.output)") }
+    }
+
+    /// Starts dunst again through the script (`start-server`: recorded in its pids, so
+    /// ``stop()`` stops it), and returns once it owns the name.
+    func startServerByScript() throws {
+        let start = try Self.run([Self.script, "start-server", directory.path])
+        guard start.status == 0 else { throw ServerError(message: "notification-server start-server failed: \(start.output)") }
     }
 
     /// How many `Notify` calls carried `title` as their summary, per the bus monitor.
@@ -348,7 +353,7 @@ struct DesktopFollowTests {
     func autoSwitchFollowsTheServer() async throws {
         let server = try NotificationServer()
         defer { server.stop() }
-        server.stopServer()
+        try server.stopServerByScript()
         let sandbox = try Sandbox(extra: server.environment)
 
         // Given a runner started on a bus with no notification server: the console, and doctor says so
@@ -368,7 +373,7 @@ struct DesktopFollowTests {
         #expect(doctor.undelivered == 1 && doctor.waiting == 1, "\(doctor)")
 
         // Then a server appears: the runner switches to it and shows the echoed one there, at once
-        try server.restartServer()
+        try server.startServerByScript()
         #expect(await server.waitForLog(timeout: 10) { $0.contains(#"string "Tea while away""#) }, "\(runner.stderr)")
         #expect(try await Self.waitForDoctor(sandbox, saying: "desktop"))
         doctor = try Self.doctor(sandbox)
@@ -378,12 +383,12 @@ struct DesktopFollowTests {
         #expect(try Self.doctor(sandbox).undelivered == 0)
 
         // The server leaves: back to the console; a server again: the new one shows it, once
-        server.stopRestartedServer()
+        try server.stopServerByScript()
         #expect(try await Self.waitForDoctor(sandbox, saying: "console"))
         #expect(try sandbox.chime("in", "1s", "Second tea", "--id", "second").status == 0)
         let second = try #require(await runner.nextLine(timeout: 5))
         #expect(second.contains("Second tea"), "\(second)")
-        try server.restartServer()
+        try server.startServerByScript()
         #expect(await server.waitForLog(timeout: 10) { $0.contains(#"string "Second tea""#) }, "\(runner.stderr)")
         #expect(await runner.terminate() == 0)
 
