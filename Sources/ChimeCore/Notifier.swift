@@ -127,6 +127,29 @@ public protocol Notifier: Sendable {
     func withdraw(_ shown: PostedNote) async throws
     /// Actions invoked and alerts closed.
     var responses: AsyncStream<NoteResponse> { get }
+    /// Where alerts go now, in a few words ("desktop (dunst 1.9.0)", "console"), or nil while
+    /// this notifier can deliver nowhere (it throws ``NotifierUnavailable``): what the runner
+    /// publishes for `chime doctor`.
+    var destination: String? { get }
+    /// Yields true each time the notifier can deliver again after it could not (a notification
+    /// server appeared on the bus), false each time it no longer can (the server left). The
+    /// scheduler retries at once what waited for it. Finishes at once for a notifier whose
+    /// reach never changes.
+    var availability: AsyncStream<Bool> { get }
+}
+
+extension Notifier {
+    public var destination: String? { "other" }
+    public var availability: AsyncStream<Bool> { AsyncStream { $0.finish() } }
+}
+
+/// Thrown by a notifier that cannot deliver now and will say on ``Notifier/availability``
+/// when it can again (no notification server on the bus). The scheduler keeps the occurrence
+/// due without a retry timer (an idle runner does not wake for it) and retries it the moment
+/// the notifier says it is available: it is shown then, once.
+public struct NotifierUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A human duration: `45s`, `3m 12s`, `2h 5m`, `3d 4h`.

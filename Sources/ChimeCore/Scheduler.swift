@@ -89,6 +89,15 @@ public actor Scheduler {
     /// The last store failure logged, so that an outage is logged once, not at every retry.
     private var storeFailure: String?
 
+    /// How many times the notifier said it is available again (``Notifier/availability``): a
+    /// post that failed with ``NotifierUnavailable`` while this changed is retried after its
+    /// backoff instead of waiting for the next appearance (it may already have happened).
+    private var availableCount = 0
+
+    /// The retry time of an occurrence waiting for the notifier to become available (see
+    /// ``NotifierUnavailable``): 9999-12-31T23:59:59Z, never a deadline the runner wakes for.
+    public static let waitingForNotifier = Date(micros: 253_402_300_799_000_000)
+
     /// Fires everything due now, records what falls due within the look-ahead, and returns the
     /// next instant the scheduler must wake at.
     @discardableResult
@@ -122,7 +131,9 @@ public actor Scheduler {
             let (due, ready) = try store.nextDeadlines()
             // Wake a little before the next due time to record it, and at the ready time of
             // what is recorded (staged occurrences and retries).
-            let candidates = [due.map { $0.addingTimeInterval(-lookahead) }, ready, staged.first?.readyAt].compactMap { $0 }
+            // (An occurrence waiting for the notifier is not a deadline: its availability wakes the loop.)
+            let waiting = ready.map { $0 >= Self.waitingForNotifier } ?? false
+            let candidates = [due.map { $0.addingTimeInterval(-lookahead) }, waiting ? nil : ready, staged.first?.readyAt].compactMap { $0 }
             let next = candidates.min()
             // Housekeeping (folding the write-ahead log back, an fsync or two: milliseconds) in
             // any gap of a quarter second or more, so that a busy stretch never lets the log
@@ -191,12 +202,17 @@ public actor Scheduler {
     public func run(waker: any Waker) async {
         // Start with the write-ahead log folded back (the CLI may have left it long).
         store.idle()
+        // What an earlier process left waiting for its notifier is tried again with this one
+        // (its notifier tells only of changes from now on). A store that cannot be written
+        // now is reported by the first pass.
+        try? store.clampRetries(now: clock.now()) { _ in 0 }
         questions = waker
         defer { questions = nil }
         // What people do with the alerts (an action, a close) comes in while others fall due: a
         // child task (it runs where the loop runs: the runner's own thread, not the global pool).
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.handleResponses(waker: waker) }
+            group.addTask { await self.followAvailability(waker: waker) }
             await loop(waker: waker)
             group.cancelAll()
         }
@@ -304,6 +320,28 @@ public actor Scheduler {
         }
     }
 
+    /// Follows the notifier's ``Notifier/availability``: each time it can deliver again, what
+    /// waits for a retry is retried at once (see ``notifierBecameAvailable()``).
+    private func followAvailability(waker: any Waker) async {
+        for await available in notifier.availability {
+            log(.notifierChanged(available: available, destination: notifier.destination))
+            guard available else { continue }
+            notifierBecameAvailable()
+            waker.poke()
+        }
+    }
+
+    /// The notifier can deliver again: every occurrence waiting for a retry (for the notifier,
+    /// or for its backoff) is made ready now in the ledger, so the next pass posts each once.
+    public func notifierBecameAvailable() {
+        availableCount += 1
+        do {
+            try store.clampRetries(now: clock.now()) { _ in 0 }
+        } catch {
+            storeFailed(error)
+        }
+    }
+
     /// Lets each family bring its state in step before a pass (see ``ReminderFamily/prepare(reason:)``).
     private func prepareFamilies(_ reason: WakeReason) {
         for family in families {
@@ -353,6 +391,7 @@ public actor Scheduler {
         let postedAt = clock.now()
         let note = makeNote(postedAt)
         let keys = occurrences.map(\.key)
+        let availableBefore = availableCount
         do {
             let posted = try await notifier.post(note)
             remember(keys, postedAt: postedAt)
@@ -382,8 +421,16 @@ public actor Scheduler {
             }
         } catch {
             let attempts = (occurrences.map(\.attempts).max() ?? 0) + 1
-            let retryAt = clock.now().addingTimeInterval(Self.seconds(backoff(afterAttempts: attempts)))
-            log(.deliveryFailed(ids: occurrences.map(\.reminderID), attempt: attempts, retryAt: retryAt, error: String(describing: error)))
+            let retryAt: Date
+            let ids = occurrences.map(\.reminderID)
+            if error is NotifierUnavailable && availableCount == availableBefore {
+                // No timer: the notifier's next appearance retries it (followAvailability).
+                retryAt = Self.waitingForNotifier
+                log(.deliveryWaiting(ids: ids, error: String(describing: error)))
+            } else {
+                retryAt = clock.now().addingTimeInterval(Self.seconds(backoff(afterAttempts: attempts)))
+                log(.deliveryFailed(ids: ids, attempt: attempts, retryAt: retryAt, error: String(describing: error)))
+            }
             do {
                 try store.markFailed(keys, at: postedAt, retryAt: retryAt, error: String(describing: error))
             } catch {
@@ -456,4 +503,10 @@ public enum SchedulerEvent: Sendable, Hashable {
     case answered(id: String, response: NoteResponse.Kind, recorded: Bool)
     /// The store takes writes again after a failure.
     case storeRecovered
+    /// The notifier could not deliver these and said it will tell when it can
+    /// (``NotifierUnavailable``): they wait for it, without a retry timer.
+    case deliveryWaiting(ids: [String], error: String)
+    /// The notifier can deliver again (`available`), or no longer can; `destination` is where
+    /// alerts go now (``Notifier/destination``).
+    case notifierChanged(available: Bool, destination: String?)
 }

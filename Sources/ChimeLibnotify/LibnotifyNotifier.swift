@@ -1,6 +1,7 @@
 import CLibnotify
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// Chime's desktop notifier: the `Notifier` protocol over libnotify, on a GLib main loop of its
 /// own thread.
@@ -13,24 +14,51 @@ import Foundation
 ///   `org.freedesktop.Notifications` (no auto-start): an activatable server that never appears
 ///   cannot make libnotify block for its 25 s default timeouts.
 ///
-/// `@unchecked Sendable`: its mutable state (`shown`, `names`) is touched only on the GLib
-/// thread, through ``GLibThread/run(_:)``.
+/// - Connected with `follow`, it watches the name `org.freedesktop.Notifications` on the bus
+///   (`NameOwnerChanged`, through GIO's `g_bus_watch_name_on_connection`: a match rule on the
+///   bus, no timer, so an idle runner never wakes for it). While no server owns the name a post
+///   throws ``NotifierUnavailable``; when one appears it reads the new server's capabilities
+///   and says so on ``availability``.
+///
+/// `@unchecked Sendable`: its mutable state (`shown`, `names`, `present`) is touched only on
+/// the GLib thread, through ``GLibThread/run(_:)``; `current` is behind a mutex.
 public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
-    public let status: DesktopStatus
+    private let current: Mutex<DesktopStatus>
     private let loop: GLibThread
     private let connection: OpaquePointer
     private let timeoutMs: Int32
+    private let follows: Bool
     private let stream: AsyncStream<NoteResponse>
     private let responder: AsyncStream<NoteResponse>.Continuation
+    public let availability: AsyncStream<Bool>
+    private let availabilityChanges: AsyncStream<Bool>.Continuation
     private var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]
     private var names: [UnsafeMutablePointer<NotifyNotification>: String] = [:]
+    /// Whether a server owned the name at the last look (GLib thread).
+    private var present: Bool
 
-    private init(status: DesktopStatus, loop: GLibThread, connection: OpaquePointer, timeoutMs: Int32) {
-        self.status = status
+    private init(status: DesktopStatus, loop: GLibThread, connection: OpaquePointer, timeoutMs: Int32, follows: Bool) {
+        self.current = Mutex(status)
+        self.present = status.isAvailable
         self.loop = loop
         self.connection = connection
         self.timeoutMs = timeoutMs
+        self.follows = follows
         (stream, responder) = AsyncStream.makeStream(of: NoteResponse.self)
+        (availability, availabilityChanges) = AsyncStream.makeStream(of: Bool.self)
+        // Not following: its reach is never told.
+        if !follows { availabilityChanges.finish() }
+    }
+
+    /// What the desktop offers now: the server's name, version and capabilities, or the problem.
+    public var status: DesktopStatus { current.withLock { $0 } }
+
+    /// `desktop (dunst 1.9.0)`, or nil while no notification server owns the name.
+    public var destination: String? {
+        let status = status
+        guard status.isAvailable else { return nil }
+        let server = [status.serverName, status.serverVersion].compactMap { $0 }.joined(separator: " ")
+        return server.isEmpty ? "desktop" : "desktop (\(server))"
     }
 
     /// What the desktop offers, without connecting libnotify: for `chime doctor` and `--notifier auto`.
@@ -43,15 +71,18 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     /// Connects to the session bus and the notification server on it.
     ///
-    /// - Returns: the notifier, or the status saying what is missing (no bus, no server).
-    public static func connect(appName: String = "Chime", timeout: Duration = .seconds(1)) async -> Result<LibnotifyNotifier, DesktopStatus>
-    {
+    /// - Parameter follow: also when no server owns the name yet, and follow it from then on
+    ///   (see the type's notes): the runner's. Without it, a missing server is a failure.
+    /// - Returns: the notifier, or the status saying what is missing (no bus, or no server
+    ///   when not following).
+    public static func connect(
+        appName: String = "Chime",
+        timeout: Duration = .seconds(1),
+        follow: Bool = false
+    ) async -> Result<LibnotifyNotifier, DesktopStatus> {
         guard let address = SessionBus.address() else {
             return .failure(
-                DesktopStatus(
-                    problem:
-                        "No session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist. Run with --notifier console."
-                )
+                DesktopStatus(problem: "No session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist.")
             )
         }
         let timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
@@ -62,25 +93,15 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                 return .failed(
                     DesktopStatus(
                         busAddress: address,
-                        problem: "The session bus at \(address) did not answer: \(SessionBus.message(error)). Run with --notifier console."
+                        problem: "The session bus at \(address) did not answer: \(SessionBus.message(error))."
                     )
                 )
             }
-            var status = DesktopStatus(busAddress: address)
-            guard let owner = chime_name_owner(connection, "org.freedesktop.Notifications", timeoutMs, &error) else {
-                _ = SessionBus.message(error)
-                status.problem = "No notification server answered on the session bus. Start one, or run with --notifier console."
+            var status = serverStatus(connection, address: address, timeoutMs: timeoutMs)
+            if !status.isAvailable && !follow {
                 g_object_unref(UnsafeMutableRawPointer(connection))
                 return .failed(status)
             }
-            g_free(owner)
-            let info = SessionBus.strings(chime_server_information(connection, timeoutMs, &error))
-            if info.count == 4 {
-                (status.serverName, status.serverVendor, status.serverVersion, status.specVersion) = (info[0], info[1], info[2], info[3])
-            } else {
-                _ = SessionBus.message(error)
-            }
-            status.capabilities = SessionBus.strings(chime_server_capabilities(connection, timeoutMs, &error))
             // The first libnotify call, on this thread: its signals come to this thread's loop.
             guard notify_init(appName) != 0 else {
                 status.problem = "libnotify could not be initialised"
@@ -92,8 +113,72 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         case .failed(let status):
             return .failure(status)
         case .connected(let status, let connection):
-            return .success(LibnotifyNotifier(status: status, loop: loop, connection: connection, timeoutMs: timeoutMs))
+            let notifier = LibnotifyNotifier(status: status, loop: loop, connection: connection, timeoutMs: timeoutMs, follows: follow)
+            if follow { await loop.run { notifier.watch() } }
+            return .success(notifier)
         }
+    }
+
+    /// The notification server on the bus: its information and capabilities, or the problem
+    /// (no server owns the name). Blocking, with `timeoutMs` per call: on the GLib thread.
+    private static func serverStatus(_ connection: OpaquePointer, address: String, timeoutMs: Int32) -> DesktopStatus {
+        var error: UnsafeMutablePointer<GError>?
+        var status = DesktopStatus(busAddress: address)
+        guard let owner = chime_name_owner(connection, "org.freedesktop.Notifications", timeoutMs, &error) else {
+            _ = SessionBus.message(error)
+            status.problem = "No notification server answered on the session bus."
+            return status
+        }
+        g_free(owner)
+        let info = SessionBus.strings(chime_server_information(connection, timeoutMs, &error))
+        if info.count == 4 {
+            (status.serverName, status.serverVendor, status.serverVersion, status.specVersion) = (info[0], info[1], info[2], info[3])
+        } else {
+            _ = SessionBus.message(error)
+        }
+        status.capabilities = SessionBus.strings(chime_server_capabilities(connection, timeoutMs, &error))
+        return status
+    }
+
+    /// Starts watching the server's name (GLib thread: its callbacks come to this loop). The
+    /// watch holds the notifier for the life of the process (the runner's).
+    private func watch() {
+        let me = Unmanaged.passRetained(self).toOpaque()
+        _ = g_bus_watch_name_on_connection(
+            connection,
+            "org.freedesktop.Notifications",
+            G_BUS_NAME_WATCHER_FLAGS_NONE,
+            { _, _, _, data in
+                guard let data else { return }
+                Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().serverChanged(present: true)
+            },
+            { _, _, data in
+                guard let data else { return }
+                Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().serverChanged(present: false)
+            },
+            me,
+            nil
+        )
+    }
+
+    /// A server appeared on the name, or left it (GLib thread). GIO also calls this once when
+    /// the watch starts: nothing changed then, unless the server came or went in between.
+    private func serverChanged(present now: Bool) {
+        guard now != present else { return }
+        present = now
+        let address = current.withLock { $0.busAddress } ?? ""
+        if now {
+            // A new server (perhaps another one): its own capabilities.
+            let status = Self.serverStatus(connection, address: address, timeoutMs: timeoutMs)
+            current.withLock { $0 = status }
+        } else {
+            current.withLock { $0 = DesktopStatus(busAddress: address, problem: "No notification server answered on the session bus.") }
+            // What the old server showed is gone with it: a note posted again is a new alert.
+            for notification in names.keys { g_object_unref(notification) }
+            shown = [:]
+            names = [:]
+        }
+        availabilityChanges.yield(now)
     }
 
     private enum ConnectOutcome: @unchecked Sendable {
@@ -104,7 +189,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     public var responses: AsyncStream<NoteResponse> { stream }
 
     public func post(_ note: Note) async throws -> PostedNote {
-        let result: Result<UInt32, ChimeError> = await loop.run { [self] in show(note) }
+        let result: Result<UInt32, any Error> = await loop.run { [self] in show(note) }
         return PostedNote(id: note.id, serverID: try result.get())
     }
 
@@ -144,16 +229,21 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     // MARK: - On the GLib thread
 
-    private func show(_ note: Note) -> Result<UInt32, ChimeError> {
+    private func show(_ note: Note) -> Result<UInt32, any Error> {
         var error: UnsafeMutablePointer<GError>?
         // A server that left (or never came) fails here in milliseconds, not in 2 × 25 s.
         guard let owner = chime_name_owner(connection, "org.freedesktop.Notifications", timeoutMs, &error) else {
             _ = SessionBus.message(error)
+            // Following the name and the watch saw it go (or never come): its next owner is told
+            // on `availability`, after this (same thread), so wait for it. (Owned as far as the
+            // watch knows: a failed call, retried after its backoff.)
+            if follows && !present { return .failure(NotifierUnavailable("no notification server on the session bus")) }
             return .failure(
                 ChimeError(.delivery, "No notification server answered on the session bus. Start one, or run with --notifier console.")
             )
         }
         g_free(owner)
+        let status = status
         // The summary is plain text in the Desktop Notifications specification (markup is for
         // the body only): servers show it as it is or escape it themselves (dunst, mako, LXQt),
         // so it goes as typed; escaping it here would show "Tea &amp; biscuits".

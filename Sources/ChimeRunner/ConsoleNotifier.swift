@@ -44,6 +44,9 @@ public struct ConsoleNotifier: Notifier {
 
     public var responses: AsyncStream<NoteResponse> { stream }
 
+    /// `console` or `json`: standard output (or the descriptor it was given).
+    public var destination: String? { format.rawValue }
+
     /// `[Sun 2026-11-22 14:30:00 +01:00] Tea is ready — body (tea)` and, when late,
     /// `(tea, due 14:00:00, late by 30m)`.
     public static func human(_ note: Note, zone: TimeZone) -> String {

@@ -41,6 +41,7 @@ public final class Runner: Service {
         try paths.prepareDirectory()
         let socketFD = try WakeSocket.bind(path: paths.socket)
         lock.publish(socket: paths.socket)
+        lock.publish(destination: Self.describe(notifier.destination))
         let waker: TimerWaker
         do {
             waker = try TimerWaker(socketFD: socketFD)
@@ -73,6 +74,19 @@ public final class Runner: Service {
                     log.error("Store failed", metadata: ["error": .string(error)])
                 case .storeRecovered:
                     log.notice("Store recovered: what was shown meanwhile is recorded now")
+                case let .deliveryWaiting(ids, error):
+                    log.notice(
+                        "Reminder waits for a notification server",
+                        metadata: ["reminder.ids": .string(ids.joined(separator: ",")), "error": .string(error)]
+                    )
+                case let .notifierChanged(available, destination):
+                    // What `chime doctor` reports is what the runner uses now.
+                    lock.publish(destination: Self.describe(destination))
+                    if available {
+                        log.notice("Alerts go to the \(Self.describe(destination)): what waited for it is shown now")
+                    } else {
+                        log.notice("Notification server gone: alerts go to the \(Self.describe(destination))")
+                    }
                 case let .answered(id, response, recorded):
                     let answer: String =
                         switch response {
@@ -86,6 +100,9 @@ public final class Runner: Service {
             families: families
         )
     }
+
+    /// Where alerts go, for the lock and the log.
+    static func describe(_ destination: String?) -> String { destination ?? "nowhere (waiting for a notification server)" }
 
     public func run() async throws {
         // Floating reminders follow the zone the system has now (08:00 stays 08:00 after travel).
@@ -150,6 +167,12 @@ public enum RunnerControl {
     /// The pid of the runner serving the store, or nil when none is running.
     public static func runnerPID(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32? {
         RunnerLock.holder(at: RunnerPaths(storePath: storePath, environment: environment).lock, anyOwner: true)?.pid
+    }
+
+    /// Where the alerts of the runner serving the store go now, as it published it; nil when
+    /// none is running (or it is a Chime that did not publish it).
+    public static func destination(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        RunnerLock.destination(at: RunnerPaths(storePath: storePath, environment: environment).lock)
     }
 
     /// Whether a runner holds the store's lock.

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -92,10 +93,12 @@ public struct RunnerPaths: Sendable, Hashable {
 
 /// The runner's lock: one runner per store, held with `flock` for the runner's lifetime and
 /// released by the kernel when it dies (no stale lock after `kill -9`). It holds the runner's
-/// pid and socket path, for the CLI (``RunnerLock/holder(at:)``).
+/// pid, its socket path and where its alerts go now, one a line, for the CLI
+/// (``RunnerLock/holder(at:)``, ``RunnerLock/destination(at:)``).
 public final class RunnerLock: Sendable {
     let fd: Int32
     public let path: String
+    private let published = Mutex<(socket: String?, destination: String?)>((nil, nil))
 
     /// Takes the lock, or throws `.runnerRunning` naming the pid of the runner that holds it.
     public init(path: String, storePath: String) throws(ChimeError) {
@@ -146,9 +149,54 @@ public final class RunnerLock: Sendable {
 
     /// Writes this runner's pid and, once bound, its socket's path into the lock.
     public func publish(socket: String?) {
-        let text = "\(getpid())\n" + (socket.map { $0 + "\n" } ?? "")
-        _ = ftruncate(fd, 0)
+        published.withLock { published in
+            published.socket = socket
+            write(published)
+        }
+    }
+
+    /// Writes where the runner's alerts go now (``Notifier/destination``) into the lock, after
+    /// its pid and socket: what `chime doctor` reports.
+    public func publish(destination: String) {
+        published.withLock { published in
+            published.destination = UserText.oneLine(destination)
+            write(published)
+        }
+    }
+
+    /// Overwrites the lock's text in place, then cuts what is left of a longer one: a reader
+    /// in between sees the new lines first (the pid never changes), never an empty file.
+    private func write(_ published: (socket: String?, destination: String?)) {
+        var text = "\(getpid())\n"
+        if published.socket != nil || published.destination != nil { text += (published.socket ?? "") + "\n" }
+        if let destination = published.destination { text += destination + "\n" }
+        let length = text.utf8.count
         _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+        _ = ftruncate(fd, off_t(length))
+    }
+
+    /// Where the alerts of the runner holding the lock at `path` go now, as it published it;
+    /// nil when no runner holds it (or one that does not publish it).
+    public static func destination(at path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { return nil }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        let lines = text(fd).split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 2, !lines[2].isEmpty else { return nil }
+        return String(lines[2])
+    }
+
+    private static func text(_ fd: Int32) -> String {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = pread(fd, &buffer, buffer.count - 1, 0)
+        guard count > 0 else { return "" }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
     /// The runner holding the lock at `path`: its pid and socket as it wrote them, or nil when
@@ -176,10 +224,8 @@ public final class RunnerLock: Sendable {
 
     /// The pid and socket path written in the lock file `fd`.
     private static func read(_ fd: Int32) -> (pid: Int32?, socket: String?) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = pread(fd, &buffer, buffer.count - 1, 0)
-        guard count > 0 else { return (nil, nil) }
-        let lines = String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n")
+        let lines = text(fd).split(separator: "\n", omittingEmptySubsequences: false)
+        guard !lines.isEmpty else { return (nil, nil) }
         let pid = lines.first.flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
         let socket = lines.dropFirst().first.map(String.init).flatMap { $0.hasPrefix("/") ? $0 : nil }
         return (pid, socket)

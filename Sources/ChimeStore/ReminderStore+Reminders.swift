@@ -370,6 +370,17 @@ extension ReminderStore {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM occurrence WHERE state = 'due'") ?? 0 }
     }
 
+    /// How many of those wait for a notification server to appear (``Scheduler/waitingForNotifier``).
+    public func waitingForNotifierCount() throws(ChimeError) -> Int {
+        try read { db in
+            try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM occurrence WHERE state = 'due' AND next_attempt_us >= ?",
+                arguments: [Scheduler.waitingForNotifier.micros]
+            ) ?? 0
+        }
+    }
+
     /// The pending reminder `id`. - Throws: `.notFound`.
     public func reminder(id: String) throws(ChimeError) -> Reminder {
         try read { db in

@@ -20,6 +20,7 @@ public struct RecordingNotifier: Notifier {
             var withdrawals: [String] = []
             var failures: [Unavailable] = []
             var failAlways: Unavailable?
+            var serverAbsent = false
             var attempts = 0
             var unread: [Note] = []
             var readers: [CheckedContinuation<Note, Never>] = []
@@ -27,7 +28,12 @@ public struct RecordingNotifier: Notifier {
         let state = Mutex(State())
         let responses: AsyncStream<NoteResponse>
         let responder: AsyncStream<NoteResponse>.Continuation
-        init() { (responses, responder) = AsyncStream.makeStream() }
+        let availability: AsyncStream<Bool>
+        let availabilityChanges: AsyncStream<Bool>.Continuation
+        init() {
+            (responses, responder) = AsyncStream.makeStream()
+            (availability, availabilityChanges) = AsyncStream.makeStream()
+        }
     }
 
     private let storage = Storage()
@@ -35,8 +41,9 @@ public struct RecordingNotifier: Notifier {
     public init() {}
 
     public func post(_ note: Note) async throws -> PostedNote {
-        let outcome: Result<CheckedContinuation<Note, Never>?, Unavailable> = storage.state.withLock { state in
+        let outcome: Result<CheckedContinuation<Note, Never>?, any Error> = storage.state.withLock { state in
             state.attempts += 1
+            if state.serverAbsent { return .failure(NotifierUnavailable("no notification server")) }
             if let failure = state.failAlways { return .failure(failure) }
             if !state.failures.isEmpty { return .failure(state.failures.removeFirst()) }
             state.posts.append(note)
@@ -58,6 +65,17 @@ public struct RecordingNotifier: Notifier {
     }
 
     public var responses: AsyncStream<NoteResponse> { storage.responses }
+
+    public var availability: AsyncStream<Bool> { storage.availability }
+
+    public var destination: String? { storage.state.withLock { $0.serverAbsent ? nil : "recording" } }
+
+    /// The notification server leaves (`false`: every post throws ``NotifierUnavailable``) or
+    /// appears (`true`), told on ``availability`` as a desktop notifier tells it.
+    public func setServer(present: Bool) {
+        storage.state.withLock { $0.serverAbsent = !present }
+        storage.availabilityChanges.yield(present)
+    }
 
     /// Every note posted successfully, in order.
     public var posts: [Note] { storage.state.withLock { $0.posts } }

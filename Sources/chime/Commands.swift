@@ -373,6 +373,8 @@ struct Notify: AsyncParsableCommand {
     )
     var notifier: NotifierChoice = .auto
     @Flag(name: .long, help: "Print the alert as one JSON document.") var json = false
+    @Flag(name: .shortAndLong, help: "Say on standard error where the alert went (the desktop prints nothing otherwise).")
+    var verbose = false
 
     func run() async throws {
         let words = try CommandWords.literal(given, parsedFirst: 0, path: ["notify"])
@@ -385,7 +387,7 @@ struct Notify: AsyncParsableCommand {
         }
         // The same rules as a reminder's title and body (length, no bidirectional controls).
         let checked = try NewReminder(title: title, body: words.count > 1 ? words[1] : "", trigger: .once(Date())).validated()
-        let sink = try await notifier.make(json: json)
+        let sink = try await notifier.make(json: json, verbose: verbose)
         var note = Note(id: "notify", title: checked.title, body: checked.body, urgency: urgency, postedAt: Date())
         note.sticky = sticky
         note.icon = icon
@@ -420,22 +422,37 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
 
     /// The notifier. `auto` is the desktop when a notification server owns
     /// org.freedesktop.Notifications on the session bus (asked with a 1 s timeout), else the
-    /// console; it says which on standard error.
-    func make(json: Bool) async throws -> any Notifier {
+    /// console; the console case says why on standard error, the desktop case only when
+    /// `verbose`.
+    ///
+    /// - Parameter follow: the runner's: with a session bus, `auto` and `desktop` follow the
+    ///   server from then on (``LibnotifyNotifier/connect(appName:timeout:follow:)``): the
+    ///   console while there is none (each alert echoed there and kept due in the ledger),
+    ///   the desktop once one appears, where what was only echoed is shown then, once.
+    func make(json: Bool, verbose: Bool = true, follow: Bool = false) async throws -> any Notifier {
         let console = ConsoleNotifier(format: json || self == .json ? .json : .human)
         switch self {
         case .json, .console:
             return console
         case .desktop:
-            switch await LibnotifyNotifier.connect() {
-            case .success(let desktop): return EchoOnFailureNotifier(primary: desktop, echo: console)
-            case .failure(let status): throw ChimeError(.delivery, status.problem ?? "the desktop is not available")
+            switch await LibnotifyNotifier.connect(follow: follow) {
+            case .success(let desktop) where desktop.status.isAvailable:
+                return EchoOnFailureNotifier(primary: desktop, echo: console)
+            case .success(let desktop):
+                throw ChimeError(.delivery, (desktop.status.problem ?? "No desktop.") + " Start one, or use --notifier auto or console.")
+            case .failure(let status):
+                throw ChimeError(.delivery, (status.problem ?? "No desktop.") + " Start one, or use --notifier auto or console.")
             }
         case .auto:
-            switch await LibnotifyNotifier.connect() {
+            switch await LibnotifyNotifier.connect(follow: follow) {
             case .success(let desktop):
-                let server = [desktop.status.serverName, desktop.status.serverVersion].compactMap { $0 }.joined(separator: " ")
-                Output.note("Alerts go to the desktop (\(server.isEmpty ? "notification server" : server)).")
+                if let destination = desktop.destination {
+                    if verbose { Output.note("Alerts go to the \(destination).") }
+                } else {
+                    Output.note(
+                        "\(desktop.status.problem ?? "No notification server.") Alerts go to the console until a notification server starts, then to the desktop."
+                    )
+                }
                 return EchoOnFailureNotifier(primary: desktop, echo: console)
             case .failure(let status):
                 Output.note("\(status.problem ?? "No desktop.") Alerts go to the console.")

@@ -46,14 +46,24 @@ struct Doctor: AsyncParsableCommand {
             var mode: String?
             var pending: Int?
             var undelivered: Int?
+            /// Of those, how many wait for a notification server to appear (shown on the console meanwhile).
+            var waitingForServer: Int?
+
+            enum CodingKeys: String, CodingKey {
+                case path, exists, usable, healthy, damage, problem, mode, pending, undelivered
+                case waitingForServer = "waiting_for_server"
+            }
         }
         struct RunnerState: Encodable {
             var running: Bool
             var pid: Int32?
+            /// Where the running runner's alerts go now, as it published it.
+            var notifier: String?
         }
         var desktop: Desktop
         var store: Store
         var runner: RunnerState
+        /// Where alerts go: the running runner's, else where `--notifier auto` would send them now.
         var notifier: String
         /// The grown tree's icon for focus alerts, when one is installed.
         var focusIcon: String?
@@ -72,12 +82,18 @@ struct Doctor: AsyncParsableCommand {
             } else if store.usable && store.healthy != false {
                 lines.append(
                     "Store:                \(store.path) (mode \(store.mode ?? "?")), \(store.pending ?? 0) pending, \(store.undelivered ?? 0) waiting to be delivered"
+                        + ((store.waitingForServer ?? 0) > 0 ? " (\(store.waitingForServer ?? 0) for a notification server)" : "")
                 )
             } else {
                 lines.append("Store:                \(store.path): \(store.problem ?? "unusable")")
             }
             lines.append("Runner:               " + (runner.pid.map { "running (pid \($0))" } ?? "not running: start it with 'chime run'"))
-            lines.append("Alerts go to:         \(notifier) (with --notifier auto)")
+            if runner.running {
+                // What the running runner uses now, as it published it.
+                lines.append("Alerts go to:         \(runner.notifier ?? "unknown (this runner does not say)")")
+            } else {
+                lines.append("Alerts go to:         no runner is running; one started now with --notifier auto would use the \(notifier)")
+            }
             lines.append("Focus alert icon:     " + (focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
             return lines
         }
@@ -98,6 +114,11 @@ struct Doctor: AsyncParsableCommand {
             return (report, Diagnosis.RunnerState(running: false))
         }
         let pid = RunnerControl.runnerPID(storePath: store.path)
+        let runner = Diagnosis.RunnerState(
+            running: pid != nil,
+            pid: pid,
+            notifier: pid == nil ? nil : RunnerControl.destination(storePath: store.path)
+        )
         guard store.isFile else {
             var info = stat()
             let exists = stat(store.path, &info) == 0
@@ -110,7 +131,7 @@ struct Doctor: AsyncParsableCommand {
                     problem: problem,
                     pending: exists ? try? store.pendingCount() : 0
                 ),
-                Diagnosis.RunnerState(running: pid != nil, pid: pid)
+                runner
             )
         }
         var info = stat()
@@ -131,7 +152,8 @@ struct Doctor: AsyncParsableCommand {
         }
         report.pending = try? store.pendingCount()
         report.undelivered = try? store.undeliveredCount()
-        return (report, Diagnosis.RunnerState(running: pid != nil, pid: pid))
+        report.waitingForServer = try? store.waitingForNotifierCount()
+        return (report, runner)
     }
 
     func run() async throws {
@@ -151,7 +173,8 @@ struct Doctor: AsyncParsableCommand {
             desktop: desktop,
             store: storeReport,
             runner: runner,
-            notifier: status.isAvailable ? "desktop" : "console",
+            // One word (desktop, console, json): the runner's, in full, is `runner.notifier`.
+            notifier: runner.notifier.map { String($0.prefix { $0 != " " }) } ?? (status.isAvailable ? "desktop" : "console"),
             focusIcon: FocusIcons.path(stage: TreeStage.grown)
         )
         // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5).

@@ -16,12 +16,18 @@ struct Run: AsyncParsableCommand {
             'chime' changes the store or the wall clock is set, catches up on what it missed while down \
             (once per occurrence, saying how late; many at once become one summary), and stops \
             gracefully on SIGTERM or SIGINT. Alerts go to standard output; logs to standard error.
+
+            With --notifier auto and a session bus it follows the notification server: while none \
+            owns org.freedesktop.Notifications each alert is printed on the console and stays due; \
+            when a server appears it switches to the desktop and shows there, once, what was only \
+            printed; when the server leaves, back to the console. 'chime doctor' says where the \
+            running runner's alerts go now. With no session bus it is the console.
             """
     )
 
     @Option(
         help: ArgumentHelp(
-            "Where alerts go: auto (the desktop when a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line).",
+            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line).",
             valueName: "notifier"
         )
     )
@@ -49,7 +55,7 @@ struct Run: AsyncParsableCommand {
         let store = try global.openStore(.create, runner: true)
         // `chime run --json` is the JSON stream, whatever the desktop offers.
         let choice: NotifierChoice = notifier == .auto && global.json ? .json : notifier
-        let sink = try await choice.make(json: global.json)
+        let sink = try await choice.make(json: global.json, follow: true)
         let runner = try Runner(store: store, notifier: sink, families: Self.families(store: store, logger: logger), logger: logger)
         try await runner.runUntilSignalled()
     }

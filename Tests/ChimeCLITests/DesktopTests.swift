@@ -109,6 +109,27 @@ final class NotificationServer {
         restartedPID = try Self.spawn("/usr/bin/dunst", ["-config", dunstrc.path], environment: environment, output: "/dev/null")
     }
 
+    /// Stops only dunst, through the script (`stop-server`: by its recorded pid, TERM then
+    /// KILL), and returns once the name has no owner: the bus and the display stay.
+    func stopServerByScript() throws {
+        let stop = try Self.run([Self.script, "stop-server", directory.path])
+        guard stop.status == 0 else { throw ServerError(message: "notification-server stop-server failed: \(stop.output)") }
+    }
+
+    /// Starts dunst again through the script (`start-server`: recorded in its pids, so
+    /// ``stop()`` stops it), and returns once it owns the name.
+    func startServerByScript() throws {
+        let start = try Self.run([Self.script, "start-server", directory.path])
+        guard start.status == 0 else { throw ServerError(message: "notification-server start-server failed: \(start.output)") }
+    }
+
+    /// How many `Notify` calls carried `title` as their summary, per the bus monitor.
+    func notifyCount(of title: String) -> Int {
+        monitorLog.components(separatedBy: "member=Notify\n").dropFirst().filter { call in
+            Self.stringArguments(ofLastNotifyIn: "member=Notify\n" + call).dropFirst(2).first == title
+        }.count
+    }
+
     /// Runs `dunstctl` on this server's bus: `close` dismisses the newest alert (reason 2),
     /// `action 0` invokes its lone action.
     func dunstctl(_ arguments: String...) throws {
@@ -203,7 +224,7 @@ struct DesktopTests {
         let sandbox = try Sandbox(extra: server.environment)
         let desktop = try sandbox.chime("notify", "Hello")
         #expect(desktop.status == 0)
-        #expect(desktop.stderr.contains("Alerts go to the desktop"))
+        #expect(desktop.stderr.isEmpty, "\(desktop.stderr)")
 
         // The bus without a server: console, at once
         server.stopServer()
@@ -301,6 +322,106 @@ struct DesktopTests {
         let after = try jsonObject(try sandbox.chime("doctor", "--json").stdout)
         #expect((after["store"] as? [String: Any])?["undelivered"] as? Int == 0)
         #expect(await runner.terminate() == 0)
+    }
+}
+
+/// `--notifier auto` follows the notification server: started and stopped by pid under a
+/// running runner. These wait a few real seconds.
+@Suite("Desktop: the runner follows the notification server", .serialized)
+struct DesktopFollowTests {
+    /// The runner's `where alerts go`, as `chime doctor --json` reports it.
+    static func doctor(_ sandbox: borrowing Sandbox) throws -> (notifier: String, runner: String?, undelivered: Int?, waiting: Int?) {
+        let doctor = try jsonObject(try sandbox.chime("doctor", "--json").stdout)
+        return (
+            doctor["notifier"] as? String ?? "",
+            (doctor["runner"] as? [String: Any])?["notifier"] as? String,
+            (doctor["store"] as? [String: Any])?["undelivered"] as? Int,
+            (doctor["store"] as? [String: Any])?["waiting_for_server"] as? Int
+        )
+    }
+
+    /// Waits (bounded) until doctor says the runner's alerts go to `word`.
+    static func waitForDoctor(_ sandbox: borrowing Sandbox, saying word: String) async throws -> Bool {
+        for _ in 0..<100 {
+            if try doctor(sandbox).notifier == word { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    @Test("auto: started before the server, the runner switches to it and back, and what was only echoed is shown once")
+    func autoSwitchFollowsTheServer() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        try server.stopServerByScript()
+        let sandbox = try Sandbox(extra: server.environment)
+
+        // Given a runner started on a bus with no notification server: the console, and doctor says so
+        let runner = try sandbox.startRunner("--notifier", "auto")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+        #expect(runner.stderr.contains("Alerts go to the console until a notification server starts"), "\(runner.stderr)")
+        #expect(!runner.stderr.contains("--notifier console"))
+        var doctor = try Self.doctor(sandbox)
+        #expect(doctor.notifier == "console")
+        #expect(doctor.runner?.hasPrefix("console") == true, "\(doctor)")
+
+        // When a reminder falls due: echoed on the console, and still due in the ledger
+        #expect(try sandbox.chime("in", "1s", "Tea while away", "--id", "tea").status == 0)
+        let echo = try #require(await runner.nextLine(timeout: 5))
+        #expect(echo.contains("Tea while away") && echo.contains("when a notification server starts"), "\(echo)")
+        doctor = try Self.doctor(sandbox)
+        #expect(doctor.undelivered == 1 && doctor.waiting == 1, "\(doctor)")
+
+        // Then a server appears: the runner switches to it and shows the echoed one there, at once
+        try server.startServerByScript()
+        #expect(await server.waitForLog(timeout: 10) { $0.contains(#"string "Tea while away""#) }, "\(runner.stderr)")
+        #expect(try await Self.waitForDoctor(sandbox, saying: "desktop"))
+        doctor = try Self.doctor(sandbox)
+        #expect(doctor.runner?.hasPrefix("desktop (dunst") == true, "\(doctor)")
+        // (Recorded as posted just after the server has it.)
+        for _ in 0..<100 where try Self.doctor(sandbox).undelivered != 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try Self.doctor(sandbox).undelivered == 0)
+
+        // The server leaves: back to the console; a server again: the new one shows it, once
+        try server.stopServerByScript()
+        #expect(try await Self.waitForDoctor(sandbox, saying: "console"))
+        #expect(try sandbox.chime("in", "1s", "Second tea", "--id", "second").status == 0)
+        let second = try #require(await runner.nextLine(timeout: 5))
+        #expect(second.contains("Second tea"), "\(second)")
+        try server.startServerByScript()
+        #expect(await server.waitForLog(timeout: 10) { $0.contains(#"string "Second tea""#) }, "\(runner.stderr)")
+        #expect(await runner.terminate() == 0)
+
+        // A runner started again on the same store shows neither again: the ledger has them
+        let again = try sandbox.startRunner("--notifier", "auto")
+        #expect(await again.waitUntilStarted(), "\(again.stderr)")
+        #expect(await again.lines(for: 2).isEmpty)
+        #expect(await again.terminate() == 0)
+        #expect(server.notifyCount(of: "Tea while away") == 1, "\(server.monitorLog)")
+        #expect(server.notifyCount(of: "Second tea") == 1, "\(server.monitorLog)")
+        #expect(try Self.doctor(sandbox).undelivered == 0)
+    }
+
+    @Test("notify: the desktop prints nothing on stderr unless -v; with no bus it does not suggest the option it fell back to")
+    func notifyIsQuiet() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        let quiet = try sandbox.chime("notify", "Quiet")
+        #expect(quiet.status == 0)
+        #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
+        #expect(quiet.stdout.isEmpty, "\(quiet.stdout)")
+        let verbose = try sandbox.chime("notify", "-v", "Loud")
+        #expect(verbose.status == 0)
+        #expect(verbose.stderr.contains("Alerts go to the desktop (dunst"), "\(verbose.stderr)")
+        #expect(await server.waitForLog { $0.contains(#"string "Quiet""#) && $0.contains(#"string "Loud""#) })
+
+        let noBus = try Sandbox(extra: ["DBUS_SESSION_BUS_ADDRESS": ""])
+        let fellBack = try noBus.chime("notify", "No bus")
+        #expect(fellBack.status == 0)
+        #expect(fellBack.stdout.contains("No bus"))
+        #expect(fellBack.stderr.contains("No session bus") && fellBack.stderr.contains("Alerts go to the console"), "\(fellBack.stderr)")
+        #expect(!fellBack.stderr.contains("--notifier console"), "\(fellBack.stderr)")
     }
 }
 

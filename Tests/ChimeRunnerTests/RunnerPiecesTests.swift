@@ -121,6 +121,28 @@ struct RunnerPiecesTests {
         #expect(FileManager.default.fileExists(atPath: lockPath))
     }
 
+    @Test("The lock tells doctor where the runner's alerts go now, each change in place, and only while it is held")
+    func lockPublishesTheDestination() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let lockPath = directory.file("chime.sqlite.lock")
+        var lock: RunnerLock? = try RunnerLock(path: lockPath, storePath: directory.file("chime.sqlite"))
+        #expect(RunnerLock.destination(at: lockPath) == nil)
+        lock?.publish(socket: "/run/user/1000/chime/store-1.sock")
+        lock?.publish(destination: "console (no notification server: the desktop once one starts)")
+        #expect(RunnerLock.destination(at: lockPath) == "console (no notification server: the desktop once one starts)")
+        // A shorter one replaces it whole; the pid and socket stay
+        lock?.publish(destination: "desktop (dunst\n1.9)")
+        #expect(RunnerLock.destination(at: lockPath) == "desktop (dunst 1.9)")
+        #expect(RunnerLock.holder(at: lockPath)?.pid == getpid())
+        #expect(RunnerLock.holder(at: lockPath)?.socket == "/run/user/1000/chime/store-1.sock")
+        let text = String(decoding: FileManager.default.contents(atPath: lockPath) ?? Data(), as: UTF8.self)
+        #expect(text == "\(getpid())\n/run/user/1000/chime/store-1.sock\ndesktop (dunst 1.9)\n")
+        withExtendedLifetime(lock) {}
+        lock = nil
+        #expect(RunnerLock.destination(at: lockPath) == nil)
+    }
+
     @Test(arguments: [[:], ["XDG_RUNTIME_DIR": ""], ["XDG_RUNTIME_DIR": "relative/run"]])
     func pathsSitBesideTheStoreWithoutAnAbsoluteRuntimeDirectory(environment: [String: String]) throws {
         let directory = try TemporaryDirectory()

@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeStore
 import ChimeTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// One pass of the scheduler at a time, on a real store, a recording notifier and a manual clock.
@@ -212,6 +213,47 @@ struct SchedulerPassTests {
         #expect(h.notifier.posts.flatMap(\.deliveries).count == 3)
     }
 
+    @Test func withNoServerAnOccurrenceWaitsWithoutATimerAndGoesToTheServerOnceWhenOneAppears() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        try h.once("tea", at: 10)
+        try h.once("later", at: 50)
+        h.notifier.setServer(present: false)
+        h.clock.advance(to: h.at(10))
+
+        // When it falls due with no server, it stays due and the scheduler sets no timer for it
+        #expect(await h.scheduler.runPass() == h.wake(50))
+        var entry = try #require(try h.store.ledger().first)
+        #expect(entry.state == "due" && entry.attempts == 1)
+        #expect(try h.store.undeliveredCount() == 1)
+        h.clock.advance(to: h.at(50))
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.attempts == 2)
+        h.clock.advance(to: h.at(3_600))
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.attempts == 2)
+        #expect(h.notifier.posts.isEmpty)
+
+        // Then when a server appears, each waiting occurrence goes to it at once, once
+        h.notifier.setServer(present: true)
+        await h.scheduler.notifierBecameAvailable()
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.posts.flatMap(\.deliveries).map(\.reminderID).sorted() == ["later", "tea"])
+        #expect(try h.store.ledger().allSatisfy { $0.state == "posted" && $0.postedAt == h.at(3_600) })
+        entry = try #require(try h.store.ledger().first)
+        #expect(entry.attempts == 1)
+        h.clock.advance(by: 86_400)
+        await h.scheduler.notifierBecameAvailable()
+        #expect(await h.scheduler.runPass() == nil)
+        #expect(h.notifier.posts.count == 2)
+        #expect(
+            h.events.all == [
+                .deliveryWaiting(ids: ["tea"], error: "no notification server"),
+                .deliveryWaiting(ids: ["later"], error: "no notification server"),
+            ]
+        )
+    }
+
     @Test func cancelledBeforeDueIsNeverPosted() async throws {
         let h = try Harness()
         defer { h.cleanUp() }
@@ -278,5 +320,58 @@ struct SchedulerPassTests {
         #expect(late.deliveries.map(\.missedCount) == [2])
         #expect(late.lateness(of: late.deliveries[0]) == .seconds(300))
         #expect(try h.store.ledger(id: "stretch").map(\.state) == ["posted", "posted", "posted"])
+    }
+}
+
+/// A notifier with no server whose server appears while a post is failing (the scheduler is
+/// told between the failed call and the ledger's write), once.
+struct AppearingMidPostNotifier: Notifier {
+    final class Box: Sendable {
+        let scheduler = Mutex<Scheduler?>(nil)
+        let appearances = Mutex(1)
+    }
+    let box = Box()
+
+    func post(_ note: Note) async throws -> PostedNote {
+        let appears = box.appearances.withLock { count in
+            defer { count = max(count - 1, 0) }
+            return count > 0
+        }
+        if appears, let scheduler = box.scheduler.withLock({ $0 }) { await scheduler.notifierBecameAvailable() }
+        throw NotifierUnavailable("no notification server")
+    }
+
+    func withdraw(_ shown: PostedNote) async throws {}
+
+    var responses: AsyncStream<NoteResponse> { AsyncStream { $0.finish() } }
+}
+
+struct AvailabilityRaceTests {
+    @Test func aServerAppearingWhileAPostFailsGetsTheRetryItsBackoffNotAWaitForTheNextOne() async throws {
+        let h = try Harness()
+        defer { h.cleanUp() }
+        let notifier = AppearingMidPostNotifier()
+        let events = EventLog()
+        let scheduler = Scheduler(
+            store: h.store,
+            notifier: notifier,
+            clock: h.clock,
+            systemZone: { Harness.utc },
+            log: { events.record($0) }
+        )
+        notifier.box.scheduler.withLock { $0 = scheduler }
+        try h.once("tea", at: 10)
+        h.clock.advance(to: h.at(10))
+
+        // The appearance came after the server was found missing: retried after its backoff
+        #expect(await scheduler.runPass() == h.at(11))
+        #expect(events.all == [.deliveryFailed(ids: ["tea"], attempt: 1, retryAt: h.at(11), error: "no notification server")])
+
+        // No appearance this time: it waits for the next one, without a timer
+        h.clock.advance(to: h.at(11))
+        #expect(await scheduler.runPass() == nil)
+        #expect(events.all.last == .deliveryWaiting(ids: ["tea"], error: "no notification server"))
+        let entry = try #require(try h.store.ledger().first)
+        #expect(entry.state == "due" && entry.attempts == 2)
     }
 }
