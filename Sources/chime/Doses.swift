@@ -65,7 +65,8 @@ func answerDose(_ answer: DoseAnswer, _ options: DoseAnswerOptions, global: Glob
     let context = try DoseContext(global, .update)
     let reference = try chooseDose(options.dose, book: context.book, verb: answer.rawValue)
     let answered = try context.book.answer(answer, reference, notes: options.notes)
-    let running = pokeRunner(context.store, json: global.json)
+    // Skipped or missed: nothing is to fire for it (taken may bring a refill alert; reset, the dose's alert).
+    let running = pokeRunner(context.store, json: global.json, note: [.skip, .miss].contains(answer) ? RunnerNote.saved : RunnerNote.fires)
     // Answered here: close its alert on the desktop, so that nobody takes the dose twice (the
     // runner withdraws it; with none, the desktop helper; nothing when no server runs).
     if answer != .reset, let occurrence = answered.entry.dose.occurrence {
@@ -175,17 +176,13 @@ struct DoseSnooze: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
     var dose: String?
     @Option(
+        name: .customLong("minutes"),
         parsing: .unconditional,
-        help: ArgumentHelp("Minutes until the alert comes again, 1 to 240 (default 10).", valueName: "minutes")
+        help: ArgumentHelp("How long until the alert comes again, 1 to 240 minutes: 15, 15m or 1h (default 10).", valueName: "minutes")
     )
-    var minutes = DoseRules.snoozeMinutes
+    var length = DurationOption<SnoozeMinutes>(seconds: Int64(DoseRules.snoozeMinutes) * 60)
+    var minutes: Int { length.count }
     @OptionGroup var global: GlobalOptions
-
-    func validate() throws {
-        guard (1...240).contains(minutes) else {
-            throw ValidationError(ChimeError.invalid("minutes", String(minutes), expected: "a whole number from 1 to 240").message)
-        }
-    }
 
     func run() async throws {
         let context = try DoseContext(global, .update)
@@ -318,18 +315,17 @@ struct AdherenceCommand: AsyncParsableCommand {
     )
     @Option(name: .customLong("med"), help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"))
     var medication: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("The last N days: 7d, 30d … (default 30d).", valueName: "days"))
-    var last: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("The last N days: 7, 7d, 2w, 30d … (default 30d).", valueName: "days"))
+    var last: DurationOption<LastDays>?
     @Flag(help: "The whole history.")
     var all = false
     @OptionGroup var global: GlobalOptions
 
-    /// `--last` in days, parsed once by validate().
-    private var lastDays: Int?
+    /// `--last` in days.
+    private var lastDays: Int? { last?.count }
 
-    mutating func validate() throws {
+    func validate() throws {
         if all && last != nil { throw ValidationError("choose one range: --last or --all") }
-        try asValidation { () throws(ChimeError) in lastDays = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } }
     }
 
     func run() async throws {
