@@ -65,8 +65,8 @@ struct At: AsyncParsableCommand {
             fires once, shifted by the gap; one that occurs twice fires at its first occurrence.
             Examples:
               chime at 14:30 "Stand-up" --id standup
-              chime at "2026-12-24 18:00" "Presents"
-              chime at 2026-12-24T17:00Z "Presents (UTC)"
+              chime at "2030-12-24 18:00" "Presents"
+              chime at 2030-12-24T17:00Z "Presents (UTC)"
               chime at 07:30 -- "-h"   (a title that starts with '-', after --)
             """
     )

@@ -15,10 +15,12 @@ struct DoseCommand: AsyncParsableCommand {
         commandName: "dose",
         abstract: "Answer a dose: take, skip, miss, reset or snooze it (what the alert's actions do).",
         discussion: """
-            DOSE is a dose's number ('chime doses' shows it), its alert id (med-3-20261122-0800), or \
-            a medication's name (its dose due now; for an as-needed medication, 'take' logs a new \
-            dose and warns when it comes sooner than the minimum interval). Without DOSE: the dose \
-            due now; when several are due, a terminal asks which, and otherwise it fails (exit 4).
+            DOSE is a dose's number ('chime doses' shows it), its alert id (med-3-20261122-0800: \
+            any id 'chime med next' shows, so a dose not yet due can be skipped ahead), or a \
+            medication's name (its dose due now; 'take', when none is due, takes its latest dose \
+            if that one was missed; for an as-needed medication, 'take' logs a new dose and warns \
+            when it comes sooner than the minimum interval). Without DOSE: the dose due now; when \
+            several are due, a terminal asks which, and otherwise it fails (exit 4).
             Examples:
               chime dose take
               chime dose take 12 --notes "with breakfast"
