@@ -67,7 +67,7 @@ extension DoseBook {
             {
                 return try Self.logAsNeeded(medication, schedule: schedule, notes: notes, now: now, zone: zone, in: db)
             }
-            let dose = try Self.resolve(reference, now: now, in: db)
+            let dose = try Self.resolve(reference, for: answer, now: now, zone: zone, in: db)
             return try Self.apply(answer, to: dose, notes: notes, now: now, in: db)
         }
     }
@@ -82,7 +82,7 @@ extension DoseBook {
         let zone = systemZone()
         return try store.write { db in
             try Self.settle(now: now, zone: zone, in: db)
-            let entry = try Self.resolve(reference, now: now, in: db)
+            let entry = try Self.resolve(reference, now: now, zone: zone, in: db)
             return try Self.snooze(entry, minutes: minutes, now: now, in: db)
         }
     }
@@ -158,6 +158,21 @@ extension DoseBook {
         )
         if status != .pending, let occurrence = dose.occurrence {
             _ = try ReminderStore.cancel(id: occurrence, at: now.micros, in: db)
+        } else if let occurrence = dose.occurrence, dose.scheduled > now {
+            // A dose skipped ahead of its time and reset: its alert comes at its time again.
+            let instructions =
+                try String.fetchOne(db, sql: "SELECT instructions FROM medication WHERE id = ?", arguments: [dose.medicationID]) ?? ""
+            try ReminderStore.scheduleOnce(
+                NewReminder(
+                    id: occurrence,
+                    title: alertTitle,
+                    body: alertBody(label: entry.label, instructions: instructions),
+                    trigger: .once(dose.scheduled),
+                    kind: kind
+                ),
+                now: now,
+                in: db
+            )
         }
         var refill: String?
         if status == .taken {
@@ -236,7 +251,21 @@ extension DoseBook {
     }
 
     /// The dose `reference` names.
-    static func resolve(_ reference: DoseReference, now: Date, in db: Database) throws -> DoseEntry {
+    ///
+    /// - An alert id names a dose made already, or one its schedule will make (every id
+    ///   `chime med next` shows): that dose is made now, without an alert of its own, so that it
+    ///   can be skipped ahead of time (when it falls due, the schedule finds it made).
+    /// - A medication's name names its dose due now; to take (`answer` `.take`), when none is
+    ///   due, its latest dose already due when that one is missed: a dose taken late, after its
+    ///   window, as `take NUMBER` takes it. Only the latest: once the next dose falls due, the
+    ///   missed one is named by its number.
+    static func resolve(
+        _ reference: DoseReference,
+        for answer: DoseAnswer? = nil,
+        now: Date,
+        zone: TimeZone,
+        in db: Database
+    ) throws -> DoseEntry {
         switch reference {
         case .id(let id):
             guard let entry = try entry(where: "d.id = ?", [id], in: db) else {
@@ -244,17 +273,18 @@ extension DoseBook {
             }
             return entry
         case .occurrence(let occurrence):
-            guard let entry = try entry(where: "d.occurrence = ?", [occurrence], in: db) else {
-                throw ChimeError(.notFound, "no dose has the alert id '\(occurrence)': see 'chime doses'")
-            }
-            return entry
+            if let entry = try entry(where: "d.occurrence = ?", [occurrence], in: db) { return entry }
+            if let entry = try makePlannedDose(occurrence, now: now, zone: zone, in: db) { return entry }
+            throw ChimeError(.notFound, "no dose has the alert id '\(occurrence)': see 'chime doses' and 'chime med next'")
         case .medication(let name):
             guard let medication = try findMedication(name, in: db) else { throw try medicationNotFound(name, in: db) }
             let due = try dueDoses(medicationID: medication.id, now: now, in: db)
-            guard let first = due.first else {
-                throw ChimeError(.notFound, "no dose of \(medication.name) is due: see 'chime doses --med \(medication.name)'")
+            if let first = due.first { return first }
+            if answer == .take, let latest = try latestDueDose(medicationID: medication.id, now: now, in: db), latest.dose.status == .missed
+            {
+                return latest
             }
-            return first
+            throw ChimeError(.notFound, "no dose of \(medication.name) is due: see 'chime doses --med \(medication.name)'")
         case .due:
             let due = try dueDoses(medicationID: nil, now: now, in: db)
             guard let first = due.first else {
@@ -266,6 +296,45 @@ extension DoseBook {
             }
             return first
         }
+    }
+
+    /// A medication's scheduled dose due most recently (not after `now`), whatever its status.
+    static func latestDueDose(medicationID: Int64, now: Date, in db: Database) throws -> DoseEntry? {
+        try entries(
+            where: "d.medication_id = ?1 AND d.as_needed = 0 AND d.scheduled_us <= ?2",
+            [medicationID, now.micros],
+            order: "d.scheduled_us DESC",
+            limit: 1,
+            in: db
+        ).first
+    }
+
+    /// The dose of `occurrence` when its schedule (enabled, of an active medication) makes it
+    /// among its next 500 (as far as `chime med next` looks), made now as the schedule would
+    /// make it, without an alert; nil when no schedule makes it.
+    static func makePlannedDose(_ occurrence: String, now: Date, zone: TimeZone, in db: Database) throws -> DoseEntry? {
+        let parts = occurrence.split(separator: "-")
+        guard DoseOccurrenceID.matches(occurrence), let scheduleID = Int64(parts[1]),
+            let schedule = try fetchSchedule(id: scheduleID, in: db), schedule.isEnabled,
+            let medication = try fetchMedication(id: schedule.medicationID, in: db), medication.isActive,
+            let planned = plan(schedule, of: medication, after: now, count: 500, zone: zone).first(where: { $0.occurrence == occurrence })
+        else { return nil }
+        // Its window, as `materialize` sets it: the next dose of any of its medication's schedules ends it.
+        let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled).compactMap(\.trigger)
+        let nextSibling = siblings.compactMap { $0.nextOccurrence(after: planned.due, systemZone: zone) }.min()
+        let missedAt = min(planned.due.addingTimeInterval(TimeInterval(medication.missedAfter)), nextSibling ?? .distantFuture)
+        try db.execute(
+            sql: """
+                INSERT INTO dose (medication_id, schedule_id, occurrence, scheduled_us, zone, status, overdue_us, missed_us,
+                                  auto_missed, summarized, updated_us)
+                VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, 0, ?)
+                """,
+            arguments: [
+                medication.id, scheduleID, occurrence, planned.due.micros, planned.zone.identifier,
+                planned.due.addingTimeInterval(TimeInterval(medication.grace)).micros, missedAt.micros, now.micros,
+            ]
+        )
+        return try entryFor(id: db.lastInsertedRowID, in: db)
     }
 
     /// Pending doses due now, or within their grace window ahead (taken a little early), newest first.

@@ -214,8 +214,19 @@ extension DoseBook {
                 perDay[day, default: Adherence()].add(status)
             }
             let lastDay = CivilDay.of(end, in: zone)
-            let startDay = from.map { CivilDay.of($0, in: zone) } ?? firstDay ?? lastDay
-            let dayList = startDay <= lastDay ? (startDay...lastDay).map { ($0, perDay[$0] ?? Adherence()) } : []
+            // No day before the first medication (of the one asked for) is drawn: nothing could be due then.
+            let firstAdded = try Int64.fetchOne(
+                db,
+                sql: "SELECT min(created_us) FROM medication WHERE ?1 IS NULL OR id = ?1",
+                arguments: [medicationID]
+            ).map { CivilDay.of(Date(micros: $0), in: zone) }
+            let dayList: [(day: Int, adherence: Adherence)]
+            if let earliest = [firstDay, firstAdded].compactMap({ $0 }).min() {
+                let startDay = max(from.map { CivilDay.of($0, in: zone) } ?? earliest, earliest)
+                dayList = startDay <= lastDay ? (startDay...lastDay).map { ($0, perDay[$0] ?? Adherence()) } : []
+            } else {
+                dayList = []
+            }
             let medications = perMedication.map { id, adherence in
                 AdherenceReport.PerMedication(medicationID: id, name: names[id] ?? "#\(id)", adherence: adherence)
             }.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }

@@ -47,13 +47,17 @@ public struct ConsoleNotifier: Notifier {
     /// `console` or `json`: standard output (or the descriptor it was given).
     public var destination: String? { format.rawValue }
 
-    /// `[Sun 2026-11-22 14:30:00 +01:00] Tea is ready — body (tea)` and, when late,
+    /// `[Sun 2026-11-22 14:30:00 +01:00] Tea is ready — body (tea)` (each line of the body after a
+    /// dash of its own) and, when late,
     /// `(tea, due 14:00:00, late by 30m)`.
     public static func human(_ note: Note, zone: TimeZone) -> String {
         let stamp = "[\(TimeText.local(note.postedAt, in: zone, seconds: true))]"
         guard note.isSummary else {
             var text = "\(stamp) \(oneLine(note.title))"
-            if !note.body.isEmpty { text += " — \(oneLine(note.body))" }
+            // Each line of the body after a dash: "Zinc (25 mg) — after lunch", not "Zinc (25 mg) after lunch".
+            for line in note.body.split(whereSeparator: \.isNewline) where !line.allSatisfy(\.isWhitespace) {
+                text += " — \(oneLine(String(line)))"
+            }
             if let answer = note.answerInstead { text += " — \(oneLine(answer))" }
             if let delivery = note.deliveries.first {
                 text += " (\(describe(delivery, in: note, zone: zone)))"

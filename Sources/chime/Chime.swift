@@ -72,8 +72,14 @@ enum Main {
                 Chime.exit(withError: error)
             }
             code = exitCode == .validationFailure ? .usage : .failure
-            let text = Chime.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-            message = code == .usage ? "\(text) (see 'chime --help')" : text
+            let full = Chime.message(for: error)
+            let text = full.split(separator: "\n").first.map(String.init) ?? "\(error)"
+            if code == .usage, let refusal = ArgumentRefusal.take(for: full) {
+                // A value an option's type refused (DurationOption): Chime's line, not the parser's.
+                message = refusal.message
+            } else {
+                message = code == .usage ? "\(text) (see 'chime --help')" : text
+            }
         }
         FileHandle.standardError.write(Data("chime: \(message)\n".utf8))
         if json {

@@ -49,6 +49,13 @@ enum CommandWords {
     /// "-x", "--zon", "-5": a dash and something after it ("-" alone is a word).
     static func looksLikeOption(_ word: String) -> Bool { word.hasPrefix("-") && word.count > 1 }
 
+    /// "-x", "--urgent", "--no-replace=x": the form of an option's name (a letter after the
+    /// dashes), unlike "-5m" (a mistyped duration) or "--" alone.
+    static func isOptionName(_ word: String) -> Bool {
+        let name = word.hasPrefix("--") ? word.dropFirst(2) : word.hasPrefix("-") ? word.dropFirst() : ""
+        return name.first?.isLetter == true
+    }
+
     /// `-h`, `--help`, `-help`, `--version`, or a short-option group holding `h` (`-1h`), which
     /// argument-parser reads as a request for help.
     static func asksForHelp(_ word: String) -> Bool {
@@ -71,6 +78,14 @@ enum CommandWords {
         guard ["in", "at", "every", "notify"].contains(path.first) else {
             // No title or free text in this command: the word can only have been a request for help.
             return ChimeError(.usage, "'\(word)' in the middle of a command line: help is shown only when asked for alone, as \(help)")
+        }
+        if isOptionName(word) && !asksForHelp(word) {
+            // "--urgent", "-x": an option this command does not have (not "too many words").
+            return ChimeError(
+                .usage,
+                "unknown option '\(word)' for '\(command)': see \(help); a title that starts with '-' goes after --, as in "
+                    + "\(example) -- \"\(word)\""
+            )
         }
         return ChimeError(
             .usage,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChimeCore
+import ChimeDoses
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -64,8 +65,8 @@ struct At: AsyncParsableCommand {
             fires once, shifted by the gap; one that occurs twice fires at its first occurrence.
             Examples:
               chime at 14:30 "Stand-up" --id standup
-              chime at "2026-12-24 18:00" "Presents"
-              chime at 2026-12-24T17:00Z "Presents (UTC)"
+              chime at "2030-12-24 18:00" "Presents"
+              chime at 2030-12-24T17:00Z "Presents (UTC)"
               chime at 07:30 -- "-h"   (a title that starts with '-', after --)
             """
     )
@@ -270,7 +271,7 @@ struct List: AsyncParsableCommand {
             let idWidth = max(2, pending.map(\.id.count).max() ?? 2)
             let rows = pending.map { reminder -> (String, String, String, String) in
                 let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
-                return (reminder.id, next, reminder.trigger.summary, UserText.oneLine(reminder.title))
+                return (reminder.id, next, reminder.trigger.summary, UserText.oneLine(DoseBook.listTitle(of: reminder)))
             }
             let ruleWidth = max(7, rows.map(\.2.count).max() ?? 7)
             func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
@@ -302,10 +303,10 @@ struct Cancel: AsyncParsableCommand {
 
     func run() async throws {
         let store = try global.openStore(.update)
+        // A dose's alert is answered (chime dose skip), not cancelled: exit 4, nothing cancelled.
+        try DoseBook(store: store).refuseCancel(ids)
         let outcome = try RunnerControl.cancel(ids: ids, store: store, now: Date())
-        if !outcome.runner && !global.json {
-            Output.note("No runner is running for this store: the change is saved and fires once 'chime run' starts.")
-        }
+        if !outcome.runner && !global.json { Output.note(RunnerNote.saved) }
         // Close what the runner showed on the desktop for them (bounded; nothing when no server).
         await RunnerControl.withdrawAlerts(ids: outcome.cancelled.map(\.id), store: store, closeWithoutRunner: LibnotifyNotifier.close)
         // The cancel came too late for an alert the runner was showing as it committed: say so,

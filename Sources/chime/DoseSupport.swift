@@ -22,15 +22,6 @@ struct DoseContext {
 
 /// Parsers for the medication options, each naming its option in the error.
 enum DoseInput {
-    /// "30m", "4h", "1h30m" → seconds; the error names `field`.
-    static func duration(_ text: String, field: String) throws(ChimeError) -> Int {
-        do {
-            return Int(try TimeParsing.duration(text))
-        } catch {
-            throw ChimeError.invalid(field, text, expected: "a duration such as 30m, 4h or 1h30m")
-        }
-    }
-
     /// "every day", "weekdays", "mon-fri", "mon,wed,fri" (a leading "every" is allowed).
     static func days(_ text: String) throws(ChimeError) -> WeekdaySet {
         var words = text.trimmingCharacters(in: .whitespaces)
@@ -53,16 +44,6 @@ enum DoseInput {
         } catch {
             throw ChimeError.invalid("time", text, expected: "24-hour times HH:MM, separated by commas, such as 08:00,20:00")
         }
-    }
-
-    /// "7d", "30d", "7": a number of days from 1 to 3660.
-    static func lastDays(_ text: String) throws(ChimeError) -> Int {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let digits = trimmed.hasSuffix("d") ? String(trimmed.dropLast()) : trimmed
-        guard let days = Int(digits), (1...3_660).contains(days) else {
-            throw ChimeError.invalid("--last", text, expected: "a number of days such as 7d or 30d")
-        }
-        return days
     }
 }
 
@@ -223,8 +204,11 @@ struct MedicationJSON: Encodable {
 
 /// The range and filters `chime doses` and `chime export doses` share.
 struct DoseRangeOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("The last N days, today included: 7d, 30d … (default 7d).", valueName: "days"))
-    var last: String?
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The last N days, today included: 7, 7d, 2w, 30d … (default 7d).", valueName: "days")
+    )
+    var last: DurationOption<LastDays>?
     @Flag(help: "This calendar month.")
     var month = false
     @Flag(name: .customLong("last-month"), help: "The previous calendar month.")
@@ -243,7 +227,7 @@ struct DoseRangeOptions: ParsableArguments {
     var limit: Int?
 
     // Parsed once, by validate(): what the options above say, typed.
-    private var lastDays: Int?
+    private var lastDays: Int? { last?.count }
     private var statusFilter: DoseStatus?
     private var fromDay: Int?
     private var toDay: Int?
@@ -254,7 +238,6 @@ struct DoseRangeOptions: ParsableArguments {
             throw ValidationError("choose one range: --last, --month, --last-month, or --from/--to")
         }
         try asValidation { () throws(ChimeError) in
-            lastDays = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) }
             statusFilter = try status.map { text throws(ChimeError) in try DoseStatus.parse(text) }
             fromDay = try from.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--from date") }
             toDay = try to.map { text throws(ChimeError) in try CivilDay.parse(text, field: "--to date") }

@@ -15,10 +15,12 @@ struct DoseCommand: AsyncParsableCommand {
         commandName: "dose",
         abstract: "Answer a dose: take, skip, miss, reset or snooze it (what the alert's actions do).",
         discussion: """
-            DOSE is a dose's number ('chime doses' shows it), its alert id (med-3-20261122-0800), or \
-            a medication's name (its dose due now; for an as-needed medication, 'take' logs a new \
-            dose and warns when it comes sooner than the minimum interval). Without DOSE: the dose \
-            due now; when several are due, a terminal asks which, and otherwise it fails (exit 4).
+            DOSE is a dose's number ('chime doses' shows it), its alert id (med-3-20261122-0800: \
+            any id 'chime med next' shows, so a dose not yet due can be skipped ahead), or a \
+            medication's name (its dose due now; 'take', when none is due, takes its latest dose \
+            if that one was missed; for an as-needed medication, 'take' logs a new dose and warns \
+            when it comes sooner than the minimum interval). Without DOSE: the dose due now; when \
+            several are due, a terminal asks which, and otherwise it fails (exit 4).
             Examples:
               chime dose take
               chime dose take 12 --notes "with breakfast"
@@ -65,7 +67,8 @@ func answerDose(_ answer: DoseAnswer, _ options: DoseAnswerOptions, global: Glob
     let context = try DoseContext(global, .update)
     let reference = try chooseDose(options.dose, book: context.book, verb: answer.rawValue)
     let answered = try context.book.answer(answer, reference, notes: options.notes)
-    let running = pokeRunner(context.store, json: global.json)
+    // Skipped or missed: nothing is to fire for it (taken may bring a refill alert; reset, the dose's alert).
+    let running = pokeRunner(context.store, json: global.json, note: [.skip, .miss].contains(answer) ? RunnerNote.saved : RunnerNote.fires)
     // Answered here: close its alert on the desktop, so that nobody takes the dose twice (the
     // runner withdraws it; with none, the desktop helper; nothing when no server runs).
     if answer != .reset, let occurrence = answered.entry.dose.occurrence {
@@ -175,17 +178,13 @@ struct DoseSnooze: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
     var dose: String?
     @Option(
+        name: .customLong("minutes"),
         parsing: .unconditional,
-        help: ArgumentHelp("Minutes until the alert comes again, 1 to 240 (default 10).", valueName: "minutes")
+        help: ArgumentHelp("How long until the alert comes again, 1 to 240 minutes: 15, 15m or 1h (default 10).", valueName: "minutes")
     )
-    var minutes = DoseRules.snoozeMinutes
+    var length = DurationOption<SnoozeMinutes>(seconds: Int64(DoseRules.snoozeMinutes) * 60)
+    var minutes: Int { length.count }
     @OptionGroup var global: GlobalOptions
-
-    func validate() throws {
-        guard (1...240).contains(minutes) else {
-            throw ValidationError(ChimeError.invalid("minutes", String(minutes), expected: "a whole number from 1 to 240").message)
-        }
-    }
 
     func run() async throws {
         let context = try DoseContext(global, .update)
@@ -318,18 +317,17 @@ struct AdherenceCommand: AsyncParsableCommand {
     )
     @Option(name: .customLong("med"), help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"))
     var medication: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("The last N days: 7d, 30d … (default 30d).", valueName: "days"))
-    var last: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("The last N days: 7, 7d, 2w, 30d … (default 30d).", valueName: "days"))
+    var last: DurationOption<LastDays>?
     @Flag(help: "The whole history.")
     var all = false
     @OptionGroup var global: GlobalOptions
 
-    /// `--last` in days, parsed once by validate().
-    private var lastDays: Int?
+    /// `--last` in days.
+    private var lastDays: Int? { last?.count }
 
-    mutating func validate() throws {
+    func validate() throws {
         if all && last != nil { throw ValidationError("choose one range: --last or --all") }
-        try asValidation { () throws(ChimeError) in lastDays = try last.map { text throws(ChimeError) in try DoseInput.lastDays(text) } }
     }
 
     func run() async throws {

@@ -134,8 +134,13 @@ struct FocusStart: AsyncParsableCommand {
         abstract: "Start a focus session (25 minutes unless --minutes says otherwise)."
     )
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The session's length in minutes, 10 to 120.", valueName: "minutes"))
-    var minutes = FocusTimer.defaultMinutes
+    @Option(
+        name: .customLong("minutes"),
+        parsing: .unconditional,
+        help: ArgumentHelp("The session's length, 10 to 120 minutes: 25, 25m or 1h.", valueName: "minutes")
+    )
+    var length = DurationOption<FocusMinutes>(seconds: Int64(FocusTimer.defaultMinutes) * 60)
+    var minutes: Int { length.count }
     @Flag(help: "Then watch the countdown (as 'chime focus status --watch').")
     var watch = false
     @OptionGroup var global: GlobalOptions

@@ -210,7 +210,8 @@ struct GateSetup: AsyncParsableCommand {
             On a terminal, asks for what no option gives; without one, options not given keep \
             their values. Determination 1 to 10 sets the pause: 1 → 15 s, 5 → 30 s, 10 → 45 s.
               chime gate setup
-              chime gate setup --determination 7 --interests stoicism,psychology --grace 5m --gate firefox-esr
+              chime gate setup --determination 7 --interests stoicism,psychology
+              chime gate setup --grace 5m --session 30m
             """
     )
     @Option(help: ArgumentHelp("1 to 10: the higher, the longer the pause (15 to 45 s).", valueName: "level"))
@@ -230,9 +231,9 @@ struct GateSetup: AsyncParsableCommand {
             valueName: "duration"
         )
     )
-    var grace: String?
+    var grace: DurationOption<GateGraceLength>?
     @Option(help: ArgumentHelp("A program's typical session, for the hours reclaimed: 20m (default), 1m to 1d.", valueName: "duration"))
-    var session: String?
+    var session: DurationOption<GateSessionLength>?
     @Flag(inversion: .prefixedNo, help: "With no focus session running, Exit starts one.")
     var focusOnExit: Bool?
     @Option(help: ArgumentHelp("Gate this program too (a desktop entry id); repeatable.", valueName: "id"))
@@ -264,9 +265,9 @@ struct GateSetup: AsyncParsableCommand {
                 default: current.isEmpty ? "all" : current
             ) { text throws(ChimeError) in text == "all" ? [] : try Self.interests(text) }
         }
-        // (0s, no grace, is a choice here; TimeParsing reads positive durations only.)
-        if let grace { profile.grace = GateGrace(length: ["0", "0s"].contains(grace) ? 0 : TimeInterval(try TimeParsing.duration(grace))) }
-        if let session { profile.sessionLength = TimeInterval(try TimeParsing.duration(session)) }
+        // (0s, no grace, is a choice here.)
+        if let grace { profile.grace = GateGrace(length: TimeInterval(grace.seconds)) }
+        if let session { profile.sessionLength = TimeInterval(session.seconds) }
         if let focusOnExit { profile.focusOnExit = focusOnExit }
         let saved = try context.book.save(profile)
         var gated: [GatedProgramJSON] = []
@@ -548,7 +549,7 @@ struct GateOpen: AsyncParsableCommand {
         commandName: "open",
         abstract: "What a gated launcher runs: the pause, then (on Proceed) the program, with its arguments.",
         discussion: """
-              chime gate open firefox-esr.desktop -- /usr/lib/firefox-esr/firefox-esr https://example.org
+              chime gate open firefox-esr.desktop -- firefox-esr https://example.org
             """
     )
     @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id")) var id: String

@@ -15,7 +15,7 @@ struct Med: AsyncParsableCommand {
             from the command line with 'chime dose take'. A medication is named by its number or its name.
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
-              chime med add Vitamin D --amount 1000 --unit IU --at 09:00 --days mon-fri --zone Europe/Berlin
+              chime med add "Vitamin D" --amount 1000 --unit IU --at 09:00 --days mon-fri
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
               chime med list
               chime med next --count 5
@@ -58,7 +58,7 @@ struct MedicationOptions: ParsableArguments {
         parsing: .unconditional,
         help: ArgumentHelp("As needed: the shortest safe time between two doses (6h); sooner gives a warning.", valueName: "duration")
     )
-    var minInterval: String?
+    var minInterval: DurationOption<MinInterval>?
     @Option(help: ArgumentHelp("How to take it (\"with food\"), shown in the alert.", valueName: "text"))
     var instructions: String?
     @Option(name: .customLong("prescribed-by"), help: ArgumentHelp("Who prescribed it.", valueName: "name"))
@@ -68,21 +68,21 @@ struct MedicationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The last day, YYYY-MM-DD (default none).", valueName: "date"))
     var end: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("A dose is overdue this long after its time (default 30m).", valueName: "duration"))
-    var grace: String?
+    var grace: DurationOption<GraceWindow>?
     @Option(
         name: .customLong("missed-after"),
         parsing: .unconditional,
         help: ArgumentHelp("A dose unanswered this long after its time is missed (default 4h; or at the next dose).", valueName: "duration")
     )
-    var missedAfter: String?
+    var missedAfter: DurationOption<MissedAfter>?
     @Option(parsing: .unconditional, help: ArgumentHelp("Doses in stock: each dose taken takes one.", valueName: "count"))
     var stock: Int?
     @Option(
         name: .customLong("refill-days"),
         parsing: .unconditional,
-        help: ArgumentHelp("A refill reminder comes this many days before the stock runs out (default 7).", valueName: "days")
+        help: ArgumentHelp("A refill reminder comes this many days before the stock runs out: 7, 7d or 1w (default 7).", valueName: "days")
     )
-    var refillDays: Int?
+    var refillDays: DurationOption<RefillDays>?
 
     /// The values given that parse on their own, typed: filled once by ``parseFormats()``.
     struct Parsed {
@@ -110,11 +110,11 @@ struct MedicationOptions: ParsableArguments {
         parsed.times = try times.map { text throws(ChimeError) in try DoseInput.times(text) }
         parsed.days = try days.map { text throws(ChimeError) in try DoseInput.days(text) }
         parsed.zone = try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) }
-        parsed.minInterval = try minInterval.map { text throws(ChimeError) in try DoseInput.duration(text, field: "min interval") }
+        parsed.minInterval = minInterval.map { Int($0.seconds) }
         parsed.startDay = try start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") }
         parsed.endDay = try end.map { text throws(ChimeError) in try CivilDay.parse(text, field: "end date") }
-        parsed.grace = try grace.map { text throws(ChimeError) in try DoseInput.duration(text, field: "grace") }
-        parsed.missedAfter = try missedAfter.map { text throws(ChimeError) in try DoseInput.duration(text, field: "missed after") }
+        parsed.grace = grace.map { Int($0.seconds) }
+        parsed.missedAfter = missedAfter.map { Int($0.seconds) }
     }
 
     /// The medication `med add` adds.
@@ -132,7 +132,7 @@ struct MedicationOptions: ParsableArguments {
         if let grace = parsed.grace { draft.grace = grace }
         if let missedAfter = parsed.missedAfter { draft.missedAfter = missedAfter }
         draft.stock = stock
-        if let refillDays { draft.refillDays = refillDays }
+        if let refillDays { draft.refillDays = refillDays.count }
         return draft
     }
 
@@ -158,16 +158,24 @@ func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Da
     var heading = "\(medication.id)  \(UserText.oneLine(medication.label))"
     if !medication.isActive { heading += "  (inactive)" }
     lines.append(heading)
+    // Each dose once, with one offset: the next dose in its schedule's zone, and beside another
+    // schedule only that schedule's own next dose.
+    var nextZone = zone
     for schedule in detail.schedules where schedule.isEnabled || full {
         var line = "    \(schedule.summary)"
         if !schedule.isEnabled { line += "  (replaced)" }
-        if full, let next = nextBySchedule[schedule.id] {
-            line += "  next \(TimeText.local(next, in: schedule.zone.resolve(system: zone)))"
+        let scheduleZone = schedule.zone.resolve(system: zone)
+        if let next = nextBySchedule[schedule.id] {
+            if let first = detail.nextDose, abs(next.timeIntervalSince(first)) < 0.001 {
+                nextZone = scheduleZone
+            } else if full {
+                line += "  next \(TimeText.local(next, in: scheduleZone))"
+            }
         }
         lines.append(line)
     }
     if let next = detail.nextDose {
-        lines.append("    Next dose: \(TimeText.local(next, in: zone)) (\(TimeText.relative(next, from: now)))")
+        lines.append("    Next dose: \(TimeText.local(next, in: nextZone)) (\(TimeText.relative(next, from: now)))")
     } else if !medication.isActive {
         lines.append("    No doses while inactive: 'chime med reactivate \(medication.id)'")
     }
@@ -219,7 +227,7 @@ struct MedAdd: AsyncParsableCommand {
             and the runner woken.
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
-              chime med add Metformin --amount 500 --unit mg --at 08:00 --days weekdays --stock 60
+              chime med add Metformin --amount 500 --unit mg --at 08:00 --stock 60
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
             """
     )
@@ -403,7 +411,7 @@ struct MedEdit: AsyncParsableCommand {
         } else if let stock = options.stock {
             changes.stock = .some(stock)
         }
-        changes.refillDays = options.refillDays
+        changes.refillDays = options.refillDays?.count
         // Merged over the current schedule inside the library's transaction (no read here).
         if options.touchesSchedule { changes.scheduleChange = options.scheduleChange() }
         let detail = try context.book.editMedication(medication, changes)
@@ -417,7 +425,7 @@ struct MedEdit: AsyncParsableCommand {
 func setActive(_ reference: String, _ active: Bool, global: GlobalOptions) throws {
     let context = try DoseContext(global, .update)
     let detail = try context.book.setActive(reference, active)
-    let running = pokeRunner(context.store, json: global.json)
+    let running = pokeRunner(context.store, json: global.json, note: active ? RunnerNote.fires : RunnerNote.saved)
     let label = UserText.oneLine(detail.medication.label)
     let headline =
         active
@@ -476,7 +484,7 @@ struct MedDelete: AsyncParsableCommand {
             throw ChimeError(.failure, "not deleted: \(impact.medication.name) stays as it is")
         }
         let deleted = try context.book.deleteMedication(String(impact.medication.id))
-        let running = pokeRunner(context.store, json: global.json)
+        let running = pokeRunner(context.store, json: global.json, note: RunnerNote.saved)
         emit(Deleted(deleted, runner: running), json: global.json)
     }
 

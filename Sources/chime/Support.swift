@@ -65,6 +65,9 @@ struct ScheduleOptions: ParsableArguments {
     @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) instead of replacing a pending reminder with the same --id.")
     var noReplace = false
 
+    @Flag(name: [.short, .long], help: "Print only the reminder's identifier (for scripts; --json prints it all).")
+    var quiet = false
+
     func validate() throws {
         if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
     }
@@ -75,6 +78,11 @@ struct ScheduleOptions: ParsableArguments {
         let new = try NewReminder(id: id, title: title, body: body, trigger: trigger).validated()
         let store = try global.openStore(.create)
         let result = try store.schedule(new, replace: !noReplace, now: now, systemZone: .current)
+        if quiet && !global.json {
+            _ = RunnerControl.poke(storePath: store.path)
+            Output.line(result.reminder.id)
+            return
+        }
         report(result, store: store, json: global.json)
     }
 }
@@ -142,12 +150,19 @@ extension Trigger {
     }
 }
 
+/// What a command says on standard error when no runner is running for its store.
+enum RunnerNote {
+    /// After a change that schedules alerts.
+    static let fires = "No runner is running for this store: the change is saved and fires once 'chime run' starts."
+    /// After a change that only removes or records (a cancel, a medication stopped): nothing is to fire.
+    static let saved = "No runner is running for this store: the change is saved (start one with 'chime run')."
+}
+
 /// After a change to the store: wake the runner, and say so when none is running.
-func pokeRunner(_ store: ReminderStore, json: Bool) -> Bool {
+/// - Parameter note: what to say then (``RunnerNote``).
+func pokeRunner(_ store: ReminderStore, json: Bool, note: String = RunnerNote.fires) -> Bool {
     let running = RunnerControl.poke(storePath: store.path)
-    if !running && !json {
-        Output.note("No runner is running for this store: the change is saved and fires once 'chime run' starts.")
-    }
+    if !running && !json { Output.note(note) }
     return running
 }
 

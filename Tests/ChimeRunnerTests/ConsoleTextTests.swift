@@ -30,4 +30,18 @@ struct ConsoleTextTests {
             "\(line.debugDescription)"
         )
     }
+
+    @Test("A human line separates the body's lines with a dash: a dose's instructions apart from its medication")
+    func humanLineSeparatesBodyLines() {
+        let note = Note(
+            id: "med-3-20260105-0800",
+            title: "Medication Reminder",
+            body: "Zinc (25 mg)\nafter lunch\r\n\nDue at 08:00",
+            postedAt: Date(timeIntervalSince1970: 0)
+        )
+        let line = ConsoleNotifier.human(note, zone: TimeZone(identifier: "UTC")!)
+        #expect(line.hasSuffix("] Medication Reminder — Zinc (25 mg) — after lunch — Due at 08:00 (med-3-20260105-0800)"), "\(line)")
+        let plain = Note(id: "tea", title: "Tea", body: "ready", postedAt: Date(timeIntervalSince1970: 0))
+        #expect(ConsoleNotifier.human(plain, zone: TimeZone(identifier: "UTC")!).hasSuffix("] Tea — ready (tea)"))
+    }
 }

@@ -12,7 +12,15 @@ public enum TimeParsing {
     /// descending order w, d, h, m, s (`1h1h` and `1m1h` are typing mistakes, not 2 hours).
     public static func duration(_ s: String) throws(ChimeError) -> Int64 {
         // Made only when thrown: building a message (and escaping it) costs more than parsing.
-        func bad() -> ChimeError { ChimeError.invalid("duration", s, expected: durationExpected) }
+        guard let seconds = durationSeconds(s, max: maxDuration), seconds > 0 else {
+            throw ChimeError.invalid("duration", s, expected: durationExpected)
+        }
+        return seconds
+    }
+
+    /// The seconds `s` says by the rules of ``duration(_:)`` (zero included: "0s"), or nil when
+    /// it does not parse or says more than `max` seconds.
+    static func durationSeconds(_ s: String, max: Int64) -> Int64? {
         var total: Int64 = 0
         var number: Int64? = nil
         var sawUnit = false
@@ -20,12 +28,12 @@ public enum TimeParsing {
         var previous = Int64.max
         for ch in s {
             if ch.isWhitespace {
-                guard number == nil else { throw bad() }  // "1 h" is not a duration
+                guard number == nil else { return nil }  // "1 h" is not a duration
                 continue
             }
             if ch.isASCIIDigit, let digit = ch.wholeNumberValue {
                 let n = (number ?? 0) * 10 + Int64(digit)
-                guard n <= maxDuration else { throw bad() }
+                guard n <= max else { return nil }
                 number = n
                 continue
             }
@@ -36,16 +44,16 @@ public enum TimeParsing {
             case "h": size = 3_600
             case "d": size = 86_400
             case "w": size = 604_800
-            default: throw bad()
+            default: return nil
             }
-            guard let n = number, size < previous else { throw bad() }
+            guard let n = number, size < previous else { return nil }
             previous = size
             total += n * size
-            guard total <= maxDuration else { throw bad() }
+            guard total <= max else { return nil }
             number = nil
             sawUnit = true
         }
-        guard sawUnit, number == nil, total > 0 else { throw bad() }
+        guard sawUnit, number == nil else { return nil }
         return total
     }
 
@@ -159,6 +167,14 @@ public enum TimeParsing {
             throw ChimeError.invalid("recurrence", words.joined(separator: " "), expected: recurrenceExpected)
         }
         if first.first?.isASCIIDigit == true {
+            // "08:00" first: times of day without their days ("every 08:00").
+            if first.contains(":"), (try? LocalTime.parseList(first)) != nil {
+                throw ChimeError(
+                    .usage,
+                    "missing days before '\(first)': expected DAYS TIMES such as 'day \(first)' or 'weekday \(first)' "
+                        + "(days: day, weekday, weekend, mon-fri, mon,wed,fri)"
+                )
+            }
             let seconds = try duration(tokens.joined(separator: " "))
             return .interval(seconds: seconds, anchor: now)
         }
