@@ -180,7 +180,7 @@ struct ExamplesTests {
         var environment = sandbox.environment
         environment["PATH"] = ChimeExecutable.url.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         let output = sandbox.directory.appendingPathComponent("example-output")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", example]
