@@ -22,6 +22,15 @@ public protocol ReminderFamily: Sendable {
     /// at once (plan a dose's repeat, make its next dose); the scheduler's next deadline then
     /// includes what it wrote.
     func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws
+    /// Shows, updates in place or withdraws the family's live notes through `notifier`: notes
+    /// outside the ledger that show a state rather than an occurrence (a focus session's tree
+    /// and time left). Called after every pass; returns the next instant the family needs this
+    /// call again (a stage change), which the scheduler includes in its next wake, or nil.
+    /// What it has shown is kept in memory only: a new process shows the current state once.
+    func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date?
+    /// Whether `noteID` names one of the family's live notes: an answer to it (an action, a
+    /// close) goes to ``respond(to:at:)``, though the ledger knows no such alert.
+    func ownsLiveNote(_ noteID: String) -> Bool
 }
 
 extension ReminderFamily {
@@ -30,4 +39,8 @@ extension ReminderFamily {
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool { false }
 
     public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {}
+
+    public func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? { nil }
+
+    public func ownsLiveNote(_ noteID: String) -> Bool { false }
 }
