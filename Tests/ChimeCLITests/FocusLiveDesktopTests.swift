@@ -67,6 +67,9 @@ extension DesktopTests {
         try server.dunstctl("action", "0")
         #expect(await server.waitForLog { $0.components(separatedBy: #"string "Focusing: "#).count == 4 }, "\(runner.stderr)")
         #expect(try focusState(in: sandbox) == "active")
+        // Paused and resumed in place too: every Notify got the same server id
+        #expect(await server.waitForLog { Self.notifyReplies($0).count == 4 })
+        #expect(Self.notifyReplies(server.monitorLog) == Array(repeating: shownID, count: 4))
 
         // Give up: the session is given up and its alert closed
         try "Give up\n".write(to: choice, atomically: true, encoding: .utf8)
@@ -81,6 +84,50 @@ extension DesktopTests {
         #expect((status["session"] as? [String: Any])?["id"] as? Int == Int(session.id))
         #expect((status["session"] as? [String: Any])?["end_reason"] as? String == "gave-up")
         #expect(await waitUntilNothingDisplayed(server), "\(server.monitorLog)")
+        #expect(server.monitorLog.contains("member=CloseNotification\n   uint32 \(shownID)\n"), "\(server.monitorLog)")
+        #expect(await runner.terminate() == 0)
+    }
+
+    /// At the end "Tree planted!" replaces the live alert in place (one alert, not two), and
+    /// its Plant another starts a session of the same length.
+    @Test("Tree planted! replaces the live alert in place, and Plant another starts the next session")
+    func treePlantedReplacesTheLiveAlert() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let choice = server.directory.appendingPathComponent("choice")
+        try "Plant another\n".write(to: choice, atomically: true, encoding: .utf8)
+        let dunst = try startDunstChoosing(server, from: choice)
+        defer {
+            kill(dunst, SIGKILL)
+            _ = NotificationServer.wait(dunst)
+        }
+        let sandbox = try Sandbox(extra: server.environment)
+        let session = try startSession(in: sandbox, endingIn: 2)
+        let runner = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+
+        #expect(await server.waitForLog { $0.contains(#"string "Focusing: "#) }, "\(runner.stderr)")
+        #expect(await server.waitForLog { $0.contains(#"string "Tree planted!""#) }, "\(runner.stderr)")
+        let planted = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        #expect(planted.contains(#"string "plant-another""#) && planted.contains(#"string "Plant another""#), "\(planted)")
+        // Not transient (it stays in the server's history), and in place of the live alert
+        #expect(!planted.contains(#"string "transient""#), "\(planted)")
+        #expect(await server.waitForLog { Self.notifyReplies($0).count == 2 })
+        let ids = Self.notifyReplies(server.monitorLog)
+        #expect(ids.count == 2 && ids[0] == ids[1], "\(ids)")
+        #expect(planted.contains("   uint32 \(ids[0])\n"), "\(planted)")
+
+        // Plant another, chosen in dunst's menu: a new 10-minute session, and its live alert
+        try server.dunstctl("action", "0")
+        var next: [String: Any]?
+        for _ in 0..<100 where next?["state"] as? String != "active" {
+            next = try jsonObject(try sandbox.chime("focus", "status", "--json").stdout)["session"] as? [String: Any]
+            if next?["state"] as? String != "active" { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(next?["state"] as? String == "active", "\(runner.stderr)")
+        #expect(next?["id"] as? Int == Int(session.id) + 1)
+        #expect(next?["length_s"] as? Int == 600)
+        #expect(await server.waitForLog { $0.contains(#"string "Focusing: 10:00 left""#) }, "\(runner.stderr)")
         #expect(await runner.terminate() == 0)
     }
 
