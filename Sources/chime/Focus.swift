@@ -92,7 +92,14 @@ struct FocusContext {
 
     /// After a transition: wake the runner, then print the session.
     func report(_ session: FocusSession, headline: String, json: Bool) {
-        let running = pokeRunner(store, json: json)
+        // Only an active session has an alert to fire: a paused one has none until resumed.
+        let idleNote: String? =
+            switch session.state {
+            case .active: nil
+            case .paused: "No runner is running for this store: the pause is saved; a paused session has no alert to fire."
+            case .completed, .abandoned: "No runner is running for this store: the change is saved; no alert is left to fire."
+            }
+        let running = pokeRunner(store, json: json, idleNote: idleNote)
         let time = timer.clock.now()
         let due = alertDue(session)
         let text = [headline] + (session.state.isOpen ? drawing(session, at: time, alertDue: due) : [])

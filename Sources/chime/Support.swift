@@ -143,10 +143,12 @@ extension Trigger {
 }
 
 /// After a change to the store: wake the runner, and say so when none is running.
-func pokeRunner(_ store: ReminderStore, json: Bool) -> Bool {
+/// - Parameter idleNote: what to say when no runner runs, for a change that leaves nothing to
+///   fire (a paused focus session); by default, that it fires once a runner starts.
+func pokeRunner(_ store: ReminderStore, json: Bool, idleNote: String? = nil) -> Bool {
     let running = RunnerControl.poke(storePath: store.path)
     if !running && !json {
-        Output.note("No runner is running for this store: the change is saved and fires once 'chime run' starts.")
+        Output.note(idleNote ?? "No runner is running for this store: the change is saved and fires once 'chime run' starts.")
     }
     return running
 }
