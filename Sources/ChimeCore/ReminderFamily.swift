@@ -31,6 +31,9 @@ public protocol ReminderFamily: Sendable {
     /// Whether `noteID` names one of the family's live notes: an answer to it (an action, a
     /// close) goes to ``respond(to:at:)``, though the ledger knows no such alert.
     func ownsLiveNote(_ noteID: String) -> Bool
+    /// Closes the family's live notes: the scheduler is stopping (their buttons would answer
+    /// to no one). The next process shows them again.
+    func closeLiveNotes(through notifier: any Notifier) async
 }
 
 extension ReminderFamily {
@@ -43,4 +46,6 @@ extension ReminderFamily {
     public func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? { nil }
 
     public func ownsLiveNote(_ noteID: String) -> Bool { false }
+
+    public func closeLiveNotes(through notifier: any Notifier) async {}
 }

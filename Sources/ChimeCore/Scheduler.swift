@@ -200,6 +200,9 @@ public actor Scheduler {
             await loop(waker: waker)
             group.cancelAll()
         }
+        // The families' live notes show what only a running scheduler keeps up to date, and
+        // their buttons answer to it: they are closed when it stops.
+        for family in families { await family.closeLiveNotes(through: notifier) }
     }
 
     /// ``run(waker:)``'s loop: a pass, then park until the next deadline, until shutdown.

@@ -166,6 +166,14 @@ extension FocusFamily {
         }
     }
 
+    /// The runner stops: the live alert is closed (its buttons would reach no one); a runner
+    /// started again shows it once more.
+    public func closeLiveNotes(through notifier: any Notifier) async {
+        guard let shown = live.withLock({ $0 }) else { return }
+        try? await notifier.withdraw(PostedNote(id: FocusSession.reminderID(shown.sessionID)))
+        live.withLock { $0 = nil }
+    }
+
     public func ownsLiveNote(_ noteID: String) -> Bool {
         guard let id = Self.sessionID(noteID) else { return false }
         return live.withLock { $0?.sessionID == id }

@@ -128,7 +128,15 @@ extension DesktopTests {
         #expect(next?["id"] as? Int == Int(session.id) + 1)
         #expect(next?["length_s"] as? Int == 600)
         #expect(await server.waitForLog { $0.contains(#"string "Focusing: 10:00 left""#) }, "\(runner.stderr)")
+        #expect(await server.waitForLog { Self.notifyReplies($0).count == 3 })
+        let liveID = try #require(Self.notifyReplies(server.monitorLog).last)
+        #expect(liveID != ids[0])
+        #expect(!server.monitorLog.contains("member=CloseNotification"))
+
+        // The runner stops: it closes the live alert (its buttons would reach no one), not Tree planted!
         #expect(await runner.terminate() == 0)
+        #expect(await server.waitForLog { $0.contains("member=CloseNotification\n   uint32 \(liveID)\n") }, "\(server.monitorLog)")
+        #expect(server.monitorLog.components(separatedBy: "member=CloseNotification").count == 2)
     }
 
     /// The ids the server returned for Notify calls, in order (each reply's one uint32).

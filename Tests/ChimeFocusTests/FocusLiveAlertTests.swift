@@ -170,6 +170,8 @@ struct FocusLiveAlertTests {
         h.wall.shutdown()
         await loop.value
         #expect(Self.live(notifier.posts).map(\.title) == ["Focusing: 25:00 left", "Focusing: 20:00 left"])
+        // Stopped, the runner closed its live alert (its buttons would reach no one).
+        #expect(notifier.withdrawals == [session.reminderID])
         h.wall.advance(to: h.at(700))
 
         // A new process (same boot) at 13:20 left: the alert once, at stage 3, then stage 4 at 10:00.
