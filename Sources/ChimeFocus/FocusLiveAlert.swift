@@ -69,6 +69,11 @@ public enum FocusLiveAlert {
         note.icon = icon
         note.category = category
         note.transient = true
+        // A runner killed mid-session cannot close its alert, and the next one does not know its
+        // server id: servers that stack by tag (dunst; notify-osd's synchronous hint) replace it
+        // with the new one rather than show two.
+        note.hints["x-dunst-stack-tag"] = "chime-\(session.reminderID)"
+        note.hints["x-canonical-private-synchronous"] = "chime-\(session.reminderID)"
         // Up until the session ends or a person closes it (it is replaced, never stacked).
         note.sticky = true
         return note

@@ -139,6 +139,29 @@ extension DesktopTests {
         #expect(server.monitorLog.components(separatedBy: "member=CloseNotification").count == 2)
     }
 
+    /// A runner killed mid-session cannot close its live alert; the next one shows it once, in
+    /// its place (dunst stacks by tag): one live alert on the screen, not two.
+    @Test("After a runner is killed, the next one's live alert takes the old one's place")
+    func liveAlertAfterAKill() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        _ = try startSession(in: sandbox, endingIn: 200)
+        let first = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await first.waitUntilStarted(), "\(first.stderr)")
+        #expect(await server.waitForLog { $0.contains(#"string "Focusing: "#) }, "\(first.stderr)")
+        first.crash()
+        let second = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await second.waitUntilStarted(), "\(second.stderr)")
+        #expect(await server.waitForLog { $0.components(separatedBy: #"string "Focusing: "#).count == 3 }, "\(second.stderr)")
+        let call = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        #expect(call.contains(#"string "x-dunst-stack-tag""#), "\(call)")
+        // Once the server has answered the second Notify, it shows one alert
+        #expect(await server.waitForLog { Self.notifyReplies($0).count == 2 })
+        #expect(await waitUntilDisplayed(server, count: 1), "\(server.monitorLog)")
+        #expect(await second.terminate() == 0)
+    }
+
     /// The ids the server returned for Notify calls, in order (each reply's one uint32).
     static func notifyReplies(_ log: String) -> [UInt32] {
         log.matches(of: #/method return[^\n]*\n   uint32 (\d+)\n/#).compactMap { UInt32($0.output.1) }
@@ -146,6 +169,11 @@ extension DesktopTests {
 
     /// Waits (bounded) until dunst displays no notification.
     func waitUntilNothingDisplayed(_ server: NotificationServer) async -> Bool {
+        await waitUntilDisplayed(server, count: 0)
+    }
+
+    /// Waits (bounded) until dunst displays `count` notifications.
+    func waitUntilDisplayed(_ server: NotificationServer, count: Int) async -> Bool {
         let output = server.directory.appendingPathComponent("count.out")
         for _ in 0..<100 {
             if let probe = try? NotificationServer.spawn(
@@ -154,7 +182,7 @@ extension DesktopTests {
                 environment: server.environment,
                 output: output.path
             ), NotificationServer.wait(probe) == 0,
-                (try? String(contentsOf: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+                (try? String(contentsOf: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == String(count)
             {
                 return true
             }
