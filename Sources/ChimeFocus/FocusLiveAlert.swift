@@ -81,14 +81,15 @@ public enum FocusLiveAlert {
 
     private typealias Action = Note.Action
 
-    /// The wall-clock instant the active `session`'s stage next changes, read at `time`; nil at
-    /// stage 5 or when not active. Stage s + 1 begins when the elapsed whole seconds reach
-    /// ⌈s × length ÷ 5⌉ (``TreeStage/stage(remainingSeconds:lengthSeconds:)``), that is when the
-    /// focus time left reaches length − that, exactly.
+    /// The wall-clock instant the active `session`'s stage next changes, read at `time`; at
+    /// stage 5, its end (so the live alert is closed at the end even when the completion alert
+    /// was cancelled); nil when not active. Stage s + 1 begins when the elapsed whole seconds
+    /// reach ⌈s × length ÷ 5⌉ (``TreeStage/stage(remainingSeconds:lengthSeconds:)``), that is
+    /// when the focus time left reaches length − that, exactly.
     public static func nextStageChange(_ session: FocusSession, at time: MachineTime) -> Date? {
         guard session.state == .active else { return nil }
         let stage = session.stage(at: time)
-        guard stage < TreeStage.grown else { return nil }
+        guard stage < TreeStage.grown else { return FocusTimer.expectedEnd(session, at: time) }
         let length = session.lengthSeconds
         let elapsedAtChange = (stage * length + 4) / 5
         let remainingAtChange = Int64(length - elapsedAtChange) * 1_000_000
@@ -157,17 +158,13 @@ extension FocusFamily {
         var next: Date?
     }
 
-    /// Whether session `id` completed and its completion alert was not cancelled (it replaces
-    /// the live alert, or has already).
+    /// Whether session `id` completed and its completion alert was shown or is still to be
+    /// (it replaces the live alert in place, or has already); not when it was cancelled.
     private func completionShown(sessionID id: Int64) throws(ChimeError) -> Bool {
         try timer.store.read { db in
             guard try FocusTimer.fetch(id: id, in: db)?.state == .completed else { return false }
-            let state = try String.fetchOne(
-                db,
-                sql: "SELECT state FROM reminder WHERE id = ? ORDER BY key DESC LIMIT 1",
-                arguments: [FocusSession.reminderID(id)]
-            )
-            return state != nil && state != "cancelled"
+            let alert = FocusSession.reminderID(id)
+            return try ReminderStore.wasShown(id: alert, in: db) || ReminderStore.pendingDue(id: alert, in: db) != nil
         }
     }
 

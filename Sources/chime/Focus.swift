@@ -243,8 +243,9 @@ struct FocusStatus: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show the session: countdown, progress and the tree at its stage.",
         discussion: """
-            With --watch, redraws every second until the session ends; Ctrl-C stops watching and \
-            leaves the session as it is. With no session running, says how the last one ended.
+            With --watch, redraws every second until the session ends (in 40 columns); Ctrl-C \
+            stops watching and leaves the session as it is. With no session running, says how the \
+            last one ended.
             """
     )
     @Flag(help: "Redraw the countdown every second until the session ends.")

@@ -207,6 +207,40 @@ struct FocusLiveAlertTests {
         await loop2.value
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func withItsCompletionAlertCancelledTheSessionEndsWithTheLiveAlertClosed() async throws {
+        let h = try FocusHarness()
+        defer { h.cleanUp() }
+        let notifier = RecordingNotifier()
+        let scheduler = Self.scheduler(h, notifier: notifier)
+        let session = try h.timer.start(minutes: 10)
+        let loop = Task { await scheduler.run(waker: h.wall) }
+        _ = await notifier.nextPost()
+        #expect(await h.wall.parked() == h.at(120))
+        // `chime cancel focus-1`: the session still completes, silently.
+        _ = try h.store.cancel(id: session.reminderID, now: h.wall.now())
+        h.wall.poke()
+        for stage in 1...4 {
+            #expect(await h.wall.parked() == h.at(TimeInterval(120 * stage)))
+            h.wall.advance(to: h.at(TimeInterval(120 * stage)))
+        }
+        // No alert to fire, but the loop wakes at the end: the session completes, the live
+        // alert is closed.
+        #expect(await h.wall.parked() == h.at(600))
+        h.wall.advance(to: h.at(600))
+        while notifier.withdrawals.isEmpty {
+            await h.wall.parked()
+            await Task.yield()
+        }
+        #expect(notifier.withdrawals == [session.reminderID])
+        #expect(try h.timer.latest()?.state == .completed)
+        #expect(!notifier.posts.contains { $0.title == "Tree planted!" })
+        #expect(Self.live(notifier.posts).count == 5)
+        #expect(await h.wall.parked() == nil)
+        h.wall.shutdown()
+        await loop.value
+    }
+
     @Test
     func stageChangesFallOnTheSeedsBoundaries() throws {
         let h = try FocusHarness()
@@ -221,7 +255,8 @@ struct FocusLiveAlertTests {
         #expect(FocusLiveAlert.nextStageChange(session, at: h.machine.now()) == h.at(600))
         h.wall.advance(to: h.at(1_200))
         #expect(session.stage(at: h.machine.now()) == 5)
-        #expect(FocusLiveAlert.nextStageChange(session, at: h.machine.now()) == nil)
+        // At stage 5, the end.
+        #expect(FocusLiveAlert.nextStageChange(session, at: h.machine.now()) == h.at(1_500))
         // A 13-minute session: stage 2 at 2:36 elapsed (⌈780 ÷ 5⌉ = 156 s).
         let other = FocusSession(
             id: 9,
