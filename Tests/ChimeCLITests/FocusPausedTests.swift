@@ -1,3 +1,4 @@
+import ChimeFocus
 import Foundation
 import Testing
 
@@ -39,5 +40,33 @@ struct FocusPausedTests {
         let given = try sandbox.chime("focus", "give-up", "--yes")
         #expect(given.status == 0, "\(given.stderr)")
         #expect(given.stderr.contains("no alert is left to fire"), "\(given.stderr)")
+    }
+
+    @Test("The forest labels trees by their number in the forest, not their sessions' ids")
+    func forestNumbers() async throws {
+        let sandbox = try Sandbox()
+        // Session 1 given up; session 2 completes (started in the past through the library)
+        #expect(try sandbox.chime("focus", "start", "--minutes", "10").status == 0)
+        #expect(try sandbox.chime("focus", "give-up", "--yes").status == 0)
+        let tree = try startSession(in: sandbox, endingIn: 0.2)
+        #expect(tree.id == 2)
+        try await Task.sleep(for: .milliseconds(400))
+
+        let shown = try sandbox.chime("forest", "show", "1", "--json")
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let one = try jsonObject(shown.stdout)
+        #expect(one["number"] as? Int == 1)
+        #expect(one["id"] as? Int == 2)
+        let listing = try jsonObject(try sandbox.chime("forest", "--json").stdout)
+        let trees = try #require(listing["trees"] as? [[String: Any]])
+        #expect(trees.map { $0["number"] as? Int } == [1])
+        let grid = try sandbox.chime("forest")
+        #expect(grid.stdout.contains("#1"), "\(grid.stdout)")
+        #expect(!grid.stdout.contains("#2"), "\(grid.stdout)")
+        let text = try sandbox.chime("forest", "show", "#1")
+        #expect(text.stdout.contains("Tree #1 (focus session #2)"), "\(text.stdout)")
+        let missing = try sandbox.chime("forest", "show", "2")
+        #expect(missing.status == 3)
+        #expect(missing.stderr == "chime: no tree #2: the forest has 1 tree, #1\n", "\(missing.stderr)")
     }
 }
