@@ -27,13 +27,15 @@ public protocol ReminderFamily: Sendable {
     /// and time left). Called after every pass; returns the next instant the family needs this
     /// call again (a stage change), which the scheduler includes in its next wake, or nil.
     /// What it has shown is kept in memory only: a new process shows the current state once.
-    func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date?
+    /// `nonisolated(nonsending)`: it runs on the scheduler's own thread, so a pass with nothing
+    /// to show does not hop to Swift's global pool (the idle runner stays idle).
+    nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date?
     /// Whether `noteID` names one of the family's live notes: an answer to it (an action, a
     /// close) goes to ``respond(to:at:)``, though the ledger knows no such alert.
     func ownsLiveNote(_ noteID: String) -> Bool
     /// Closes the family's live notes: the scheduler is stopping (their buttons would answer
     /// to no one). The next process shows them again.
-    func closeLiveNotes(through notifier: any Notifier) async
+    nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async
 }
 
 extension ReminderFamily {
@@ -43,9 +45,9 @@ extension ReminderFamily {
 
     public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {}
 
-    public func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? { nil }
+    public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? { nil }
 
     public func ownsLiveNote(_ noteID: String) -> Bool { false }
 
-    public func closeLiveNotes(through notifier: any Notifier) async {}
+    public nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async {}
 }

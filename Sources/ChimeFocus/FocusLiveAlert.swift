@@ -107,7 +107,7 @@ extension FocusFamily {
     /// or the state changes. Nothing is written to the store (no migration, no ledger rows): a
     /// live alert is a view of the session, which the store already holds, not an occurrence
     /// that must not be lost. The next wake is the next stage change (the runner never ticks).
-    public func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? {
+    public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? {
         guard liveAlert else { return nil }
         let shown = live.withLock { $0 }
         // No session open at the last settle and no alert up: no look at the store (an idle runner).
@@ -170,7 +170,7 @@ extension FocusFamily {
 
     /// The runner stops: the live alert is closed (its buttons would reach no one); a runner
     /// started again shows it once more.
-    public func closeLiveNotes(through notifier: any Notifier) async {
+    public nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async {
         guard let shown = live.withLock({ $0 }) else { return }
         try? await notifier.withdraw(PostedNote(id: FocusSession.reminderID(shown.sessionID)))
         live.withLock { $0 = nil }
