@@ -44,6 +44,9 @@ public struct Note: Sendable, Hashable {
     public var timeout: Duration?
     /// Stays up until answered (as critical urgency does).
     public var sticky: Bool = false
+    /// The spec's `transient` hint: the server keeps it out of its history (a live status
+    /// that is replaced in place, such as a focus session's tree and time left).
+    public var transient: Bool = false
     /// An icon name from the icon theme, or an absolute path.
     public var icon: String?
     /// The spec's category (`x-chime.reminder` when nil).

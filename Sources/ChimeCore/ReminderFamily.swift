@@ -22,6 +22,20 @@ public protocol ReminderFamily: Sendable {
     /// at once (plan a dose's repeat, make its next dose); the scheduler's next deadline then
     /// includes what it wrote.
     func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws
+    /// Shows, updates in place or withdraws the family's live notes through `notifier`: notes
+    /// outside the ledger that show a state rather than an occurrence (a focus session's tree
+    /// and time left). Called after every pass; returns the next instant the family needs this
+    /// call again (a stage change), which the scheduler includes in its next wake, or nil.
+    /// What it has shown is kept in memory only: a new process shows the current state once.
+    /// `nonisolated(nonsending)`: it runs on the scheduler's own thread, so a pass with nothing
+    /// to show does not hop to Swift's global pool (the idle runner stays idle).
+    nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date?
+    /// Whether `noteID` names one of the family's live notes: an answer to it (an action, a
+    /// close) goes to ``respond(to:at:)``, though the ledger knows no such alert.
+    func ownsLiveNote(_ noteID: String) -> Bool
+    /// Closes the family's live notes: the scheduler is stopping (their buttons would answer
+    /// to no one). The next process shows them again.
+    nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async
 }
 
 extension ReminderFamily {
@@ -30,4 +44,10 @@ extension ReminderFamily {
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool { false }
 
     public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {}
+
+    public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? { nil }
+
+    public func ownsLiveNote(_ noteID: String) -> Bool { false }
+
+    public nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async {}
 }

@@ -216,6 +216,9 @@ public actor Scheduler {
             await loop(waker: waker)
             group.cancelAll()
         }
+        // The families' live notes show what only a running scheduler keeps up to date, and
+        // their buttons answer to it: they are closed when it stops.
+        for family in families { await family.closeLiveNotes(through: notifier) }
     }
 
     /// ``run(waker:)``'s loop: a pass, then park until the next deadline, until shutdown.
@@ -246,7 +249,8 @@ public actor Scheduler {
             }
             prepareFamilies(reason)
             let next = await runPass()
-            reason = await waker.wait(until: next)
+            let live = await updateLiveNotes()
+            reason = await waker.wait(until: [next, live].compactMap { $0 }.min())
             if reason == .shutdown { return }
         }
     }
@@ -308,7 +312,9 @@ public actor Scheduler {
                 storeFailed(error)
                 continue
             }
-            if let kind, let family = familiesByKind[kind] {
+            // An answer to a family's live note (not in the ledger) goes to the family that owns it.
+            let owner = kind.flatMap { familiesByKind[$0] } ?? families.first { $0.ownsLiveNote(response.noteID) }
+            if let family = owner {
                 do {
                     if try family.respond(to: response, at: now) { waker.poke() }
                 } catch {
@@ -351,6 +357,17 @@ public actor Scheduler {
                 storeFailed(error)
             }
         }
+    }
+
+    /// Lets each family show or update its live notes after a pass (see
+    /// ``ReminderFamily/updateLiveNotes(through:at:)``); returns the earliest instant one of
+    /// them needs to look again.
+    private func updateLiveNotes() async -> Date? {
+        var next: Date?
+        for family in families {
+            if let wake = await family.updateLiveNotes(through: notifier, at: clock.now()) { next = min(next ?? wake, wake) }
+        }
+        return next
     }
 
     /// How many occurrences ``SchedulerStore/claimDue(now:systemZone:)`` returns at most; a

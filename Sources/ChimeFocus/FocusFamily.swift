@@ -5,7 +5,9 @@ import Synchronization
 
 /// Focus sessions in the runner: before each pass the open session is settled (its alert moved
 /// after a suspend or a clock change, completed at its end, abandoned after a reboot); the
-/// completion alert carries the grown tree's icon.
+/// completion alert carries the grown tree's icon and a "Plant another" action. While a session
+/// is open, its live alert shows the tree and the time left, with Pause / Resume / Give up
+/// (`FocusLiveAlert.swift`).
 public final class FocusFamily: ReminderFamily {
     public let kind = FocusTimer.kind
     public let timer: FocusTimer
@@ -15,17 +17,37 @@ public final class FocusFamily: ReminderFamily {
     /// open needs no look at the store: every change to sessions pokes the runner.
     private let sessionOpen = Mutex<Bool?>(nil)
     private let onChange: @Sendable (FocusTimer.Settled) -> Void
+    /// Whether the live alert is shown (see ``updateLiveNotes(through:at:)``).
+    public let liveAlert: Bool
+    /// The icon of each stage for the live alert (nil: none installed).
+    let stageIcon: @Sendable (Int) -> String?
+    /// The zone the live alert's end time is shown in.
+    let zone: @Sendable () -> TimeZone
+    /// What the live alert shows now (see `FocusLiveAlert.swift`).
+    let live = Mutex<LiveShown?>(nil)
 
-    /// - Parameter onChange: told when a settle completed or abandoned a session (the runner logs it).
+    /// - Parameters:
+    ///   - liveAlert: whether to keep a live alert up while a session runs.
+    ///   - stageIcon: the tree icon of a stage, for the live alert.
+    ///   - onChange: told when a settle completed or abandoned a session (the runner logs it).
     public init(
         timer: FocusTimer,
         icon: String? = FocusIcons.path(stage: TreeStage.grown),
+        liveAlert: Bool = true,
+        stageIcon: @escaping @Sendable (Int) -> String? = { FocusIcons.path(stage: $0) },
+        zone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         onChange: @escaping @Sendable (FocusTimer.Settled) -> Void = { _ in }
     ) {
         self.timer = timer
         self.icon = icon
+        self.liveAlert = liveAlert
+        self.stageIcon = stageIcon
+        self.zone = zone
         self.onChange = onChange
     }
+
+    /// Whether a session was open at the last settle (nil: not known yet).
+    var knownOpen: Bool? { sessionOpen.withLock { $0 } }
 
     public func prepare(reason: WakeReason) throws {
         if reason == .deadline, sessionOpen.withLock({ $0 }) == false { return }
@@ -40,6 +62,10 @@ public final class FocusFamily: ReminderFamily {
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
         note.icon = icon
         note.category = "x-chime.focus"
+        // The seed's "Plant Tree" once a session is over: another session of the same length,
+        // from the alert (no store read here: the firing path posts without touching the store).
+        note.actions = [Note.Action(key: FocusLiveAlert.plantAnother, label: "Plant another")]
+        note.answerInstead = "Plant another: chime focus start" + plantAnotherMinutes(occurrence.reminderID)
     }
 }
 

@@ -61,7 +61,12 @@ public enum FocusText {
         return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
     }
 
-    /// What `chime focus status` shows of an open session at `time`: the tree, MM:SS, a bar.
+    /// The narrowest terminal the countdown fits: every line of ``frame(_:at:)`` and
+    /// ``watch(_:at:zone:)`` is at most this many columns.
+    public static let narrowest = 40
+
+    /// What `chime focus status` shows of an open session at `time`: the tree, MM:SS and a bar,
+    /// the stage (at most ``narrowest`` columns).
     public static func frame(_ session: FocusSession, at time: MachineTime) -> [String] {
         let remaining = session.remainingSeconds(at: time)
         let stage = session.stage(at: time)
@@ -70,15 +75,32 @@ public enum FocusText {
         lines.append("")
         lines.append(
             "    \(FocusTimer.countdown(remaining))  "
-                + progressBar(done: session.focusMicros(at: time), total: session.lengthMicros, width: 25)
-                + "  stage \(stage) of 5, \(state)"
+                + progressBar(done: session.focusMicros(at: time), total: session.lengthMicros, width: 20)
         )
+        lines.append("    stage \(stage) of 5, \(state)")
+        return lines
+    }
+
+    /// What `chime focus status --watch` draws at `time`: a heading, the frame, what to do next;
+    /// at most ``narrowest`` columns (ids up to 8 digits).
+    public static func watch(_ session: FocusSession, at time: MachineTime, zone: TimeZone) -> [String] {
+        var lines = ["Focus session #\(session.id), started \(TimeText.clock(session.startedAt, in: zone))"]
+        lines += frame(session, at: time)
+        if session.state == .paused {
+            lines.append("    Paused: 'chime focus resume'")
+            lines.append("    goes on. Ctrl-C stops watching.")
+        } else {
+            lines.append("    Ctrl-C stops watching; the")
+            lines.append("    session goes on.")
+        }
         return lines
     }
 
     /// The forest as a grid that fits `width` columns (the seed's adaptive grid): each cell the
-    /// grown tree, its id and its completion day in `zone`.
-    public static func grid(_ trees: [FocusSession], width: Int, zone: TimeZone) -> [String] {
+    /// grown tree, its number in the forest (1 for the first tree planted; `trees` are the
+    /// newest first, the first of them numbered `newest`) and its completion day in `zone`.
+    public static func grid(_ trees: [FocusSession], newest: Int? = nil, width: Int, zone: TimeZone) -> [String] {
+        let newest = newest ?? trees.count
         let cell = TreeArt.width + 2
         let columns = max(1, width / cell)
         var lines: [String] = []
@@ -89,7 +111,8 @@ public enum FocusText {
             for line in art {
                 lines.append(String(repeating: line + "  ", count: row.count).trimmedRight())
             }
-            lines.append(row.map { pad(centered("#\($0.id)", TreeArt.width), cell) }.joined().trimmedRight())
+            let numbers = row.indices.map { newest - $0 }
+            lines.append(numbers.map { pad(centered("#\($0)", TreeArt.width), cell) }.joined().trimmedRight())
             lines.append(row.map { pad(centered(shortDay($0.endedAt!, zone: zone), TreeArt.width), cell) }.joined().trimmedRight())
             lines.append("")
             index += columns

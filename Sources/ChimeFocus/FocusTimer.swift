@@ -64,11 +64,7 @@ public struct FocusTimer: Sendable {
         let time = clock.now()
         return try store.write { db in
             if let open = try Self.settle(at: time, in: db).openSession {
-                throw ChimeError(
-                    .conflict,
-                    "a focus session is already running: \(Self.describe(open, at: time)): "
-                        + "pause it, resume it or give it up ('chime focus give-up') before starting another"
-                )
+                throw Self.alreadyOpen(open, at: time)
             }
             try db.execute(
                 sql: """
@@ -329,6 +325,23 @@ public struct FocusTimer: Sendable {
     static func describe(_ session: FocusSession, at time: MachineTime) -> String {
         let started = TimeText.local(session.startedAt, in: .current)
         return "#\(session.id), \(session.state.rawValue), \(countdown(session.remainingSeconds(at: time))) left, started \(started)"
+    }
+
+    /// Why another session cannot start: one is open. A paused session still holds the one
+    /// slot (pausing does not end it), so the way out is to resume it or give it up.
+    static func alreadyOpen(_ open: FocusSession, at time: MachineTime) -> ChimeError {
+        if open.state == .paused {
+            return ChimeError(
+                .conflict,
+                "a focus session is paused: \(describe(open, at: time)); a paused session still counts as the one session: "
+                    + "resume it ('chime focus resume') or give it up ('chime focus give-up') before starting another"
+            )
+        }
+        return ChimeError(
+            .conflict,
+            "a focus session is already running: \(describe(open, at: time)): "
+                + "let it finish or give it up ('chime focus give-up') before starting another"
+        )
     }
 
     /// MM:SS (minutes past 59 stay minutes: 120:00).

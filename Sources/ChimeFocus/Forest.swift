@@ -137,6 +137,20 @@ public struct Forest: Sendable {
         }
     }
 
+    /// Tree `number` of the forest: 1 is the first planted (the oldest by completion), the
+    /// newest is ``treeCount()``; nil when there is no such tree. The forest labels trees so
+    /// (`#3`), not by their sessions' ids, which abandoned sessions leave gaps in.
+    public func tree(number: Int) throws(ChimeError) -> FocusSession? {
+        guard number > 0 else { return nil }
+        return try store.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us LIMIT 1 OFFSET ?",
+                arguments: [number - 1]
+            ).map(FocusTimer.session(from:))
+        }
+    }
+
     /// Trees and focus time per local day in `zone`, and the abandoned count.
     public func days(zone: TimeZone) throws(ChimeError) -> (days: [Int: DayTotals], abandoned: Int) {
         try store.read { db in

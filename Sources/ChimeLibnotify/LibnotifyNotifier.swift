@@ -257,6 +257,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let body = markup ? Self.escapeMarkup(plainBody) : plainBody
         let notification: UnsafeMutablePointer<NotifyNotification>
         if let existing = shown[note.id] {
+            // Replaced in place: the hints are the new note's only (a live note's `transient`
+            // must not stay on the alert that replaces it).
+            notify_notification_clear_hints(existing)
             notify_notification_update(existing, title, body, note.icon)
             notification = existing
         } else {
@@ -289,6 +292,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         notify_notification_set_category(notification, note.category ?? (note.isSummary ? "x-chime.summary" : "x-chime.reminder"))
         notify_notification_set_hint_string(notification, "desktop-entry", "chime")
         if note.sticky { notify_notification_set_hint(notification, "resident", g_variant_new_boolean(1)) }
+        if note.transient { notify_notification_set_hint(notification, "transient", g_variant_new_boolean(1)) }
         for (key, value) in note.hints.sorted(by: { $0.key < $1.key }) {
             notify_notification_set_hint_string(notification, key, value)
         }

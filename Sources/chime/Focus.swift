@@ -16,7 +16,10 @@ struct Focus: AsyncParsableCommand {
             One session at a time. Focus time is time awake: a suspended machine does not grow the \
             tree. A runner restarted in the same boot goes on with the session; after a reboot a \
             running session is abandoned (a paused one waits). The alert "Tree planted!" fires \
-            through the runner at the end; its identifier is focus-ID.
+            through the runner at the end; its identifier is focus-ID. On the desktop, a live \
+            alert shows the tree and the time left while the session runs, replaced in place at \
+            each stage change, with Pause / Resume / Give up (and Plant another at the end). A \
+            paused session has no alert to fire, and still counts as the one session.
             Examples:
               chime focus start --watch
               chime focus pause
@@ -89,7 +92,14 @@ struct FocusContext {
 
     /// After a transition: wake the runner, then print the session.
     func report(_ session: FocusSession, headline: String, json: Bool) {
-        let running = pokeRunner(store, json: json)
+        // Only an active session has an alert to fire: a paused one has none until resumed.
+        let idleNote: String =
+            switch session.state {
+            case .active: RunnerNote.fires
+            case .paused: "No runner is running for this store: the pause is saved; a paused session has no alert to fire."
+            case .completed, .abandoned: "No runner is running for this store: the change is saved; no alert is left to fire."
+            }
+        let running = pokeRunner(store, json: json, note: idleNote)
         let time = timer.clock.now()
         let due = alertDue(session)
         let text = [headline] + (session.state.isOpen ? drawing(session, at: time, alertDue: due) : [])
@@ -238,8 +248,9 @@ struct FocusStatus: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show the session: countdown, progress and the tree at its stage.",
         discussion: """
-            With --watch, redraws every second until the session ends; Ctrl-C stops watching and \
-            leaves the session as it is. With no session running, says how the last one ended.
+            With --watch, redraws every second until the session ends (in 40 columns); Ctrl-C \
+            stops watching and leaves the session as it is. With no session running, says how the \
+            last one ended.
             """
     )
     @Flag(help: "Redraw the countdown every second until the session ends.")
@@ -276,6 +287,7 @@ struct FocusStatus: AsyncParsableCommand {
             Status(
                 session: session.map { SessionJSON($0, at: time, alertDue: due) },
                 running: session?.state.isOpen ?? false,
+                active: session?.state == .active,
                 note: session.flatMap { Self.outcome($0) },
                 runner: running,
                 text: text
@@ -290,13 +302,16 @@ struct FocusStatus: AsyncParsableCommand {
         var running: Bool
         var note: String?
         var runner: Bool
+        /// Active, not paused: only then is there an alert to fire.
+        private var active: Bool
         private var text: [String]
 
         enum CodingKeys: String, CodingKey { case session, running, note, runner }
 
-        init(session: SessionJSON?, running: Bool, note: String?, runner: Bool, text: [String]) {
+        init(session: SessionJSON?, running: Bool, active: Bool, note: String?, runner: Bool, text: [String]) {
             self.session = session
             self.running = running
+            self.active = active
             self.note = note
             self.runner = runner
             self.text = text
@@ -305,7 +320,8 @@ struct FocusStatus: AsyncParsableCommand {
         var lines: [String] { text }
 
         var notes: [String] {
-            running && !runner ? ["No runner is running for this store: the alert fires once 'chime run' starts."] : []
+            // A paused session has no alert to fire (its alert comes back with 'chime focus resume').
+            active && !runner ? ["No runner is running for this store: the alert fires once 'chime run' starts."] : []
         }
     }
 

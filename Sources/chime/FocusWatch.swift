@@ -50,13 +50,8 @@ struct FocusWatch {
             switch settled {
             case .open(let session):
                 watchedID = session.id
-                var lines = ["Focus session #\(session.id), started \(TimeText.local(session.startedAt, in: .current))"]
-                lines += FocusText.frame(session, at: time)
-                lines.append(
-                    session.state == .paused
-                        ? "    Paused: 'chime focus resume' goes on. Ctrl-C stops watching."
-                        : "    Ctrl-C stops watching; the session goes on."
-                )
+                // At most 40 columns (FocusText.narrowest): a narrow terminal does not wrap it.
+                let lines = FocusText.watch(session, at: time, zone: .current)
                 if terminal {
                     var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)A" : ""
                     for line in lines { text += "\u{1B}[2K" + line + "\n" }

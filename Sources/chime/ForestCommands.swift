@@ -24,6 +24,9 @@ enum TerminalSize {
 /// One tree of the forest: its `--json` form (also each element of `forest --json`), and the
 /// tree drawn with its times for `forest show`.
 struct TreeJSON: Report {
+    /// The tree's number in the forest (1: the first planted), as the grid labels it.
+    var number: Int
+    /// The focus session's id (its alert was focus-ID).
     var id: Int64
     var started: String
     var completed: String
@@ -32,12 +35,13 @@ struct TreeJSON: Report {
     private var session: FocusSession
 
     enum CodingKeys: String, CodingKey {
-        case id, started, completed
+        case number, id, started, completed
         case focusSeconds = "focus_s"
         case pausedSeconds = "paused_s"
     }
 
-    init(_ session: FocusSession) {
+    init(_ session: FocusSession, number: Int) {
+        self.number = number
         id = session.id
         started = TimeText.iso(session.startedAt)
         completed = TimeText.iso(session.endedAt!)
@@ -49,7 +53,7 @@ struct TreeJSON: Report {
     var lines: [String] {
         let zone = TimeZone.current
         var lines = TreeArt.lines(stage: TreeStage.grown).map { "    " + $0 }
-        lines.append("Tree #\(session.id)")
+        lines.append("Tree #\(number) (focus session #\(session.id))")
         lines.append("  Completed   \(TimeText.local(session.endedAt!, in: zone))")
         lines.append("  Focus Time  \(FocusText.minutes(session.focusMicros))")
         lines.append("  Started     \(TimeText.local(session.startedAt, in: zone))")
@@ -107,12 +111,12 @@ struct ForestGrid: AsyncParsableCommand {
         Output.line("My Forest: \(count) \(count == 1 ? "tree" : "trees") planted")
         Output.line("")
         var text = ""
-        for line in FocusText.grid(trees, width: columns, zone: .current) { text += line + "\n" }
+        for line in FocusText.grid(trees, newest: count, width: columns, zone: .current) { text += line + "\n" }
         FileHandle.standardOutput.write(Data(text.utf8))
         if trees.count < count {
-            Output.line("The newest \(trees.count) of \(count): 'chime forest --all' draws them all; 'chime forest show ID' one tree.")
+            Output.line("The newest \(trees.count) of \(count): 'chime forest --all' draws them all; 'chime forest show N' tree #N.")
         } else {
-            Output.line("'chime forest show ID' shows one tree.")
+            Output.line("'chime forest show N' shows tree #N.")
         }
     }
 }
@@ -127,9 +131,9 @@ extension ForestGrid {
         text.reserveCapacity(40 + trees.count * 120)
         for (index, tree) in trees.enumerated() {
             if index > 0 { text += "," }
-            let json = TreeJSON(tree)
+            let json = TreeJSON(tree, number: count - index)
             text += "{\"completed\":\"\(json.completed)\",\"focus_s\":\(json.focusSeconds),\"id\":\(json.id),"
-            text += "\"paused_s\":\(json.pausedSeconds),\"started\":\"\(json.started)\"}"
+            text += "\"number\":\(json.number),\"paused_s\":\(json.pausedSeconds),\"started\":\"\(json.started)\"}"
         }
         text += "]}\n"
         FileHandle.standardOutput.write(Data(text.utf8))
@@ -139,29 +143,35 @@ extension ForestGrid {
 struct ForestShow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "One tree: when it was completed, its focus time, when it was started."
+        abstract: "One tree: when it was completed, its focus time, when it was started.",
+        discussion: """
+            Trees are numbered in the order they were planted: #1 is the first, the newest has \
+            the highest number (as 'chime forest' labels them).
+            """
     )
-    @Argument(help: ArgumentHelp("The session's id (as the forest shows it: 12 or #12).", valueName: "id")) var id: String
+    @Argument(help: ArgumentHelp("The tree's number in the forest (as the forest labels it: 3 or #3).", valueName: "number"))
+    var number: String
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let digits = id.hasPrefix("#") ? String(id.dropFirst()) : id
-        guard let number = Int64(digits), number > 0 else {
-            throw ChimeError.invalid("session id", id, expected: "a number such as 12 (see 'chime forest')")
+        let digits = number.hasPrefix("#") ? String(number.dropFirst()) : number
+        guard let wanted = Int(digits), wanted > 0 else {
+            throw ChimeError.invalid("tree number", number, expected: "a number such as 3 (see 'chime forest')")
         }
         let store = try global.openStore(.read)
-        let timer = FocusTimer(store: store)
-        let session = try timer.session(id: number)
-        guard session.isValidTree else {
-            let what =
-                switch session.state {
-                case .active, .paused: "it is still \(session.state.rawValue) ('chime focus status')"
-                case .abandoned: session.endReason == .restarted ? "it was abandoned when the machine restarted" : "it was given up"
-                case .completed: "its record has no end time or no focus time"
+        try FocusTimer(store: store).settle()
+        let forest = Forest(store: store)
+        guard let tree = try forest.tree(number: wanted) else {
+            let count = try forest.treeCount()
+            let has =
+                switch count {
+                case 0: "the forest has no trees yet ('chime focus start' plants one)"
+                case 1: "the forest has 1 tree, #1"
+                default: "the forest has \(count) trees, #1 to #\(count)"
                 }
-            throw ChimeError(.notFound, "focus session #\(number) is not a tree in the forest: \(what)")
+            throw ChimeError(.notFound, "no tree #\(wanted): \(has)")
         }
-        emit(TreeJSON(session), json: global.json)
+        emit(TreeJSON(tree, number: wanted), json: global.json)
     }
 }
 

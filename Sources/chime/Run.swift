@@ -56,7 +56,10 @@ struct Run: AsyncParsableCommand {
         // `chime run --json` is the JSON stream, whatever the desktop offers.
         let choice: NotifierChoice = notifier == .auto && global.json ? .json : notifier
         let sink = try await choice.make(json: global.json, follow: true)
-        let runner = try Runner(store: store, notifier: sink, families: Self.families(store: store, logger: logger), logger: logger)
+        // The focus session's live alert is for a desktop, where it is replaced in place; a
+        // console or JSON stream gets one line per alert, not one per stage.
+        let families = Self.families(store: store, logger: logger, liveAlerts: !(sink is ConsoleNotifier))
+        let runner = try Runner(store: store, notifier: sink, families: families, logger: logger)
         try await runner.runUntilSignalled()
     }
 
@@ -66,17 +69,21 @@ struct Run: AsyncParsableCommand {
 
     /// The reminder families the runner serves, in the order they are prepared before each
     /// pass; each logs what it did on its own (the composition root: a new family is added here).
-    static func families(store: ReminderStore, logger log: Logger) -> [any ReminderFamily] {
-        let focus = FocusFamily(timer: FocusTimer(store: store)) { settled in
-            switch settled {
-            case .completed(let session):
-                log.info("Focus session completed", metadata: ["session.id": "\(session.id)"])
-            case .abandoned(let session):
-                log.notice("Focus session abandoned: the machine restarted during it", metadata: ["session.id": "\(session.id)"])
-            case .none, .open:
-                break
+    static func families(store: ReminderStore, logger log: Logger, liveAlerts: Bool = true) -> [any ReminderFamily] {
+        let focus = FocusFamily(
+            timer: FocusTimer(store: store),
+            liveAlert: liveAlerts,
+            onChange: { settled in
+                switch settled {
+                case .completed(let session):
+                    log.info("Focus session completed", metadata: ["session.id": "\(session.id)"])
+                case .abandoned(let session):
+                    log.notice("Focus session abandoned: the machine restarted during it", metadata: ["session.id": "\(session.id)"])
+                case .none, .open:
+                    break
+                }
             }
-        }
+        )
         let doses = DoseFamily(
             book: DoseBook(store: store),
             onChange: { settled in

@@ -11,16 +11,20 @@ struct FocusRunnerTests {
     static let utc = TimeZone(identifier: "UTC")!
     static let icon = "/usr/share/chime/icons/tree-stage-5.svg"
 
-    /// The scheduler with the focus family, on the harness's store and clocks.
-    static func scheduler(_ h: FocusHarness, notifier: RecordingNotifier, timer: FocusTimer? = nil) -> Scheduler {
+    /// The scheduler with the focus family, on the harness's store and clocks. These tests are
+    /// about the completion alert: the live alert is off (`FocusLiveAlertTests` has it on).
+    static func scheduler(_ h: FocusHarness, notifier: RecordingNotifier, timer: FocusTimer? = nil, live: Bool = false) -> Scheduler {
         Scheduler(
             store: h.store,
             notifier: notifier,
             clock: h.wall,
             systemZone: { utc },
-            families: [FocusFamily(timer: timer ?? h.timer, icon: icon)]
+            families: [FocusFamily(timer: timer ?? h.timer, icon: icon, liveAlert: live, stageIcon: stageIcon, zone: { utc })]
         )
     }
+
+    /// The stage icons the tests expect (as FocusIcons would find them installed).
+    static let stageIcon: @Sendable (Int) -> String? = { "/usr/share/chime/icons/tree-stage-\($0).svg" }
 
     /// The wake for an alert due at `instant`: the scheduler's look-ahead before it.
     static func wake(_ instant: Date) -> Date { instant.addingTimeInterval(-0.025) }
@@ -158,7 +162,7 @@ struct FocusRunnerTests {
             notifier: notifier,
             clock: clock,
             systemZone: { Self.utc },
-            families: [FocusFamily(timer: timer, icon: nil)]
+            families: [FocusFamily(timer: timer, icon: nil, liveAlert: false)]
         )
         let again = Task { await second.run(waker: clock) }
         #expect(await clock.parked() == Self.wake(h.at(1_500)))

@@ -28,9 +28,24 @@ struct FocusTimerTests {
         let error = #expect(throws: ChimeError.self) { try h.timer.start() }
         #expect(error?.code == .conflict)
         #expect(error?.message.contains("#\(session.id), active, 25:00 left") == true)
-        // Paused counts as running too.
+        #expect(error?.message.contains("let it finish or give it up ('chime focus give-up')") == true)
+        #expect(error?.message.contains("pause") == false)
+        // Paused counts as running too: pausing does not free the slot; the error says to
+        // resume or give up, and has no alert to fire.
+        h.wall.advance(by: 60)
         _ = try h.timer.pause()
-        #expect(throws: ChimeError.self) { try h.timer.start(minutes: 30) }
+        let paused = #expect(throws: ChimeError.self) { try h.timer.start(minutes: 30) }
+        #expect(paused?.code == .conflict)
+        #expect(
+            paused?.message.hasPrefix("a focus session is paused: #\(session.id), paused, 24:00 left, started ") == true,
+            "\(paused?.message ?? "")"
+        )
+        #expect(
+            paused?.message.hasSuffix(
+                "a paused session still counts as the one session: "
+                    + "resume it ('chime focus resume') or give it up ('chime focus give-up') before starting another"
+            ) == true
+        )
         #expect(try h.store.pendingCount() == 0)
     }
 

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeFocus
 import ChimeStore
+import ChimeTesting
 import Foundation
 import GRDB
 import Testing
@@ -168,6 +169,58 @@ struct ForestStatsTests {
         let lines = FocusText.grid(Array(trees.prefix(2)), width: 80, zone: Self.utc)
         #expect(lines[TreeArt.height].contains("#1") && lines[TreeArt.height].contains("#2"))
         #expect(lines[TreeArt.height + 1].contains("Nov 1") && lines[TreeArt.height + 1].contains("Nov 2"))
+    }
+
+    @Test func theGridLabelsTreesByTheirNumberInTheForestNotTheirIds() {
+        // Sessions 40 and 17 (others were given up): the newest is tree #12 of twelve.
+        let trees = [
+            Self.tree(40, endedAt: Self.local(2026, 11, 3, 10, in: Self.utc)),
+            Self.tree(17, endedAt: Self.local(2026, 11, 2, 10, in: Self.utc)),
+        ]
+        let lines = FocusText.grid(trees, newest: 12, width: 80, zone: Self.utc)
+        let labels = lines[TreeArt.height].split(separator: " ")
+        #expect(labels == ["#12", "#11"])
+        #expect(!lines.joined().contains("#40") && !lines.joined().contains("#17"))
+    }
+
+    @Test func forestNumbersCountFromTheFirstTreePlanted() throws {
+        let h = try FocusHarness()
+        defer { h.cleanUp() }
+        // A tree, a given-up session, another tree.
+        _ = try h.timer.start(minutes: 10)
+        h.wall.advance(by: 600)
+        _ = try h.timer.settle()
+        _ = try h.timer.start(minutes: 10)
+        _ = try h.timer.giveUp()
+        let third = try h.timer.start(minutes: 10)
+        h.wall.advance(by: 600)
+        _ = try h.timer.settle()
+        let forest = Forest(store: h.store)
+        #expect(try forest.tree(number: 1)?.id == 1)
+        #expect(try forest.tree(number: 2)?.id == third.id)
+        #expect(third.id == 3)
+        #expect(try forest.tree(number: 3) == nil)
+        #expect(try forest.tree(number: 0) == nil)
+    }
+
+    @Test func theCountdownAndItsWatchFitFortyColumns() throws {
+        let h = try FocusHarness()
+        defer { h.cleanUp() }
+        let session = try h.timer.start(minutes: 120)
+        var long = session
+        long.id = 12_345_678
+        for seconds in [0, 1_440, 3_600, 7_199] {
+            h.wall.advance(to: h.at(TimeInterval(seconds)))
+            let time = h.machine.now()
+            for state in [SessionState.active, .paused] {
+                long.state = state
+                let lines = FocusText.watch(long, at: time, zone: Self.utc)
+                #expect(lines.allSatisfy { $0.count <= FocusText.narrowest }, "\(lines.filter { $0.count > 40 })")
+                #expect(lines.contains { $0.contains(FocusTimer.countdown(long.remainingSeconds(at: time))) })
+                #expect(lines.contains { $0.contains("stage \(long.stage(at: time)) of 5") })
+            }
+        }
+        #expect(FocusText.narrowest == 40)
     }
 
     @Test func theChartHasOneColumnPerDayScaledToThePeak() {

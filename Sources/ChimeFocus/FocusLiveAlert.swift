@@ -1,0 +1,225 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import GRDB
+import Synchronization
+
+/// What a focus session's live alert shows, as far as updating it goes: it is posted again only
+/// when this changes (a stage change, a pause, a resume), never as the seconds go by.
+struct LiveShown: Sendable, Hashable {
+    var sessionID: Int64
+    var lengthSeconds: Int
+    var state: SessionState
+    var stage: Int
+
+    init(_ session: FocusSession, at time: MachineTime) {
+        sessionID = session.id
+        lengthSeconds = session.lengthSeconds
+        state = session.state
+        stage = session.stage(at: time)
+    }
+}
+
+/// The live alert of an open focus session: the tree at its stage (its icon), the time left,
+/// and Pause / Resume / Give up; at the end the completion alert "Tree planted!" replaces it in
+/// place (it has the same id, `focus-ID`), with "Plant another".
+public enum FocusLiveAlert {
+    public static let pause = "pause"
+    public static let resume = "resume"
+    public static let giveUp = "give-up"
+    public static let plantAnother = "plant-another"
+    /// The category of the live alert (the completion alert's is `x-chime.focus`).
+    public static let category = "x-chime.focus.live"
+    /// How soon to try again when the notifier could not show the alert.
+    static let retry: TimeInterval = 10
+
+    /// The live alert of `session` at `time`: `Focusing: 20:00 left` / `Tree stage 2 of 5, ends
+    /// at 14:32`; paused, `Paused: 18:32 left`. Its text is what it is when posted (the alert is
+    /// not redrawn every second: the end time tells the rest).
+    public static func note(
+        _ session: FocusSession,
+        at time: MachineTime,
+        postedAt: Date,
+        icon: String?,
+        zone: TimeZone = .current
+    ) -> Note {
+        let left = FocusTimer.countdown(session.remainingSeconds(at: time))
+        let stage = session.stage(at: time)
+        var note: Note
+        if session.state == .paused {
+            note = Note(
+                id: session.reminderID,
+                title: "Paused: \(left) left",
+                body: "Tree stage \(stage) of 5. Paused as long as you like: resume to go on.",
+                actions: [Action(key: resume, label: "Resume"), Action(key: giveUp, label: "Give up")],
+                postedAt: postedAt
+            )
+            note.answerInstead = "Resume: chime focus resume. Give up: chime focus give-up --yes"
+        } else {
+            let end = FocusTimer.expectedEnd(session, at: time)
+            note = Note(
+                id: session.reminderID,
+                title: "Focusing: \(left) left",
+                body: "Tree stage \(stage) of 5, ends at \(TimeText.clock(end, in: zone)).",
+                actions: [Action(key: pause, label: "Pause"), Action(key: giveUp, label: "Give up")],
+                postedAt: postedAt
+            )
+            note.answerInstead = "Pause: chime focus pause. Give up: chime focus give-up --yes"
+        }
+        note.icon = icon
+        note.category = category
+        note.transient = true
+        // A runner killed mid-session cannot close its alert, and the next one does not know its
+        // server id: servers that stack by tag (dunst; notify-osd's synchronous hint) replace it
+        // with the new one rather than show two.
+        note.hints["x-dunst-stack-tag"] = "chime-\(session.reminderID)"
+        note.hints["x-canonical-private-synchronous"] = "chime-\(session.reminderID)"
+        // Up until the session ends or a person closes it (it is replaced, never stacked).
+        note.sticky = true
+        return note
+    }
+
+    private typealias Action = Note.Action
+
+    /// The wall-clock instant the active `session`'s stage next changes, read at `time`; at
+    /// stage 5, its end (so the live alert is closed at the end even when the completion alert
+    /// was cancelled); nil when not active. Stage s + 1 begins when the elapsed whole seconds
+    /// reach ⌈s × length ÷ 5⌉ (``TreeStage/stage(remainingSeconds:lengthSeconds:)``), that is
+    /// when the focus time left reaches length − that, exactly.
+    public static func nextStageChange(_ session: FocusSession, at time: MachineTime) -> Date? {
+        guard session.state == .active else { return nil }
+        let stage = session.stage(at: time)
+        guard stage < TreeStage.grown else { return FocusTimer.expectedEnd(session, at: time) }
+        let length = session.lengthSeconds
+        let elapsedAtChange = (stage * length + 4) / 5
+        let remainingAtChange = Int64(length - elapsedAtChange) * 1_000_000
+        return Date(micros: time.wall.micros + max(0, session.remainingMicros(at: time) - remainingAtChange))
+    }
+}
+
+extension FocusFamily {
+    /// Keeps the live alert in step with the open session.
+    ///
+    /// Exactly once, across restarts: what the alert shows (``LiveShown``) is kept in this
+    /// process's memory only, and the alert is posted when that differs from what the session
+    /// shows now. A runner restarted mid-session has shown nothing yet, so it posts the alert
+    /// once, at the stage the session is at; the same process posts again only when the stage
+    /// or the state changes. Nothing is written to the store (no migration, no ledger rows): a
+    /// live alert is a view of the session, which the store already holds, not an occurrence
+    /// that must not be lost. The next wake is the next stage change (the runner never ticks).
+    public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? {
+        guard liveAlert else { return nil }
+        let shown = live.withLock { $0 }
+        // No session open at the last settle and no alert up: no look at the store (an idle runner).
+        if knownOpen == false && shown == nil { return nil }
+        let step: LiveStep
+        do {
+            step = try liveStep(shown: shown, at: instant)
+        } catch {
+            return instant.addingTimeInterval(FocusLiveAlert.retry)
+        }
+        if let ended = step.ended {
+            // Completed with its completion alert shown (or to be shown): that alert replaced the
+            // live one in place, under the same id. Otherwise (given up, abandoned, its alert
+            // cancelled) the live alert is closed.
+            if !ended.handedOver { try? await notifier.withdraw(PostedNote(id: FocusSession.reminderID(ended.sessionID))) }
+            live.withLock { $0 = nil }
+        }
+        guard let (note, key) = step.show else { return step.next }
+        do {
+            _ = try await notifier.post(note)
+            live.withLock { $0 = key }
+            return step.next
+        } catch {
+            return min(step.next ?? .distantFuture, instant.addingTimeInterval(FocusLiveAlert.retry))
+        }
+    }
+
+    /// What the live alert must do now, read from the store (settled first).
+    private func liveStep(shown: LiveShown?, at instant: Date) throws(ChimeError) -> LiveStep {
+        let settled = try timer.current()
+        let time = timer.clock.now()
+        var step = LiveStep()
+        if let shown, shown.sessionID != settled.openSession?.id {
+            step.ended = (shown.sessionID, try completionShown(sessionID: shown.sessionID))
+        }
+        guard let session = settled.openSession else { return step }
+        let key = LiveShown(session, at: time)
+        if key != (step.ended == nil ? shown : nil) {
+            step.show = (FocusLiveAlert.note(session, at: time, postedAt: instant, icon: stageIcon(key.stage), zone: zone()), key)
+        }
+        step.next = FocusLiveAlert.nextStageChange(session, at: time)
+        return step
+    }
+
+    private struct LiveStep {
+        var ended: (sessionID: Int64, handedOver: Bool)?
+        var show: (Note, LiveShown)?
+        var next: Date?
+    }
+
+    /// Whether session `id` completed and its completion alert was shown or is still to be
+    /// (it replaces the live alert in place, or has already); not when it was cancelled.
+    private func completionShown(sessionID id: Int64) throws(ChimeError) -> Bool {
+        try timer.store.read { db in
+            guard try FocusTimer.fetch(id: id, in: db)?.state == .completed else { return false }
+            let alert = FocusSession.reminderID(id)
+            return try ReminderStore.wasShown(id: alert, in: db) || ReminderStore.pendingDue(id: alert, in: db) != nil
+        }
+    }
+
+    /// The runner stops: the live alert is closed (its buttons would reach no one); a runner
+    /// started again shows it once more.
+    public nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async {
+        guard let shown = live.withLock({ $0 }) else { return }
+        try? await notifier.withdraw(PostedNote(id: FocusSession.reminderID(shown.sessionID)))
+        live.withLock { $0 = nil }
+    }
+
+    public func ownsLiveNote(_ noteID: String) -> Bool {
+        guard let id = Self.sessionID(noteID) else { return false }
+        return live.withLock { $0?.sessionID == id }
+    }
+
+    /// The live alert's Pause / Resume / Give up, and the completion alert's Plant another:
+    /// the same use cases as `chime focus pause` …, acting only on the session the alert is
+    /// about (an old alert's button never touches a newer session). A move the session cannot
+    /// make now (already paused, already over) changes nothing.
+    public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
+        guard case .action(let key) = response.kind, let id = Self.sessionID(response.noteID) else { return false }
+        do {
+            if key == FocusLiveAlert.plantAnother {
+                guard let done = try timer.store.read({ db in try FocusTimer.fetch(id: id, in: db) }), !done.state.isOpen else {
+                    return false
+                }
+                _ = try timer.start(minutes: done.lengthSeconds / 60)
+                return true
+            }
+            guard try timer.current().openSession?.id == id else { return false }
+            switch key {
+            case FocusLiveAlert.pause: _ = try timer.pause()
+            case FocusLiveAlert.resume: _ = try timer.resume()
+            case FocusLiveAlert.giveUp: _ = try timer.giveUp()
+            default: return false
+            }
+            return true
+        } catch {
+            guard error.code == .conflict || error.code == .notFound || error.code == .usage else { throw error }
+            return false
+        }
+    }
+
+    /// ` --minutes N` for the completion alert of a session whose length is known here and is
+    /// not the default; otherwise nothing.
+    func plantAnotherMinutes(_ reminderID: String) -> String {
+        guard let id = Self.sessionID(reminderID), let shown = live.withLock({ $0 }), shown.sessionID == id else { return "" }
+        let minutes = shown.lengthSeconds / 60
+        return minutes == FocusTimer.defaultMinutes ? "" : " --minutes \(minutes)"
+    }
+
+    /// 12 for `focus-12`.
+    static func sessionID(_ noteID: String) -> Int64? {
+        guard noteID.hasPrefix("focus-") else { return nil }
+        return Int64(noteID.dropFirst("focus-".count)).flatMap { $0 > 0 ? $0 : nil }
+    }
+}
