@@ -13,6 +13,9 @@ public struct CancelOutcome: Sendable {
     public var shown: [Shown]
     /// Occurrences in flight that the runner did not say anything about in time.
     public var unconfirmed: [ReminderStore.Cancellation.InFlight]
+    /// The ids among ``cancelled`` of one-shots that had fired and were still showing (see
+    /// ``ReminderStore/Cancellation/closed``): the caller closes their alerts.
+    public var closed: [String] = []
 
     public struct Shown: Sendable, Hashable {
         public var reminderID: String
@@ -65,7 +68,13 @@ extension RunnerControl {
         timeout: TimeInterval = answerTimeout
     ) throws(ChimeError) -> CancelOutcome {
         let cancellation = try store.cancelReporting(ids: ids, now: now)
-        var outcome = CancelOutcome(cancelled: cancellation.cancelled, runner: false, shown: [], unconfirmed: [])
+        var outcome = CancelOutcome(
+            cancelled: cancellation.cancelled,
+            runner: false,
+            shown: [],
+            unconfirmed: [],
+            closed: cancellation.closed
+        )
         let paths = RunnerPaths(storePath: store.path, environment: environment)
         guard let holder = RunnerLock.holder(at: paths.lock) else { return outcome }
         let socket = holder.socket ?? paths.socket

@@ -67,6 +67,10 @@ struct CancelRaceTests {
             let shown = shownIDs.filter { $0 == id }.count
             let ledger = try store.ledger(id: id)
             switch status {
+            case 0 where ledger.map(\.response) == ["cancelled"]:
+                // Shown before the cancel came, and still showing: the cancel closed it (recorded as the answer)
+                #expect(shown == 1, "\(id): cancel closed its alert, shown \(shown) times")
+                #expect(ledger.map(\.state) == ["posted"], "\(id): \(ledger)")
             case 0:
                 // "Cancelled": never shown, and the ledger says so
                 #expect(shown == 0, "\(id): cancel said cancelled, and it was shown")
