@@ -137,8 +137,8 @@ extension ReminderStore {
 
     /// Cancels the alert showing for the one-shot `id` that has fired (shown within
     /// ``showingWindow``, not answered): records `cancelled` as its answer, in the caller's
-    /// transaction. Returns the reminder and its key, or nil when no such alert is showing.
-    static func cancelShown(id: String, at micros: Int64, in db: Database) throws -> (reminder: Reminder, key: Int64)? {
+    /// transaction. Returns the reminder and its alert, or nil when no such alert is showing.
+    static func cancelShown(id: String, at micros: Int64, in db: Database) throws -> (reminder: Reminder, alert: ShownAlert)? {
         guard let (alert, reminderKey) = try lastShown(id: id, in: db), alert.response == nil,
             Double(micros - alert.postedAt.micros) / 1e6 <= showingWindow,
             let row = try Row.fetchOne(
@@ -151,6 +151,6 @@ extension ReminderStore {
             sql: "UPDATE occurrence SET response = 'cancelled', answered_us = ? WHERE reminder_key = ? AND due_us = ? AND response IS NULL",
             arguments: [micros, reminderKey, alert.due.micros]
         )
-        return (try reminder(from: row), reminderKey)
+        return (try reminder(from: row), alert)
     }
 }

@@ -143,10 +143,17 @@ extension ReminderStore {
     public struct Cancellation: Sendable {
         public var cancelled: [Reminder]
         public var inFlight: [InFlight]
-        /// The ids among ``cancelled`` of one-shots that had fired and whose alert was still
-        /// showing (shown lately, unanswered): the answer `cancelled` is recorded, and the
-        /// caller closes the alert.
-        public var closed: [String] = []
+        /// One-shots among ``cancelled`` that had fired and whose alert was still showing (shown
+        /// lately, unanswered): the answer `cancelled` is recorded, and the caller closes the
+        /// alert (and says the cancel came too late for it).
+        public var closed: [Closed] = []
+
+        /// A one-shot's alert that was showing when it was cancelled.
+        public struct Closed: Sendable, Hashable {
+            public var reminderID: String
+            public var due: Date
+            public var posted: Date
+        }
 
         /// An occurrence that was recorded as due, not posted, when its reminder was cancelled.
         public struct InFlight: Sendable, Hashable {
@@ -163,9 +170,9 @@ extension ReminderStore {
             for id in ids {
                 guard let (reminder, key, dueMicros) = try Self.cancelReporting(id: id, at: now.micros, in: db) else {
                     // A one-shot that fired and is still showing: its alert is closed.
-                    if let (reminder, _) = try Self.cancelShown(id: id, at: now.micros, in: db) {
+                    if let (reminder, alert) = try Self.cancelShown(id: id, at: now.micros, in: db) {
                         result.cancelled.append(reminder)
-                        result.closed.append(reminder.id)
+                        result.closed.append(Cancellation.Closed(reminderID: reminder.id, due: alert.due, posted: alert.postedAt))
                         continue
                     }
                     throw try Self.notFound(id: id, in: db)

@@ -325,30 +325,25 @@ struct Cancel: AsyncParsableCommand {
                 "cancelled \(ids), but the runner did not answer within \(Int(RunnerControl.answerTimeout)) s whether it had already shown it; 'chime doctor' checks the runner"
             )
         }
-        emit(Cancelled(outcome.cancelled, closed: outcome.closed, runner: outcome.runner), json: global.json)
+        emit(Cancelled(outcome.cancelled, runner: outcome.runner), json: global.json)
     }
 
-    /// The reminders a cancel removed, those of them whose showing alert it closed, and whether a runner answered.
+    /// The reminders a cancel removed, and whether a runner answered.
     struct Cancelled: Report {
         var cancelled: [String]
-        /// One-shots that had fired and were still showing: their alert was closed.
-        var closed: [String]
         var runner: Bool
         private var titles: [String]
 
-        enum CodingKeys: String, CodingKey { case cancelled, closed, runner }
+        enum CodingKeys: String, CodingKey { case cancelled, runner }
 
-        init(_ reminders: [Reminder], closed: [String] = [], runner: Bool) {
+        init(_ reminders: [Reminder], runner: Bool) {
             cancelled = reminders.map(\.id)
-            self.closed = closed
             titles = reminders.map(\.title)
             self.runner = runner
         }
 
         var lines: [String] {
-            zip(cancelled, titles).map { id, title in
-                (closed.contains(id) ? "Closed the alert of \(id)" : "Cancelled \(id)") + "  \(UserText.oneLine(title))"
-            }
+            zip(cancelled, titles).map { id, title in "Cancelled \(id)  \(UserText.oneLine(title))" }
         }
     }
 }

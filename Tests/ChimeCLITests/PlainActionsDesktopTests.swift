@@ -12,7 +12,7 @@ extension DesktopTests {
     /// Actions on plain reminders through dunst: the alert reaches the real server with its look
     /// (urgency, icon) and the actions Done and Snooze; Snooze from the alert brings it back
     /// once, ten minutes on; `chime done` and `chime snooze` answer it from a terminal and close
-    /// it; `chime cancel` of a one-shot still showing closes it.
+    /// it; `chime cancel` of a one-shot still showing closes it (exit 8: too late to cancel it).
     ///
     /// dunst invokes an action of an alert with several through its context menu, which feeds
     /// the labels to its `dmenu` command: the test's dunst gets a chooser that picks the label
@@ -114,13 +114,13 @@ extension DesktopTests {
         #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBeforeSnooze })
         #expect(try store.ledger(id: "pot").map(\.response) == ["snooze", nil])
 
-        // Cancel of a one-shot still showing closes it
+        // Cancel of a one-shot still showing closes it, and says it came too late for it (exit 8)
         #expect(try sandbox.chime("in", "1s", "Lamp", "--id", "lamp").status == 0)
         #expect(await server.waitForLog { $0.contains(#"string "Lamp""#) }, "\(runner.stderr)")
         let closesBeforeCancel = server.monitorLog.components(separatedBy: "member=CloseNotification").count
         let cancel = try sandbox.chime("cancel", "lamp")
-        #expect(cancel.status == 0, "\(cancel.stderr)")
-        #expect(cancel.stdout == "Closed the alert of lamp  Lamp\n")
+        #expect(cancel.status == 8, "\(cancel.stderr)")
+        #expect(cancel.stderr.hasPrefix("chime: too late: 'lamp' was shown at "), "\(cancel.stderr)")
         #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBeforeCancel })
         #expect(try store.ledger(id: "lamp").map(\.response) == ["cancelled"])
         #expect(await runner.terminate() == 0)

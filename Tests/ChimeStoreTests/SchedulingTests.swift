@@ -131,7 +131,8 @@ struct SchedulingTests {
         let outcome = try store.cancelReporting(ids: ["tea"], now: Fixture.at(61))
 
         #expect(outcome.cancelled.map(\.id) == ["tea"])
-        #expect(outcome.closed == ["tea"])
+        #expect(outcome.closed.map(\.reminderID) == ["tea"])
+        #expect(outcome.closed.map(\.posted) == [Fixture.at(60)])
         #expect(outcome.inFlight.isEmpty)
         #expect(try store.ledger(id: "tea").map(\.response) == ["cancelled"])
         // What the caller closes: the alert the server showed.
