@@ -65,8 +65,9 @@ struct ScheduleOptions: ParsableArguments {
     @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) instead of replacing a pending reminder with the same --id.")
     var noReplace = false
 
+    // A string, checked in validate(), so that a bad value gets Chime's one line naming it.
     @Option(help: ArgumentHelp("The alert's urgency: low, normal or critical (critical stays until answered).", valueName: "urgency"))
-    var urgency: Note.Urgency?
+    var urgency: String?
     @Flag(help: "Keep the alert up until it is answered.") var sticky = false
     @Option(
         help: ArgumentHelp("An icon name from the icon theme (appointment-soon), or an absolute path to an image file.", valueName: "icon")
@@ -82,16 +83,25 @@ struct ScheduleOptions: ParsableArguments {
 
     func validate() throws {
         if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
-        try asValidation { () throws(ChimeError) in _ = try presentation.validated() }
+        try asValidation { () throws(ChimeError) in _ = try presentation() }
     }
 
     /// How the alert looks, from --urgency, --sticky, --icon and --sound.
-    var presentation: Presentation { Presentation(urgency: urgency, sticky: sticky, icon: icon, sound: sound) }
+    func presentation() throws(ChimeError) -> Presentation {
+        var level: Note.Urgency?
+        if let urgency {
+            guard let parsed = Note.Urgency(rawValue: urgency) else {
+                throw ChimeError.invalid("urgency", urgency, expected: "low, normal or critical")
+            }
+            level = parsed
+        }
+        return try Presentation(urgency: level, sticky: sticky, icon: icon, sound: sound).validated()
+    }
 
     /// What `in`, `at` and `every` share once their input has parsed: check the reminder, then
     /// (only then) open the store, schedule it, wake the runner and print the result.
     func schedule(title: String, body: String, trigger: Trigger, now: Date, global: GlobalOptions) throws(ChimeError) {
-        let new = try NewReminder(id: id, title: title, body: body, trigger: trigger, presentation: presentation).validated()
+        let new = try NewReminder(id: id, title: title, body: body, trigger: trigger, presentation: try presentation()).validated()
         let store = try global.openStore(.create)
         let result = try store.schedule(new, replace: !noReplace, now: now, systemZone: .current)
         report(result, store: store, json: global.json)

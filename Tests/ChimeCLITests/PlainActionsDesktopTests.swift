@@ -123,6 +123,29 @@ extension DesktopTests {
         #expect(cancel.stderr.hasPrefix("chime: too late: 'lamp' was shown at "), "\(cancel.stderr)")
         #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBeforeCancel })
         #expect(try store.ledger(id: "lamp").map(\.response) == ["cancelled"])
+
+        // `chime snooze` of a dose's alert snoozes the dose and closes the alert it replaces
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let nextMinute = try #require(utc.nextDate(after: Date(), matching: DateComponents(second: 0), matchingPolicy: .nextTime))
+        let at = String(format: "%02d:%02d", utc.component(.hour, from: nextMinute), utc.component(.minute, from: nextMinute))
+        let occurrence = try addScheduled(in: sandbox, name: "Aspirin", at: at)
+        try moveDose(occurrence, to: Date().addingTimeInterval(1), store: sandbox.store)
+        #expect(try sandbox.chime("in", "2h", "Poke again", "--id", "poke").status == 0)
+        #expect(await server.waitForLog { $0.contains(#"string "Medication Reminder""#) }, "\(runner.stderr)")
+        let doseCall = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        // Its own icon: the pill from the source tree's Resources/icons (a development build)
+        #expect(doseCall.contains("dose.svg"), "\(doseCall)")
+        let closesBeforeDose = server.monitorLog.components(separatedBy: "member=CloseNotification").count
+        let doseSnooze = try sandbox.chime("snooze", occurrence, "15m", "--json")
+        #expect(doseSnooze.status == 0, "\(doseSnooze.stderr)")
+        let snoozedDose = try jsonObject(doseSnooze.stdout)
+        #expect(snoozedDose["kind"] as? String == "dose")
+        let until = try #require(snoozedDose["snoozed_until"] as? String)
+        #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBeforeDose })
+        let listing = try jsonObject(try sandbox.chime("doses", "--json").stdout)
+        let dose = (listing["doses"] as? [[String: Any]])?.first { $0["occurrence"] as? String == occurrence }
+        #expect(dose?["snoozed_until"] as? String == until)
         #expect(await runner.terminate() == 0)
     }
 
