@@ -42,7 +42,9 @@ extension ReminderStore {
     /// In one transaction: the answer and the re-alert, or nothing.
     ///
     /// An alert closed without an answer (expired, dismissed) can still be answered; one
-    /// answered already cannot (the first answer stands).
+    /// answered already cannot (the first answer stands), except that `done` on a snoozed
+    /// alert whose re-alert is still to come ends the snooze: the re-alert is cancelled, with
+    /// `done` as its answer.
     ///
     /// - Throws: `.notFound` when nothing is showing for `id` (no alert shown, or the last one
     ///   shown more than ``showingWindow`` ago), `.conflict` when it was answered already.
@@ -52,6 +54,18 @@ extension ReminderStore {
                 throw try Self.nothingShown(id: id, in: db)
             }
             try Self.checkShowing(alert, now: now)
+            // Snoozed, its re-alert not shown yet: "done" ends the snooze (the re-alert is
+            // cancelled, with done as its answer); the reminder keeps its schedule.
+            if alert.response == "snooze", snoozeUntil == nil, let until = try Self.pendingSnooze(reminderKey, of: alert.due, in: db) {
+                try db.execute(
+                    sql: """
+                        UPDATE occurrence SET state = 'cancelled', response = ?, answered_us = ?
+                        WHERE reminder_key = ? AND due_us = ? AND state = 'due'
+                        """,
+                    arguments: [action, now.micros, reminderKey, until.micros]
+                )
+                return AnsweredAlert(alert: alert, response: action, snoozedUntil: nil)
+            }
             if let response = alert.response, !response.hasPrefix("closed:") {
                 let shown = TimeText.local(alert.postedAt, in: .current)
                 throw ChimeError(.conflict, "the alert of '\(id)' shown \(shown) was already answered (\(response)): nothing changed")
@@ -92,6 +106,16 @@ extension ReminderStore {
             arguments: [reminderKey, until.micros, now.micros, due.micros]
         )
         return db.changesCount > 0
+    }
+
+    /// The due instant of the re-alert of the occurrence due at `due` (a snooze) when it is
+    /// still to be shown.
+    static func pendingSnooze(_ reminderKey: Int64, of due: Date, in db: Database) throws -> Date? {
+        try Int64.fetchOne(
+            db,
+            sql: "SELECT due_us FROM occurrence WHERE reminder_key = ? AND snooze_of_us = ? AND state = 'due'",
+            arguments: [reminderKey, due.micros]
+        ).map(Date.init(micros:))
     }
 
     /// The latest posted occurrence of any reminder that had the id `id`, with its reminder's key.

@@ -95,8 +95,8 @@ struct Done: AsyncParsableCommand {
         discussion: """
             What the alert's "Done" button does, from a terminal: the alert shown last for ID (within the \
             last day, not answered yet) is recorded as done and closed; a recurring reminder keeps its \
-            schedule. Nothing showing for ID: exit 3; answered already: exit 4. (A dose is answered with \
-            'chime dose take'.)
+            schedule; on a snoozed alert whose re-alert is still to come, it ends the snooze. Nothing \
+            showing for ID: exit 3; answered already: exit 4. (A dose is answered with 'chime dose take'.)
             Example (a reminder fires on the console runner for 3 s, then is marked done):
               chime in 1s "Stretch" --id stretch && timeout 3 chime run --notifier console; chime done stretch
             """

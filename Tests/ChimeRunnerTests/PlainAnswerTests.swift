@@ -218,9 +218,9 @@ struct PlainAnswerTests {
         #expect(await loop.clock.parked() == Self.at(390))
         loop.clock.advance(to: Self.at(100))
         await loop.act("snooze", on: "tea")
-        // Answered already: the command line refuses a second answer too.
+        // Answered already: the command line refuses a second snooze too.
         let error = #expect(throws: ChimeError.self) {
-            try loop.store.answerShown(id: "tea", action: "done", snoozeUntil: nil, now: Self.at(110))
+            try loop.store.answerShown(id: "tea", action: "snooze", snoozeUntil: Self.at(710), now: Self.at(110))
         }
         #expect(error?.code == .conflict)
         loop.clock.advance(to: Self.at(390))
@@ -229,6 +229,35 @@ struct PlainAnswerTests {
         loop.clock.advance(to: Self.at(7_200))
         await loop.stop()
         #expect(loop.notifier.posts.count == 2)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func doneAfterASnoozeEndsItAndTheRuleGoesOn() async throws {
+        let loop = try Loop()
+        try loop.schedule("water", .interval(seconds: 3_600, anchor: Self.t0))
+        loop.start()
+        _ = await loop.clock.parked()
+        loop.clock.advance(to: Self.at(3_600))
+        _ = await loop.notifier.nextPost()
+        _ = await loop.clock.parked()
+        loop.clock.advance(to: Self.at(3_660))
+        await loop.act("snooze", on: "water")
+        #expect(await loop.clock.parked() == Self.at(4_260))
+
+        // `chime done water` before the re-alert: no re-alert; the rule goes on at 11:00
+        let done = try loop.store.answerShown(id: "water", action: "done", snoozeUntil: nil, now: Self.at(3_700))
+        #expect(done.response == "done")
+        loop.clock.poke()
+        #expect(await loop.clock.parked() == Self.wake(Self.at(7_200)))
+        #expect(try loop.store.ledger(id: "water").map(\.state) == ["posted", "cancelled"])
+        #expect(try loop.store.ledger(id: "water").map(\.response) == ["snooze", "done"])
+        // And a second done is refused: answered already.
+        let error = #expect(throws: ChimeError.self) {
+            try loop.store.answerShown(id: "water", action: "done", snoozeUntil: nil, now: Self.at(3_710))
+        }
+        #expect(error?.code == .conflict)
+        await loop.stop()
+        #expect(loop.notifier.posts.count == 1)
     }
 
     @Test func answeringWhatIsNotShowingIsRefused() throws {
