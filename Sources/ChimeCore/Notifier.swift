@@ -49,6 +49,9 @@ public struct Note: Sendable, Hashable {
     public var transient: Bool = false
     /// An icon name from the icon theme, or an absolute path.
     public var icon: String?
+    /// A sound-theme name (`bell`): the `sound-name` hint on a server that plays sounds, a
+    /// console bell (on a terminal) elsewhere.
+    public var sound: String?
     /// The spec's category (`x-chime.reminder` when nil).
     public var category: String?
     /// Extra string hints for the server.

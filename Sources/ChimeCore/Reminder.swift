@@ -14,6 +14,8 @@ public struct Reminder: Sendable, Hashable, Identifiable {
     public var nextDue: Date?
     /// The last occurrence recorded in the ledger.
     public var lastDue: Date?
+    /// How its alert looks (urgency, sticky, icon, sound).
+    public var presentation: Presentation = Presentation()
 
     public init(
         id: String,
@@ -23,7 +25,8 @@ public struct Reminder: Sendable, Hashable, Identifiable {
         kind: String = "plain",
         createdAt: Date,
         nextDue: Date?,
-        lastDue: Date? = nil
+        lastDue: Date? = nil,
+        presentation: Presentation = Presentation()
     ) {
         self.id = id
         self.title = title
@@ -33,6 +36,7 @@ public struct Reminder: Sendable, Hashable, Identifiable {
         self.createdAt = createdAt
         self.nextDue = nextDue
         self.lastDue = lastDue
+        self.presentation = presentation
     }
 }
 
@@ -43,13 +47,23 @@ public struct NewReminder: Sendable, Hashable {
     public var body: String
     public var trigger: Trigger
     public var kind: String
+    /// How its alert looks (urgency, sticky, icon, sound).
+    public var presentation: Presentation
 
-    public init(id: String? = nil, title: String, body: String = "", trigger: Trigger, kind: String = "plain") {
+    public init(
+        id: String? = nil,
+        title: String,
+        body: String = "",
+        trigger: Trigger,
+        kind: String = "plain",
+        presentation: Presentation = Presentation()
+    ) {
         self.id = id
         self.title = title
         self.body = body
         self.trigger = trigger
         self.kind = kind
+        self.presentation = presentation
     }
 
     /// Checks what people type: a non-empty title of at most 500 characters, a body of at most
@@ -70,6 +84,7 @@ public struct NewReminder: Sendable, Hashable {
         try UserText.check(copy.title, field: "title", limit: UserText.titleLimit)
         try UserText.check(body, field: "body", limit: UserText.bodyLimit)
         if let id { try ReminderIdentifier.validate(id) }
+        if !presentation.isDefault { copy.presentation = try presentation.validated() }
         return copy
     }
 }

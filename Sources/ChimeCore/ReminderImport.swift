@@ -9,6 +9,7 @@ public enum ReminderImport {
     /// The keys of a reminder: those one writes, and those `chime list --json` prints.
     static let itemKeys = [
         "title", "id", "body", "at", "in", "every", "zone", "trigger", "next_due", "kind", "recurring", "next_due_local", "created",
+        "urgency", "sticky", "icon", "sound",
     ]
     /// The keys of the object form: `chime list --json` prints "reminders" and "runner".
     static let wrapperKeys = ["reminders", "runner"]
@@ -24,6 +25,11 @@ public enum ReminderImport {
         var zone: String?
         var trigger: String?
         var nextDue: String?
+        /// How the alert looks, as `chime in --urgency … --sticky --icon … --sound …` sets it.
+        var urgency: String?
+        var sticky: Bool?
+        var icon: String?
+        var sound: String?
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: AnyKey.self)
@@ -38,6 +44,10 @@ public enum ReminderImport {
             zone = try string("zone")
             trigger = try string("trigger")
             nextDue = try string("next_due")
+            urgency = try string("urgency")
+            sticky = try container.decodeIfPresent(Bool.self, forKey: AnyKey("sticky"))
+            icon = try string("icon")
+            sound = try string("sound")
         }
     }
 
@@ -92,7 +102,7 @@ public enum ReminderImport {
             let expected =
                 position.isEmpty
                 ? "\"reminders\" (an array of reminders)"
-                : "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\" or \"zone\" (or the keys 'chime list --json' prints)"
+                : "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\" or \"sound\" (or the keys 'chime list --json' prints)"
             throw ChimeError(.usage, "\(source): \(position)unknown key \"\(error.key)\": expected \(expected)")
         } catch let error as DecodingError {
             throw ChimeError(.usage, "\(source): \(describe(error, data: data))")
@@ -139,7 +149,14 @@ public enum ReminderImport {
             throw ChimeError(.usage, "both \(given.map { "\"\($0.0)\"" }.joined(separator: " and ")): give only one of them")
         }
         if let id = item.id { try ReminderIdentifier.validate(id) }
-        return try NewReminder(id: item.id, title: title, body: item.body ?? "", trigger: trigger).validated()
+        var presentation = Presentation(sticky: item.sticky ?? false, icon: item.icon, sound: item.sound)
+        if let urgency = item.urgency {
+            guard let level = Note.Urgency(rawValue: urgency) else {
+                throw ChimeError.invalid("urgency", urgency, expected: "low, normal or critical")
+            }
+            presentation.urgency = level == .normal ? nil : level
+        }
+        return try NewReminder(id: item.id, title: title, body: item.body ?? "", trigger: trigger, presentation: presentation).validated()
     }
 
     private static func parse(key: String, value: String, zone: String?, now: Date) throws(ChimeError) -> Trigger {

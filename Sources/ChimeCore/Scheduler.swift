@@ -473,6 +473,8 @@ public actor Scheduler {
                 deliveries: [Self.delivery(occurrence)],
                 postedAt: postedAt
             )
+            // The reminder's own look first (urgency, sticky, icon, sound); its family dresses it after.
+            occurrence.presentation.apply(to: &note)
             family?.decorate(&note, for: occurrence)
             return note
         }

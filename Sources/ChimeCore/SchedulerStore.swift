@@ -24,6 +24,8 @@ public struct PendingOccurrence: Sendable, Hashable {
     public var attempts: Int
     /// When it may be posted: its due time, or the retry time after a failed post.
     public var readyAt: Date
+    /// How the reminder's alert looks (urgency, sticky, icon, sound).
+    public var presentation: Presentation
 
     public init(
         key: OccurrenceKey,
@@ -33,7 +35,8 @@ public struct PendingOccurrence: Sendable, Hashable {
         body: String,
         missedCount: Int = 0,
         attempts: Int = 0,
-        readyAt: Date? = nil
+        readyAt: Date? = nil,
+        presentation: Presentation = Presentation()
     ) {
         self.key = key
         self.reminderID = reminderID
@@ -43,6 +46,7 @@ public struct PendingOccurrence: Sendable, Hashable {
         self.missedCount = missedCount
         self.attempts = attempts
         self.readyAt = readyAt ?? Date(micros: key.dueMicros)
+        self.presentation = presentation
     }
 
     public var due: Date { Date(micros: key.dueMicros) }
@@ -96,6 +100,11 @@ public protocol SchedulerStore: Sendable {
     /// The alerts shown for reminder `id` that may still be on screen (with the server's id
     /// where there is one): what `chime cancel` asks the runner to withdraw.
     func shownAlerts(id: String) throws -> [PostedNote]
+    /// Brings the alert last shown for reminder `id` back once at `until`, after it was answered
+    /// with `snooze` (``recordResponse(_:at:)`` recorded that): one more occurrence of the same
+    /// reminder, due then. At most one per shown alert, however often it is asked. Returns
+    /// whether it recorded one.
+    func snoozeShown(id: String, until: Date, at instant: Date) throws -> Bool
 }
 
 extension SchedulerStore {
@@ -104,6 +113,8 @@ extension SchedulerStore {
     public func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String? { nil }
 
     public func shownAlerts(id: String) throws -> [PostedNote] { [] }
+
+    public func snoozeShown(id: String, until: Date, at instant: Date) throws -> Bool { false }
 
     /// ``markPosted(_:at:noteID:serverID:)`` for an alert with no server id.
     public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws {

@@ -19,6 +19,8 @@ public final class DoseFamily: ReminderFamily {
     private let nextCheck = Mutex<Date?>(nil)
     private let onChange: @Sendable (DoseBook.Settled) -> Void
     private let onAnswer: @Sendable (AnsweredDoseEvent) -> Void
+    /// The dose alerts' own icon (a pill, `Resources/icons/dose.svg`), when one is installed.
+    public let icon: String?
 
     /// - Parameters:
     ///   - onChange: told when a settle marked doses missed or sent a summary (the runner logs it).
@@ -26,9 +28,11 @@ public final class DoseFamily: ReminderFamily {
     public init(
         book: DoseBook,
         onChange: @escaping @Sendable (DoseBook.Settled) -> Void = { _ in },
-        onAnswer: @escaping @Sendable (AnsweredDoseEvent) -> Void = { _ in }
+        onAnswer: @escaping @Sendable (AnsweredDoseEvent) -> Void = { _ in },
+        icon: String? = DoseFamily.installedIcon()
     ) {
         self.book = book
+        self.icon = icon
         self.onChange = onChange
         self.onAnswer = onAnswer
     }
@@ -50,6 +54,7 @@ public final class DoseFamily: ReminderFamily {
 
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
         note.category = "x-chime.dose"
+        note.icon = icon
         // A missed medication reminder is a real harm: the alert stays until answered.
         note.sticky = true
         guard DoseOccurrenceID.matches(occurrence.reminderID) else { return }
@@ -82,6 +87,16 @@ public final class DoseFamily: ReminderFamily {
 }
 
 extension DoseFamily {
+    /// The dose icon's file where it is installed (see ``DataDirectories``), or nil.
+    public static func installedIcon(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        executable: String = DataDirectories.executablePath
+    ) -> String? {
+        DataDirectories.search("icons", environment: environment, executable: executable)
+            .map { $0 + "/dose.svg" }
+            .first { FileManager.default.isReadableFile(atPath: $0) }
+    }
+
     /// Does what the action `key` asks; nil for a key that is not a dose action.
     func perform(_ key: String, on reference: DoseReference) -> Result<AnsweredDoseEvent?, ChimeError> {
         do throws(ChimeError) {

@@ -293,6 +293,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         notify_notification_set_hint_string(notification, "desktop-entry", "chime")
         if note.sticky { notify_notification_set_hint(notification, "resident", g_variant_new_boolean(1)) }
         if note.transient { notify_notification_set_hint(notification, "transient", g_variant_new_boolean(1)) }
+        // A sound: the spec's sound-name hint on a server that plays sounds, else a console bell (below).
+        let playsSound = status.capabilities.contains("sound")
+        if let sound = note.sound, playsSound { notify_notification_set_hint_string(notification, "sound-name", sound) }
         for (key, value) in note.hints.sorted(by: { $0.key < $1.key }) {
             notify_notification_set_hint_string(notification, key, value)
         }
@@ -320,6 +323,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
         shown[note.id] = notification
         names[notification] = note.id
+        if note.sound != nil && !playsSound { ConsoleBell.ring() }
         return .success(chime_notification_server_id(notification))
     }
 

@@ -65,7 +65,9 @@ extension RunnerControl {
         timeout: TimeInterval = answerTimeout
     ) throws(ChimeError) -> CancelOutcome {
         let cancellation = try store.cancelReporting(ids: ids, now: now)
-        var outcome = CancelOutcome(cancelled: cancellation.cancelled, runner: false, shown: [], unconfirmed: [])
+        // A one-shot that had fired and was still showing: too late too (its alert is closed).
+        let closed = cancellation.closed.map { CancelOutcome.Shown(reminderID: $0.reminderID, due: $0.due, posted: $0.posted) }
+        var outcome = CancelOutcome(cancelled: cancellation.cancelled, runner: false, shown: closed, unconfirmed: [])
         let paths = RunnerPaths(storePath: store.path, environment: environment)
         guard let holder = RunnerLock.holder(at: paths.lock) else { return outcome }
         let socket = holder.socket ?? paths.socket
@@ -93,7 +95,7 @@ extension RunnerControl {
             return outcome
         }
         outcome.runner = true
-        outcome.shown = cancellation.inFlight.compactMap { occurrence in
+        outcome.shown += cancellation.inFlight.compactMap { occurrence in
             shown[occurrence.key].map { CancelOutcome.Shown(reminderID: occurrence.reminderID, due: occurrence.due, posted: $0) }
         }
         return outcome

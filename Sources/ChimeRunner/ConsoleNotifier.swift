@@ -32,7 +32,9 @@ public struct ConsoleNotifier: Notifier {
 
     public func post(_ note: Note) async throws -> PostedNote {
         let line = format == .json ? Self.json(note) : Self.human(note, zone: zone())
-        try writeAll(line + "\n")
+        // A sound on a console: the terminal's bell, never in the JSON stream or a file.
+        let bell = format == .human && note.sound != nil && isatty(fd) == 1 ? ConsoleBell.character : ""
+        try writeAll(line + bell + "\n")
         return PostedNote(id: note.id)
     }
 

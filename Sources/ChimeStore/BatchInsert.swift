@@ -19,7 +19,7 @@ final class BatchInsert {
         var nextDueMicros: Int64
     }
 
-    static let columnCount: Int32 = 13
+    static let columnCount: Int32 = 17
     private let statement: OpaquePointer
     private let connection: OpaquePointer
     /// How many rows one execution inserts.
@@ -27,10 +27,10 @@ final class BatchInsert {
 
     init(_ db: Database, rowsPerStatement: Int) throws {
         guard let connection = db.sqliteConnection else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "closed connection") }
-        let tuple = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)"
+        let tuple = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)"
         let sql = """
             INSERT INTO reminder (id, title, body, kind, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
-                                  state, created_us, next_due_us)
+                                  state, created_us, next_due_us, urgency, sticky, icon, sound)
             VALUES \(Array(repeating: tuple, count: rowsPerStatement).joined(separator: ", "))
             """
         var statement: OpaquePointer?
@@ -65,6 +65,11 @@ final class BatchInsert {
             bind(base + 11, row.columns.anchorMicros)
             bind(base + 12, createdMicros)
             bind(base + 13, row.nextDueMicros)
+            let presentation = row.new.presentation
+            bind(base + 14, presentation.urgency?.rawValue)
+            bind(base + 15, presentation.sticky ? 1 : 0)
+            bind(base + 16, presentation.icon)
+            bind(base + 17, presentation.sound)
             base += Self.columnCount
         }
         let code = sqlite3_step(statement)

@@ -67,7 +67,8 @@ extension ReminderStore {
                     trigger: row.new.trigger,
                     kind: row.new.kind,
                     createdAt: Date(micros: nowMicros),
-                    nextDue: Date(micros: row.nextDueMicros)
+                    nextDue: Date(micros: row.nextDueMicros),
+                    presentation: row.new.presentation
                 )
                 return ScheduleResult(reminder: reminder, replaced: replaced)
             }
@@ -116,7 +117,7 @@ extension ReminderStore {
         }
     }
 
-    /// Rows per INSERT statement in a batch (13 values each, well under SQLite's 32,766).
+    /// Rows per INSERT statement in a batch (17 values each, well under SQLite's 32,766).
     static let insertChunk = 64
 
     /// Cancels the pending reminder `id`, and any of its occurrences not yet posted.
@@ -142,6 +143,17 @@ extension ReminderStore {
     public struct Cancellation: Sendable {
         public var cancelled: [Reminder]
         public var inFlight: [InFlight]
+        /// One-shots among ``cancelled`` that had fired and whose alert was still showing (shown
+        /// lately, unanswered): the answer `cancelled` is recorded, and the caller closes the
+        /// alert (and says the cancel came too late for it).
+        public var closed: [Closed] = []
+
+        /// A one-shot's alert that was showing when it was cancelled.
+        public struct Closed: Sendable, Hashable {
+            public var reminderID: String
+            public var due: Date
+            public var posted: Date
+        }
 
         /// An occurrence that was recorded as due, not posted, when its reminder was cancelled.
         public struct InFlight: Sendable, Hashable {
@@ -157,6 +169,12 @@ extension ReminderStore {
             var result = Cancellation(cancelled: [], inFlight: [])
             for id in ids {
                 guard let (reminder, key, dueMicros) = try Self.cancelReporting(id: id, at: now.micros, in: db) else {
+                    // A one-shot that fired and is still showing: its alert is closed.
+                    if let (reminder, alert) = try Self.cancelShown(id: id, at: now.micros, in: db) {
+                        result.cancelled.append(reminder)
+                        result.closed.append(Cancellation.Closed(reminderID: reminder.id, due: alert.due, posted: alert.postedAt))
+                        continue
+                    }
                     throw try Self.notFound(id: id, in: db)
                 }
                 result.cancelled.append(reminder)
@@ -225,7 +243,8 @@ extension ReminderStore {
             trigger: new.trigger,
             kind: new.kind,
             createdAt: Date(micros: now.micros),
-            nextDue: Date(micros: due.micros)
+            nextDue: Date(micros: due.micros),
+            presentation: new.presentation
         )
     }
 
@@ -518,7 +537,18 @@ extension ReminderStore {
             kind: row["kind"],
             createdAt: Date(micros: row["created_us"]),
             nextDue: (row["next_due_us"] as Int64?).map(Date.init(micros:)),
-            lastDue: (row["last_due_us"] as Int64?).map(Date.init(micros:))
+            lastDue: (row["last_due_us"] as Int64?).map(Date.init(micros:)),
+            presentation: presentation(from: row)
+        )
+    }
+
+    /// A reminder row's urgency, sticky, icon and sound columns (v7).
+    static func presentation(from row: Row) -> Presentation {
+        Presentation(
+            urgency: (row["urgency"] as String?).flatMap(Note.Urgency.init(rawValue:)),
+            sticky: row["sticky"] as Bool? ?? false,
+            icon: row["icon"],
+            sound: row["sound"]
         )
     }
 }

@@ -76,7 +76,8 @@ extension ReminderStore: SchedulerStore {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
+                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us,
+                       r.urgency, r.sticky, r.icon, r.sound
                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                 WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
                 """,
@@ -90,7 +91,8 @@ extension ReminderStore: SchedulerStore {
                 body: row[7],
                 missedCount: row[2],
                 attempts: row[3],
-                readyAt: Date(micros: row[8])
+                readyAt: Date(micros: row[8]),
+                presentation: Self.presentation(from: row)
             )
         }
     }
@@ -102,7 +104,7 @@ extension ReminderStore: SchedulerStore {
             let unrecorded = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT key, next_due_us, id, kind, title, body FROM reminder
+                    SELECT key, next_due_us, id, kind, title, body, urgency, sticky, icon, sound FROM reminder
                     WHERE state = 'pending' AND next_due_us <= ? ORDER BY next_due_us LIMIT ?
                     """,
                 arguments: [now.micros, limit]
@@ -112,7 +114,8 @@ extension ReminderStore: SchedulerStore {
                     reminderID: row[2],
                     kind: row[3],
                     title: row[4],
-                    body: row[5]
+                    body: row[5],
+                    presentation: Self.presentation(from: row)
                 )
             }
             return recorded + unrecorded

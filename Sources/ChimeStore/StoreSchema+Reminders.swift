@@ -73,6 +73,22 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration("v7: how a reminder's alert looks, and snoozed re-alerts") { db in
+                try db.execute(
+                    sql: """
+                        -- low, normal or critical (NULL: normal); stays until answered; an icon-theme name
+                        -- or an absolute path; a sound-theme name.
+                        ALTER TABLE reminder ADD COLUMN urgency TEXT CHECK (urgency IN ('low', 'normal', 'critical'));
+                        ALTER TABLE reminder ADD COLUMN sticky INTEGER NOT NULL DEFAULT 0;
+                        ALTER TABLE reminder ADD COLUMN icon TEXT;
+                        ALTER TABLE reminder ADD COLUMN sound TEXT;
+                        -- A snoozed alert's re-alert: the due instant of the occurrence it brings back,
+                        -- at most once each.
+                        ALTER TABLE occurrence ADD COLUMN snooze_of_us INTEGER;
+                        CREATE UNIQUE INDEX occurrence_snooze ON occurrence(reminder_key, snooze_of_us) WHERE snooze_of_us IS NOT NULL;
+                        """
+                )
+            },
         ]
     )
 }

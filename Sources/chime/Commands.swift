@@ -14,6 +14,7 @@ struct In: AsyncParsableCommand {
             Examples:
               chime in 25m "Tea is ready"
               chime in 1h30m "Stretch" "Stand up and walk" --id stretch
+              chime in 25m "Tea is ready" --urgency critical --icon appointment-soon --sound bell
               chime in 5m -- "-h"      (a title that starts with '-', after --)
             """
     )
@@ -368,6 +369,13 @@ struct Notify: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The alert's category (default x-chime.reminder).", valueName: "category")) var category: String?
     @Option(
         help: ArgumentHelp(
+            "A sound name from the sound theme (bell): played by a notification server that has sounds, else a console bell.",
+            valueName: "sound"
+        )
+    )
+    var sound: String?
+    @Option(
+        help: ArgumentHelp(
             "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console or json.",
             valueName: "notifier"
         )
@@ -388,11 +396,13 @@ struct Notify: AsyncParsableCommand {
         }
         // The same rules as a reminder's title and body (length, no bidirectional controls).
         let checked = try NewReminder(title: title, body: words.count > 1 ? words[1] : "", trigger: .once(Date())).validated()
+        if let sound { try Presentation.checkSound(sound) }
         let sink = try await notifier.make(json: json, verbose: verbose)
         var note = Note(id: "notify", title: checked.title, body: checked.body, urgency: urgency, postedAt: Date())
         note.sticky = sticky
         note.icon = icon
         note.category = category
+        note.sound = sound
         let posted = try await sink.post(note)
         // The console's JSON line is this command's document; the desktop prints its own.
         if json && !(sink is ConsoleNotifier) {

@@ -191,6 +191,10 @@ struct DoseSnooze: AsyncParsableCommand {
         let reference = try chooseDose(dose, book: context.book, verb: "snooze")
         let entry = try context.book.snooze(reference, minutes: minutes)
         let running = pokeRunner(context.store, json: global.json)
+        // Close the alert the snooze replaces (it comes again later).
+        if let occurrence = entry.dose.occurrence {
+            await RunnerControl.withdrawAlerts(ids: [occurrence], store: context.store, closeWithoutRunner: LibnotifyNotifier.close)
+        }
         emit(Snoozed(entry, minutes: minutes, runner: running, now: Date()), json: global.json)
     }
 

@@ -110,6 +110,9 @@ struct Run: AsyncParsableCommand {
                 }
             }
         )
-        return [focus, doses]
+        let plain = PlainReminders(store: store) { id, until in
+            log.info("Reminder snoozed from its alert", metadata: ["reminder.id": .string(id), "until": .string(TimeText.iso(until))])
+        }
+        return [focus, doses, plain]
     }
 }

@@ -68,14 +68,43 @@ struct ScheduleOptions: ParsableArguments {
     @Flag(name: [.short, .long], help: "Print only the reminder's identifier (for scripts; --json prints it all).")
     var quiet = false
 
+    // A string, checked in validate(), so that a bad value gets Chime's one line naming it.
+    @Option(help: ArgumentHelp("The alert's urgency: low, normal or critical (critical stays until answered).", valueName: "urgency"))
+    var urgency: String?
+    @Flag(help: "Keep the alert up until it is answered.") var sticky = false
+    @Option(
+        help: ArgumentHelp("An icon name from the icon theme (appointment-soon), or an absolute path to an image file.", valueName: "icon")
+    )
+    var icon: String?
+    @Option(
+        help: ArgumentHelp(
+            "A sound name from the sound theme (bell, message-new-instant): played by a notification server that has sounds, else a console bell.",
+            valueName: "sound"
+        )
+    )
+    var sound: String?
+
     func validate() throws {
         if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
+        try asValidation { () throws(ChimeError) in _ = try presentation() }
+    }
+
+    /// How the alert looks, from --urgency, --sticky, --icon and --sound.
+    func presentation() throws(ChimeError) -> Presentation {
+        var level: Note.Urgency?
+        if let urgency {
+            guard let parsed = Note.Urgency(rawValue: urgency) else {
+                throw ChimeError.invalid("urgency", urgency, expected: "low, normal or critical")
+            }
+            level = parsed
+        }
+        return try Presentation(urgency: level, sticky: sticky, icon: icon, sound: sound).validated()
     }
 
     /// What `in`, `at` and `every` share once their input has parsed: check the reminder, then
     /// (only then) open the store, schedule it, wake the runner and print the result.
     func schedule(title: String, body: String, trigger: Trigger, now: Date, global: GlobalOptions) throws(ChimeError) {
-        let new = try NewReminder(id: id, title: title, body: body, trigger: trigger).validated()
+        let new = try NewReminder(id: id, title: title, body: body, trigger: trigger, presentation: try presentation()).validated()
         let store = try global.openStore(.create)
         let result = try store.schedule(new, replace: !noReplace, now: now, systemZone: .current)
         if quiet && !global.json {
@@ -118,9 +147,14 @@ struct ReminderJSON: Encodable {
     var nextDue: String?
     var nextDueLocal: String?
     var created: String
+    /// How the alert looks: urgency (normal unless set), sticky, icon and sound (null unless set).
+    var urgency: String
+    var sticky: Bool
+    @Nullable var icon: String?
+    @Nullable var sound: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, title, body, kind, trigger, recurring, zone, created
+        case id, title, body, kind, trigger, recurring, zone, created, urgency, sticky, icon, sound
         case nextDue = "next_due"
         case nextDueLocal = "next_due_local"
     }
@@ -139,6 +173,10 @@ struct ReminderJSON: Encodable {
         nextDue = reminder.nextDue.map(TimeText.iso)
         nextDueLocal = reminder.nextDue.map { TimeText.local($0, in: displayZone) }
         created = TimeText.iso(reminder.createdAt)
+        urgency = (reminder.presentation.urgency ?? .normal).rawValue
+        sticky = reminder.presentation.sticky
+        icon = reminder.presentation.icon
+        sound = reminder.presentation.sound
     }
 }
 

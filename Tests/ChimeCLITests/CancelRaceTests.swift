@@ -72,7 +72,8 @@ struct CancelRaceTests {
                 #expect(shown == 0, "\(id): cancel said cancelled, and it was shown")
                 #expect(ledger.allSatisfy { $0.state == "cancelled" && $0.postedAt == nil }, "\(id): \(ledger)")
             case 8, 3:
-                // "Too late" (or already fired): shown once, recorded as posted
+                // "Too late" (shown as the cancel came, or before and still showing: closed), or already
+                // fired: shown once, recorded as posted
                 let said =
                     status == 8
                     ? "chime: too late: '\(id)' was shown at " : "chime: no pending reminder has the id '\(id)': it has already fired"

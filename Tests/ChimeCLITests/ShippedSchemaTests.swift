@@ -28,9 +28,20 @@ import Testing
         }
     }
 
-    /// What came after the fixture's Chime: the gateway's migration and tables.
+    /// What came after the fixture's Chime: the gateway's migration and tables (v6), and how a
+    /// reminder's alert looks with snoozed re-alerts (v7: its name and index; its columns are
+    /// taken out by ``asShipped(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
-        line.hasPrefix("v6: ") || line.contains(" gate_")
+        line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
+    }
+
+    /// A line of ``schema(_:)`` without the columns v7 added to `reminder` and `occurrence`
+    /// (SQLite writes each added column's definition into the table's SQL).
+    static func asShipped(_ line: String) -> String {
+        [
+            ", urgency TEXT CHECK (urgency IN ('low', 'normal', 'critical'))", ", sticky INTEGER NOT NULL DEFAULT 0", ", icon TEXT",
+            ", sound TEXT", ", snooze_of_us INTEGER",
+        ].reduce(line) { $0.replacingOccurrences(of: $1, with: "") }
     }
 
     @Test func aStoreMadeNowHasTheShippedSchema() throws {
@@ -39,8 +50,8 @@ import Testing
         let shipped = try Self.schema(Self.fixture)
         #expect(shipped.count > 20)
         let now = try Self.schema(sandbox.store)
-        #expect(now.filter { !Self.sinceShipped($0) } == shipped)
-        #expect(now.filter(Self.sinceShipped).count == 5)
+        #expect(now.filter { !Self.sinceShipped($0) }.map(Self.asShipped) == shipped)
+        #expect(now.filter(Self.sinceShipped).count == 7)
     }
 
     @Test func aShippedStoreOpensUnchangedWithItsData() throws {
@@ -53,6 +64,6 @@ import Testing
         #expect(try store.pending().map(\.id).contains("tea"))
         #expect(try DoseBook(store: store).medications().map(\.medication.name) == ["Aspirin"])
         #expect(try FocusTimer(store: store).latest() != nil)
-        #expect(try Self.schema(sandbox.store).filter { !Self.sinceShipped($0) } == before)
+        #expect(try Self.schema(sandbox.store).filter { !Self.sinceShipped($0) }.map(Self.asShipped) == before)
     }
 }

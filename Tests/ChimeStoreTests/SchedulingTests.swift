@@ -113,11 +113,36 @@ struct SchedulingTests {
         try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
         let claimed = try store.claimDue(now: Fixture.at(60), systemZone: Fixture.utc)
         try store.markPosted(claimed.map(\.key), at: Fixture.at(60), noteID: "tea")
+        // Answered (Done), its alert is no longer showing.
+        try store.recordResponse(NoteResponse(noteID: "tea", kind: .action("done")), at: Fixture.at(61))
 
-        let error = #expect(throws: ChimeError.self) { try store.cancel(id: "tea", now: Fixture.at(61)) }
+        let error = #expect(throws: ChimeError.self) { try store.cancel(id: "tea", now: Fixture.at(62)) }
 
         #expect(error?.code == .notFound)
         #expect(error?.message == "no pending reminder has the id 'tea': it has already fired")
+    }
+
+    @Test func cancellingAOneShotStillShowingClosesItAndRecordsTheCancel() throws {
+        defer { cleanUp() }
+        try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
+        let claimed = try store.claimDue(now: Fixture.at(60), systemZone: Fixture.utc)
+        try store.markPosted(claimed.map(\.key), at: Fixture.at(60), noteID: "tea", serverID: 7)
+
+        let outcome = try store.cancelReporting(ids: ["tea"], now: Fixture.at(61))
+
+        #expect(outcome.cancelled.map(\.id) == ["tea"])
+        #expect(outcome.closed.map(\.reminderID) == ["tea"])
+        #expect(outcome.closed.map(\.posted) == [Fixture.at(60)])
+        #expect(outcome.inFlight.isEmpty)
+        #expect(try store.ledger(id: "tea").map(\.response) == ["cancelled"])
+        // What the caller closes: the alert the server showed.
+        #expect(try store.shownAlerts(id: "tea") == [PostedNote(id: "tea", serverID: 7)])
+        // A day later, an alert never answered is no longer taken for showing.
+        try store.schedule(Fixture.once("old", at: 120), now: Fixture.t0, systemZone: Fixture.utc)
+        let old = try store.claimDue(now: Fixture.at(120), systemZone: Fixture.utc)
+        try store.markPosted(old.map(\.key), at: Fixture.at(120), noteID: "old")
+        let error = #expect(throws: ChimeError.self) { try store.cancel(id: "old", now: Fixture.at(120 + 86_401)) }
+        #expect(error?.message == "no pending reminder has the id 'old': it has already fired")
     }
 
     @Test func aOneShotRecordedButNotYetPostedCanStillBeCancelled() throws {

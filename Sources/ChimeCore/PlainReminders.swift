@@ -1,0 +1,60 @@
+import Foundation
+
+/// The reminders of `chime in`, `at` and `every` (kind `plain`) as a family of the scheduler:
+/// their alerts carry the actions "Done" and "Snooze 10 min", and a snooze brings the alert
+/// back once, ``snoozeLength`` later (then the reminder keeps its own schedule).
+///
+/// The answer itself is recorded in the ledger by the scheduler (the first answer stands), so
+/// a snooze pressed twice, or from the alert and from `chime snooze`, brings it back once.
+public final class PlainReminders: ReminderFamily {
+    /// The kind of the reminders `chime in|at|every` make.
+    public static let plainKind = "plain"
+    /// The keys of the alert's actions, as the ledger records them.
+    public static let done = "done"
+    public static let snooze = "snooze"
+    /// How long a snooze lasts when nothing says otherwise (no configuration file yet).
+    public static let defaultSnoozeLength: Duration = .seconds(600)
+
+    public let kind = PlainReminders.plainKind
+    public let store: any SchedulerStore
+    public let snoozeLength: Duration
+    private let onSnooze: @Sendable (_ id: String, _ until: Date) -> Void
+
+    /// - Parameter onSnooze: told when an alert's snooze recorded its re-alert (the runner logs it).
+    public init(
+        store: any SchedulerStore,
+        snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
+        onSnooze: @escaping @Sendable (_ id: String, _ until: Date) -> Void = { _, _ in }
+    ) {
+        self.store = store
+        self.snoozeLength = snoozeLength
+        self.onSnooze = onSnooze
+    }
+
+    public func prepare(reason: WakeReason) throws {}
+
+    public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
+        note.actions = [
+            Note.Action(key: Self.done, label: "Done"),
+            Note.Action(key: Self.snooze, label: "Snooze \(Self.label(snoozeLength))"),
+        ]
+        note.answerInstead = "Answer: chime done \(occurrence.reminderID) (or chime snooze \(occurrence.reminderID))"
+    }
+
+    /// "10 min", as the button says it; "1h 30m" for other lengths.
+    static func label(_ length: Duration) -> String {
+        let seconds = length.components.seconds
+        return seconds % 60 == 0 && seconds < 3600 ? "\(seconds / 60) min" : formatDuration(length)
+    }
+
+    /// "Snooze": the alert comes back once, ``snoozeLength`` from now. "Done" is recorded by the
+    /// scheduler and needs nothing more.
+    public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
+        guard case .action(Self.snooze) = response.kind else { return false }
+        let seconds = Double(snoozeLength.components.seconds) + Double(snoozeLength.components.attoseconds) / 1e18
+        let until = instant.addingTimeInterval(seconds)
+        guard try store.snoozeShown(id: response.noteID, until: until, at: instant) else { return false }
+        onSnooze(response.noteID, until)
+        return true
+    }
+}

@@ -1,0 +1,166 @@
+import ArgumentParser
+import ChimeCore
+import ChimeDoses
+import ChimeLibnotify
+import ChimeRunner
+import ChimeStore
+import Foundation
+
+struct Snooze: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Snooze the alert showing for a reminder: it comes back once, 10 minutes later (or DURATION).",
+        discussion: """
+            What the alert's "Snooze 10 min" button does, from a terminal: the alert shown last for ID \
+            (within the last day, not answered yet) is closed and comes back once, DURATION from now; a \
+            recurring reminder then keeps its own schedule. A dose's alert id (med-3-20261122-0800) \
+            snoozes the dose, as 'chime dose snooze' does (whole minutes, up to 240). Nothing showing \
+            for ID: exit 3; answered already (from the alert, or a second time): exit 4.
+            Example (a reminder fires on the console runner for 3 s, then is snoozed for 30 minutes):
+              chime in 1s "Tea is ready" --id tea && timeout 3 chime run --notifier console; chime snooze tea 30m
+            """
+    )
+
+    @Argument(help: "The reminder's identifier (or a dose's alert id).") var id: String
+    @Argument(
+        help: ArgumentHelp(
+            "How long until it comes back: 90s, 10m, 1h30m (from 1m to 24h; default 10m).",
+            valueName: "duration"
+        )
+    )
+    var duration: String?
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try asValidation { () throws(ChimeError) in
+            try ReminderIdentifier.validate(id)
+            _ = try length()
+        }
+    }
+
+    /// The snooze's length in seconds: DURATION, else the default.
+    func length() throws(ChimeError) -> Int64 {
+        guard let duration else { return PlainReminders.defaultSnoozeLength.components.seconds }
+        let seconds: Int64
+        do {
+            seconds = try TimeParsing.duration(duration)
+        } catch {
+            throw ChimeError.invalid("duration", duration, expected: "a duration such as 10m, 90s or 1h30m, from 1m to 24h")
+        }
+        guard (60...86_400).contains(seconds) else {
+            throw ChimeError.invalid("duration", duration, expected: "a duration from 1m to 24h, such as 10m")
+        }
+        return seconds
+    }
+
+    func run() async throws {
+        let seconds = try length()
+        let store = try global.openStore(.update)
+        let now = Date()
+        let shown = try store.lastShown(id: id)
+        if shown?.kind == DoseBook.kind || (shown == nil && DoseOccurrenceID.matches(id)) {
+            try await snoozeDose(seconds: seconds, store: store)
+            return
+        }
+        if let shown, shown.kind != PlainReminders.plainKind {
+            throw ChimeError(.conflict, "'\(id)' is a \(shown.kind) alert: only reminders (chime in|at|every) and doses are snoozed")
+        }
+        let until = now.addingTimeInterval(TimeInterval(seconds))
+        let answered = try store.answerShown(id: id, action: PlainReminders.snooze, snoozeUntil: until, now: now)
+        let running = pokeRunner(store, json: global.json)
+        // Answered here: close the alert it replaces (the runner withdraws it; with none, the desktop helper).
+        await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)
+        emit(AlertAnswered(answered, runner: running), json: global.json)
+    }
+
+    /// A dose's alert id: the dose is snoozed by its family, and the alert it replaces closed.
+    func snoozeDose(seconds: Int64, store: ReminderStore) async throws {
+        guard seconds % 60 == 0, (1...240).contains(seconds / 60) else {
+            throw ChimeError.invalid("duration", duration ?? "", expected: "whole minutes from 1m to 4h for a dose, such as 15m")
+        }
+        let book = DoseBook(store: store, clock: SystemWallClock(), systemZone: { TimeZone.current })
+        let entry = try book.snooze(.occurrence(id), minutes: Int(seconds / 60))
+        let running = pokeRunner(store, json: global.json)
+        await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)
+        let title = "\(entry.label) (dose \(entry.dose.id))"
+        emit(
+            AlertAnswered(id: id, kind: DoseBook.kind, title: title, snoozedUntil: entry.dose.snoozeUntil, runner: running),
+            json: global.json
+        )
+    }
+}
+
+struct Done: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Mark the alert showing for a reminder done, and close it.",
+        discussion: """
+            What the alert's "Done" button does, from a terminal: the alert shown last for ID (within the \
+            last day, not answered yet) is recorded as done and closed; a recurring reminder keeps its \
+            schedule; on a snoozed alert whose re-alert is still to come, it ends the snooze. Nothing \
+            showing for ID: exit 3; answered already: exit 4. (A dose is answered with 'chime dose take'.)
+            Example (a reminder fires on the console runner for 3 s, then is marked done):
+              chime in 1s "Stretch" --id stretch && timeout 3 chime run --notifier console; chime done stretch
+            """
+    )
+
+    @Argument(help: "The reminder's identifier.") var id: String
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) }
+    }
+
+    func run() async throws {
+        let store = try global.openStore(.update)
+        if let shown = try store.lastShown(id: id), shown.kind != PlainReminders.plainKind {
+            let hint = shown.kind == DoseBook.kind ? ": answer a dose with 'chime dose take \(id)'" : ""
+            throw ChimeError(.conflict, "'\(id)' is a \(shown.kind) alert, not a reminder's\(hint)")
+        }
+        let answered = try store.answerShown(id: id, action: PlainReminders.done, snoozeUntil: nil, now: Date())
+        let running = RunnerControl.isRunning(storePath: store.path)
+        await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)
+        emit(AlertAnswered(answered, runner: running), json: global.json)
+    }
+}
+
+/// An alert answered from the command line: which, with what, and when a snoozed one comes back.
+struct AlertAnswered: Report {
+    var id: String
+    var kind: String
+    var title: String
+    var response: String
+    @Nullable var snoozedUntil: String?
+    var runner: Bool
+    private var until: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, title, response, runner
+        case snoozedUntil = "snoozed_until"
+    }
+
+    init(_ answered: AnsweredAlert, runner: Bool) {
+        self.init(
+            id: answered.alert.reminderID,
+            kind: answered.alert.kind,
+            title: answered.alert.title,
+            response: answered.response,
+            snoozedUntil: answered.snoozedUntil,
+            runner: runner
+        )
+    }
+
+    init(id: String, kind: String, title: String, response: String = PlainReminders.snooze, snoozedUntil: Date?, runner: Bool) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.response = response
+        self.snoozedUntil = snoozedUntil.map(TimeText.iso)
+        self.runner = runner
+        until = snoozedUntil
+    }
+
+    var lines: [String] {
+        let what = "\(id)  \(UserText.oneLine(title))"
+        guard let until else { return ["Done: \(what)"] }
+        return ["Snoozed \(what): it comes back at \(TimeText.local(until, in: .current, seconds: true))."]
+    }
+}
