@@ -33,7 +33,7 @@ public struct ConsoleNotifier: Notifier {
     public func post(_ note: Note) async throws -> PostedNote {
         let line = format == .json ? Self.json(note) : Self.human(note, zone: zone())
         try writeAll(line + "\n")
-        return PostedNote(id: note.id)
+        return PostedNote(id: note.id, via: format == .json ? "json" : "console")
     }
 
     public func withdraw(_ shown: PostedNote) async throws {

@@ -42,6 +42,9 @@ extension ReminderStore {
         for new in batch {
             let checked = try new.validated()
             guard let nextDue = checked.trigger.nextOccurrence(after: now, systemZone: systemZone) else {
+                if case .bounded(_, let end) = checked.trigger {
+                    throw ChimeError(.usage, "'\(checked.title)' would never fire: its rule ends (\(end.summary)) before its first occurrence")
+                }
                 throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
             }
             validated.append((checked, nextDue.micros))
@@ -116,7 +119,7 @@ extension ReminderStore {
         }
     }
 
-    /// Rows per INSERT statement in a batch (13 values each, well under SQLite's 32,766).
+    /// Rows per INSERT statement in a batch (18 values each, well under SQLite's 32,766).
     static let insertChunk = 64
 
     /// Cancels the pending reminder `id`, and any of its occurrences not yet posted.
@@ -513,7 +516,8 @@ extension ReminderStore {
 }
 
 /// A ``Trigger`` spread over plain columns, so that a batch insert needs no encoder and the
-/// store can be read with the sqlite3 shell.
+/// store can be read with the sqlite3 shell. A monthly or yearly rule is a `weekly` row narrowed
+/// by `by_month_day` (and `by_month`); a rule's end is `until_day` or `rule_count` (see v8).
 struct TriggerColumns {
     var kind: String
     var atMicros: Int64?
@@ -522,9 +526,22 @@ struct TriggerColumns {
     var zone: String?
     var intervalSeconds: Int64?
     var anchorMicros: Int64?
+    var byMonth: Int?
+    var byMonthDay: Int?
+    var untilDay: Int?
+    var ruleCount: Int?
+    var countStartMicros: Int64?
 
     init(_ trigger: Trigger) {
-        switch trigger {
+        var rule = trigger
+        if case .bounded(let base, let end) = trigger {
+            rule = base
+            switch end {
+            case .until(let day): untilDay = day
+            case .count(let count, let start): (ruleCount, countStartMicros) = (count, start.micros)
+            }
+        }
+        switch rule {
         case .once(let date):
             kind = "once"
             atMicros = date.micros
@@ -537,21 +554,41 @@ struct TriggerColumns {
             kind = "interval"
             intervalSeconds = seconds
             anchorMicros = anchor.micros
+        case .calendar(let rule):
+            kind = "weekly"
+            times = rule.times.map(\.description).joined(separator: ",")
+            days = Int(WeekdaySet.everyDay.rawValue)
+            if case .fixed(let identifier) = rule.zone { zone = identifier }
+            byMonth = rule.month
+            byMonthDay = rule.day
+        case .bounded:
+            // A rule bounded twice is never made (TimeParsing makes one end at most).
+            preconditionFailure("a bounded rule inside a bounded rule")
         }
     }
 
     static func trigger(from row: Row) throws -> Trigger {
+        let base: Trigger
         switch row["trigger_kind"] as String {
         case "once":
             return .once(Date(micros: row["at_us"]))
         case "weekly":
             let times = try LocalTime.parseList(row["times"])
             let zone: ZoneRule = (row["zone"] as String?).map { .fixed($0) } ?? .floating
-            return .weekly(times: times, days: WeekdaySet(rawValue: UInt8(row["days"] as Int)), zone: zone)
+            if let day = row["by_month_day"] as Int? {
+                base = .calendar(CalendarRule(month: row["by_month"], day: day, times: times, zone: zone))
+            } else {
+                base = .weekly(times: times, days: WeekdaySet(rawValue: UInt8(row["days"] as Int)), zone: zone)
+            }
         case "interval":
-            return .interval(seconds: row["interval_s"], anchor: Date(micros: row["anchor_us"]))
+            base = .interval(seconds: row["interval_s"], anchor: Date(micros: row["anchor_us"]))
         case let other:
             throw ChimeError(.store, "unknown trigger kind '\(other)' in the store")
         }
+        if let day = row["until_day"] as Int? { return .bounded(base, .until(day: day)) }
+        if let count = row["rule_count"] as Int?, let start = row["count_start_us"] as Int64? {
+            return .bounded(base, .count(count, start: Date(micros: start)))
+        }
+        return base
     }
 }

@@ -20,7 +20,10 @@ struct Chime: AsyncParsableCommand {
         groupedSubcommands: [
             CommandGroup(
                 name: "Reminders",
-                subcommands: [In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Notify.self]
+                subcommands: [
+                    In.self, At.self, Every.self, Import.self, List.self, Next.self, Show.self, Edit.self, Cancel.self, History.self,
+                    Notify.self,
+                ]
             ),
             CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self]),
             CommandGroup(name: "Focus", subcommands: [Focus.self, ForestCommand.self, Stats.self]),

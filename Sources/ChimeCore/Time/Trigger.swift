@@ -19,10 +19,25 @@ public enum Trigger: Sendable, Hashable, Codable {
     case weekly(times: [LocalTime], days: WeekdaySet, zone: ZoneRule)
     /// At `anchor + k * seconds` for k >= 1.
     case interval(seconds: Int64, anchor: Date)
+    /// On one day of every month, or of one month every year, at each of `times`, read in
+    /// `zone` (RFC 5545 `FREQ=MONTHLY;BYMONTHDAY` / `FREQ=YEARLY;BYMONTH;BYMONTHDAY`).
+    case calendar(CalendarRule)
+    /// A recurring trigger that stops: after a date (`UNTIL`) or a number of occurrences (`COUNT`).
+    indirect case bounded(Trigger, RuleEnd)
 
     public var isRecurring: Bool {
         if case .once = self { return false }
         return true
+    }
+
+    /// The zone rule local times are read in: nil for a one-shot or an interval.
+    public var zoneRule: ZoneRule? {
+        switch self {
+        case .once, .interval: nil
+        case .weekly(_, _, let zone): zone
+        case .calendar(let rule): rule.zone
+        case .bounded(let base, _): base.zoneRule
+        }
     }
 
     /// The first occurrence strictly after `instant`, or nil (a `.once` at or before `instant`,
@@ -78,6 +93,20 @@ public enum Trigger: Sendable, Hashable, Codable {
                 }
             }
             return best
+        case .calendar(let rule):
+            return rule.next(after: instant, in: rule.zone.resolve(system: systemZone))
+        case .bounded(let base, let end):
+            guard let o = base.next(after: instant, systemZone: systemZone) else { return nil }
+            switch end {
+            case .until(let day):
+                let zone = base.zoneRule?.resolve(system: systemZone) ?? systemZone
+                return CivilDay.of(o.instant, in: zone) <= day ? o : nil
+            case .count(let count, let start):
+                // COUNT counts from the rule's start: the occurrence must be among the first `count`.
+                guard count > 0, let last = base.occurrences(after: start, count: count, systemZone: systemZone).last
+                else { return nil }
+                return o.instant <= last.instant ? o : nil
+            }
         }
     }
 
@@ -139,6 +168,10 @@ public enum Trigger: Sendable, Hashable, Codable {
             return s
         case .interval(let seconds, _):
             return "every " + Self.formatInterval(seconds)
+        case .calendar(let rule):
+            return rule.summary
+        case .bounded(let base, let end):
+            return base.summary + " " + end.summary
         }
     }
 
