@@ -75,8 +75,11 @@ public protocol SchedulerStore: Sendable {
     func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws
     /// Records that these occurrences were posted.
     /// - Parameters: noteID: the note's id; serverID: the notification server's own id for the
-    ///   alert, where there is one (the desktop's), to close it later from any process; via:
-    ///   the channel that showed it (``PostedNote/via``), for `chime history`.
+    ///   alert, where there is one (the desktop's), to close it later from any process.
+    func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?) throws
+    /// ``markPosted(_:at:noteID:serverID:)``, also recording `via`, the channel that showed
+    /// them (``PostedNote/via``), for `chime history`. (A store that keeps no channel need not
+    /// implement it: the default records the rest.)
     func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?, via: String?) throws
     /// Records a failed post; the occurrences stay due and become ready again at `retryAt`.
     func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws
@@ -108,12 +111,11 @@ extension SchedulerStore {
 
     /// ``markPosted(_:at:noteID:serverID:)`` for an alert with no server id.
     public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws {
-        try markPosted(keys, at: at, noteID: noteID, serverID: nil, via: nil)
+        try markPosted(keys, at: at, noteID: noteID, serverID: nil)
     }
 
-    /// ``markPosted(_:at:noteID:serverID:via:)`` not naming the channel.
-    public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?) throws {
-        try markPosted(keys, at: at, noteID: noteID, serverID: serverID, via: nil)
+    public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?, via: String?) throws {
+        try markPosted(keys, at: at, noteID: noteID, serverID: serverID)
     }
 
     public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] { [] }
@@ -121,7 +123,7 @@ extension SchedulerStore {
     public func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws {}
 
     public func recordShown(_ key: OccurrenceKey, at postedAt: Date, noteID: String, serverID: UInt32?, systemZone: TimeZone) throws {
-        try markPosted([key], at: postedAt, noteID: noteID, serverID: serverID, via: nil)
+        try markPosted([key], at: postedAt, noteID: noteID, serverID: serverID)
     }
 
     public func followSystemZone(_ systemZone: TimeZone, now: Date) throws {}

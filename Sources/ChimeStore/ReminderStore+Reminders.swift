@@ -43,7 +43,10 @@ extension ReminderStore {
             let checked = try new.validated()
             guard let nextDue = checked.trigger.nextOccurrence(after: now, systemZone: systemZone) else {
                 if case .bounded(_, let end) = checked.trigger {
-                    throw ChimeError(.usage, "'\(checked.title)' would never fire: its rule ends (\(end.summary)) before its first occurrence")
+                    throw ChimeError(
+                        .usage,
+                        "'\(checked.title)' would never fire: its rule ends (\(end.summary)) before its first occurrence"
+                    )
                 }
                 throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
             }

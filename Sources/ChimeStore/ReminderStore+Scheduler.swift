@@ -179,6 +179,10 @@ extension ReminderStore: SchedulerStore {
     /// Records what was shown. An occurrence cancelled while it was being shown (the cancel
     /// committed between the runner's last look and its post) is recorded as posted too: the
     /// ledger says what a person saw, and the runner tells the cancel it came too late.
+    public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String, serverID: UInt32?) throws {
+        try markPosted(keys, at: postedAt, noteID: noteID, serverID: serverID, via: nil)
+    }
+
     public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String, serverID: UInt32?, via: String?) throws {
         try write { db in
             let statement = try db.cachedStatement(

@@ -15,7 +15,8 @@ struct History: AsyncParsableCommand {
             Examples:
               chime history
               chime history --last 7d
-              chime history standup --json
+              chime in 25m "Tea" --id tea
+              chime history tea --json
             """
     )
 
@@ -130,8 +131,9 @@ struct Show: AsyncParsableCommand {
         discussion: """
             The latest reminder with the id, pending or not. See what it did with 'chime history ID'.
             Examples:
-              chime show standup
-              chime show standup --json
+              chime every month on 1 09:00 "Pay the rent" --id rent
+              chime show rent
+              chime show rent --json
             """
     )
 

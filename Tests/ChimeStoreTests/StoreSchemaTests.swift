@@ -35,6 +35,7 @@ enum Notes {
             applied == [
                 "v1: reminders and delivery ledger", "v2: what people did with alerts", "v3: notes",
                 "v5: the server's alert id", "v7: note colours",
+                "v8: monthly and yearly rules, rule ends, the channel an alert went through",
             ]
         )
     }

@@ -32,8 +32,9 @@ extension TimeParsing {
             do throws(ChimeError) {
                 return exact(try instant(s, now: now, zone: zone))
             } catch {
-                // The older forms' message lists only them: name every form this reads.
-                guard error.message.hasPrefix("invalid ") else { throw error }
+                // The older forms' general message lists only them: name every form this reads.
+                // (A narrower one, such as an hour out of range, stays.)
+                guard error.message == ChimeError.invalid("time", s, expected: instantExpected).message else { throw error }
                 throw ChimeError.invalid("time", s, expected: spokenExpected)
             }
         }
