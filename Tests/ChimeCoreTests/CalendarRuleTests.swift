@@ -330,6 +330,7 @@ struct CalendarRuleTests {
             ("day 09:00 until 2027-01-31", "every day 09:00 until 2027-01-31"),
             ("mon-fri at 08:00 until 2027-01-31", "every weekday 08:00 until 2027-01-31"),
             ("2h until 2027-01-31", "every 2h until 2027-01-31"),
+            ("day 21:00 count 10", "every day 21:00 count 10"),
         ]
     )
     func summaries(_ words: String, _ summary: String) throws {
@@ -359,9 +360,27 @@ struct CalendarRuleTests {
         }
     }
 
+    @Test("A listing's rules import as the same rules ('chime list --json' into 'chime import')")
+    func listedRulesImport() throws {
+        let now = utcInstant(2026, 11, 1)
+        let rules: [Trigger] = [
+            .calendar(CalendarRule(month: nil, day: 31, times: [hm("09:00")], zone: .fixed("Europe/Berlin"))),
+            .calendar(CalendarRule(month: 12, day: 24, times: [hm("18:00")], zone: .floating)),
+            .bounded(.weekly(times: [hm("09:00")], days: .weekdays, zone: .fixed("America/New_York")), .until(day: 20_849)),
+            .bounded(.calendar(CalendarRule(month: nil, day: 1, times: [hm("09:00")], zone: .floating)), .count(10, start: now)),
+        ]
+        for rule in rules {
+            let next = try #require(rule.nextOccurrence(after: now, systemZone: TestZones.utc))
+            let listed = #"[{"title": "x", "trigger": "\#(rule.summary)", "next_due": "\#(TimeText.iso(next))"}]"#
+            let imported = try ReminderImport.reminders(from: Data(listed.utf8), source: "test", now: now)
+            #expect(imported.map(\.trigger) == [rule], "\(rule.summary)")
+        }
+    }
+
     @Test("--count is 1 to 1000, and not with until")
     func badCounts() {
-        for (words, count) in [("day 09:00", 0), ("day 09:00", 1_001), ("day 09:00 until 2027-01-01", 3)] {
+        let cases = [("day 09:00", 0), ("day 09:00", 1_001), ("day 09:00 until 2027-01-01", 3), ("day 09:00 count 2", 3)]
+        for (words, count) in cases {
             #expect(throws: ChimeError.self) {
                 try TimeParsing.recurrence([words], now: utcInstant(2026, 11, 1), zone: .floating, count: count)
             }

@@ -83,11 +83,11 @@ public enum RuleEnd: Sendable, Hashable, Codable {
     /// The most occurrences a counted rule may have.
     public static let maxCount = 1_000
 
-    /// "until 2027-01-31", "(10 times)".
+    /// "until 2027-01-31", "count 10": as ``TimeParsing/recurrence(_:now:zone:count:)`` reads them.
     public var summary: String {
         switch self {
         case .until(let day): "until \(CivilDay.format(day))"
-        case .count(let n, _): n == 1 ? "(once)" : "(\(n) times)"
+        case .count(let n, _): "count \(n)"
         }
     }
 }

@@ -155,7 +155,8 @@ public enum TimeParsing {
     /// - ["month", "on", "1", "09:00"], ["year", "on", "12-24", "18:00"]: a ``CalendarRule`` in `zone`;
     /// - ["2h"], ["30m"], ["1h", "30m"]: an interval anchored at `now` (any positive duration, 1s or more);
     /// - any of those followed by ["until", "2027-01-31"]: it stops after that local day (RFC 5545
-    ///   `UNTIL`, the day included); or, with `count`, after that many occurrences (`COUNT`, 1 to 1000).
+    ///   `UNTIL`, the day included); or, with `count` (or followed by ["count", "10"]), after that
+    ///   many occurrences from `now` (`COUNT`, 1 to 1000).
     /// Words may also arrive joined ("day 08:00").
     public static func recurrence(_ words: [String], now: Date, zone: ZoneRule, count: Int? = nil) throws(ChimeError) -> Trigger {
         var tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
@@ -165,6 +166,18 @@ public enum TimeParsing {
                 throw ChimeError(.usage, "'until' needs one date after it: expected until YYYY-MM-DD, such as until 2027-01-31")
             }
             end = .until(day: try CivilDay.parse(tokens[until + 1], field: "until date"))
+            tokens.removeLast(2)
+        }
+        var count = count
+        // "count 10" after the rule, as a listing prints it (`--count 10` on the command line).
+        if let index = tokens.firstIndex(where: { $0.lowercased() == "count" }), index > 0 {
+            guard tokens.count == index + 2, let n = Int(tokens[index + 1]) else {
+                throw ChimeError(.usage, "'count' needs a number after it: expected count N, such as count 10")
+            }
+            guard count == nil, end == nil else {
+                throw ChimeError(.usage, "a rule ends by 'until DATE' or by a count, not both (RFC 5545): give one of them")
+            }
+            count = n
             tokens.removeLast(2)
         }
         if let count {

@@ -171,7 +171,12 @@ public enum Trigger: Sendable, Hashable, Codable {
         case .calendar(let rule):
             return rule.summary
         case .bounded(let base, let end):
-            return base.summary + " " + end.summary
+            // The end before the zone, so that the summary reads back ('chime import' of a listing).
+            let rule = base.summary
+            if case .fixed(let id) = base.zoneRule, rule.hasSuffix(" (\(id))") {
+                return rule.dropLast(id.count + 3) + " " + end.summary + " (\(id))"
+            }
+            return rule + " " + end.summary
         }
     }
 
