@@ -9,6 +9,9 @@ public struct HistoryEntry: Sendable, Hashable {
     /// The reminder's family: `plain`, `dose`, `focus`…
     public var kind: String
     public var title: String
+    /// For a family's alert, the first line of its body: a dose alert's medication
+    /// ("Aspirin 100 mg"), whose title is the same for every dose. Nil for a plain reminder.
+    public var detail: String?
     public var due: Date
     /// `due` (recorded, not shown yet), `posted` or `cancelled`.
     public var state: String
@@ -80,7 +83,7 @@ extension ReminderStore {
                 sql: """
                     SELECT * FROM (
                         SELECT r.id, r.kind, r.title, o.due_us, o.state, o.missed_count, o.posted_us, o.via, o.attempts,
-                               o.last_error, o.response, o.answered_us
+                               o.last_error, o.response, o.answered_us, r.body
                         FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                         WHERE (?1 IS NULL OR r.id = ?1) AND o.due_us >= ?2
                         ORDER BY o.due_us DESC, r.id DESC LIMIT ?3
@@ -89,10 +92,14 @@ extension ReminderStore {
                 arguments: [id, since?.micros ?? Int64.min, limit ?? -1]
             )
             return rows.map { row in
-                HistoryEntry(
+                let kind: String = row[1]
+                let body: String = row[12]
+                let firstLine = body.prefix { $0 != "\n" }
+                return HistoryEntry(
                     reminderID: row[0],
-                    kind: row[1],
+                    kind: kind,
                     title: row[2],
+                    detail: kind == "plain" || firstLine.isEmpty ? nil : String(firstLine),
                     due: Date(micros: row[3]),
                     state: row[4],
                     missedCount: row[5],

@@ -123,13 +123,13 @@ struct At: AsyncParsableCommand {
 struct Every: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "every",
-        abstract: "Remind again and again: on chosen days at times of day, or every interval.",
+        abstract: "Remind again and again: on chosen days, monthly or yearly at times of day, or every interval.",
         discussion: """
             RULE is DAYS TIMES, month on DAY TIMES, year on MM-DD TIMES, or an INTERVAL, \
             optionally followed by until YYYY-MM-DD:
               DAYS   day | weekday | weekend | mon,wed,fri | mon-fri
               TIMES  08:00 or 08:00,12:30,20:00
-              DAY    1 to 31; a month without that day is skipped (RFC 5545), not moved to its last day
+              DAY    1 to 31 (a month without that day is skipped, RFC 5545)
               MM-DD  12-24; 02-29 fires in leap years only
               INTERVAL  30m, 2h, 1h30m (from now on; lowercase units w, d, h, m, s, largest first)
             until YYYY-MM-DD stops after that day (its occurrences included); --count N after N occurrences.

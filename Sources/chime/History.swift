@@ -47,6 +47,7 @@ struct History: AsyncParsableCommand {
             var id: String
             var kind: String
             var title: String
+            @Nullable var detail: String?
             var due: String
             var dueLocal: String
             var state: String
@@ -61,7 +62,7 @@ struct History: AsyncParsableCommand {
             var result: String
 
             enum CodingKeys: String, CodingKey {
-                case id, kind, title, due, state, posted, via, missed, attempts, error, response, answered, result
+                case id, kind, title, detail, due, state, posted, via, missed, attempts, error, response, answered, result
                 case dueLocal = "due_local"
                 case lateSeconds = "late_seconds"
             }
@@ -80,6 +81,7 @@ struct History: AsyncParsableCommand {
                     id: entry.reminderID,
                     kind: entry.kind,
                     title: entry.title,
+                    detail: entry.detail,
                     due: TimeText.iso(entry.due),
                     dueLocal: TimeText.local(entry.due, in: zone),
                     state: entry.state,
@@ -110,6 +112,7 @@ struct History: AsyncParsableCommand {
                 if entry.missedCount > 0 { result += " (\(entry.missedCount) missed)" }
                 var title = UserText.oneLine(entry.title)
                 if entry.kind != "plain" { title = "[\(entry.kind)] " + title }
+                if let detail = entry.detail { title += ": " + UserText.oneLine(detail) }
                 return [
                     TimeText.local(entry.due, in: zone), Self.late(entry.lateness), entry.via ?? "-", result, entry.reminderID, title,
                 ]

@@ -72,6 +72,7 @@ struct HistoryEditTests {
         #expect(all.map(\.reminderID) == ["pill", "tea", "pill", "pill"])
         #expect(all.map(\.via) == ["desktop", "console", "desktop", "json"])
         #expect(all.map(\.outcome) == ["taken", "shown", "expired", "snoozed"])
+        #expect(all.allSatisfy { $0.detail == nil })
         #expect(all.allSatisfy { $0.lateness == 2 })
         #expect(all.first?.answeredAt == utcInstant(2026, 1, 5, 10).addingTimeInterval(30))
         #expect(try store.history(id: "pill").count == 3)
@@ -80,6 +81,21 @@ struct HistoryEditTests {
         #expect(try store.history(id: "nothing").isEmpty)
         #expect(try store.hasEverHad(id: "tea"))
         #expect(try !store.hasEverHad(id: "nothing"))
+    }
+
+    @Test func aFamilysAlertSaysTheFirstLineOfItsBody() throws {
+        defer { cleanUp() }
+        let alert = NewReminder(
+            id: "med-1-20260105-1000",
+            title: "Medication Reminder",
+            body: "Aspirin 100 mg\nwith water",
+            trigger: .once(Fixture.at(60)),
+            kind: "dose"
+        )
+        try store.schedule(alert, now: Fixture.t0, systemZone: Fixture.utc)
+        try fire(at: Fixture.at(60), via: "desktop", response: .action("take"), id: "med-1-20260105-1000")
+        let entry = try #require(try store.history().first)
+        #expect(entry.kind == "dose" && entry.detail == "Aspirin 100 mg" && entry.outcome == "taken")
     }
 
     @Test func everyAnswerReadsAsAWord() {

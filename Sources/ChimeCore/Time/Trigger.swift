@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One firing of a trigger.
 public struct Occurrence: Sendable, Hashable {
@@ -103,9 +104,8 @@ public enum Trigger: Sendable, Hashable, Codable {
                 return CivilDay.of(o.instant, in: zone) <= day ? o : nil
             case .count(let count, let start):
                 // COUNT counts from the rule's start: the occurrence must be among the first `count`.
-                guard count > 0, let last = base.occurrences(after: start, count: count, systemZone: systemZone).last
-                else { return nil }
-                return o.instant <= last.instant ? o : nil
+                guard let last = CountedRule.last(of: base, start: start, count: count, systemZone: systemZone) else { return nil }
+                return o.instant <= last ? o : nil
             }
         }
     }
@@ -187,5 +187,34 @@ public enum Trigger: Sendable, Hashable, Codable {
             return "\(seconds / size)\(unit)"
         }
         return "\(seconds)s"
+    }
+}
+
+/// The last occurrence of counted rules, remembered: walking up to 1,000 occurrences for each
+/// next one made previewing or catching up a whole counted rule take seconds (a million
+/// steps). A rule's last occurrence depends only on the rule, its start, its count and the
+/// zone it is read in.
+enum CountedRule {
+    struct Key: Hashable {
+        var base: Trigger
+        var start: Date
+        var count: Int
+        var zone: TimeZone
+    }
+
+    /// At most this many remembered (a store holds few counted rules; the map is emptied when full).
+    static let capacity = 1_024
+    static let remembered = Mutex<[Key: Date]>([:])
+
+    static func last(of base: Trigger, start: Date, count: Int, systemZone: TimeZone) -> Date? {
+        guard count > 0 else { return nil }
+        let key = Key(base: base, start: start, count: count, zone: systemZone)
+        if let known = remembered.withLock({ $0[key] }) { return known }
+        guard let last = base.occurrences(after: start, count: count, systemZone: systemZone).last?.instant else { return nil }
+        remembered.withLock { map in
+            if map.count >= capacity { map.removeAll() }
+            map[key] = last
+        }
+        return last
     }
 }
