@@ -113,9 +113,7 @@ struct At: AsyncParsableCommand {
         let now = Date()
         let timeZone = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name).resolve(system: .current) } ?? .current
         let spoken = try TimeParsing.spoken(time, now: now, zone: timeZone)
-        if spoken.dateOnly && !global.json {
-            Output.note("A date alone means \(TimeParsing.dateOnlyTime): '\(time)' is \(TimeText.local(spoken.instant, in: timeZone)).")
-        }
+        if !global.json { spoken.explain(time, zone: timeZone) }
         try schedule.schedule(title: title, body: body ?? "", trigger: .once(spoken.instant), now: now, global: global)
     }
 }

@@ -250,9 +250,7 @@ struct Edit: AsyncParsableCommand {
         let spoken = try at.map { text throws(ChimeError) in try TimeParsing.spoken(text, now: now, zone: timeZone) }
         let store = try global.openStore(.update)
         let reminder = try store.edit(id: id, title: title, body: body, at: spoken?.instant, now: now)
-        if let spoken, let at, spoken.dateOnly, !global.json {
-            Output.note("A date alone means \(TimeParsing.dateOnlyTime): '\(at)' is \(TimeText.local(spoken.instant, in: timeZone)).")
-        }
+        if let spoken, let at, !global.json { spoken.explain(at, zone: timeZone) }
         // The runner may be waiting for the old time: wake it to read the new one.
         let running = pokeRunner(store, json: global.json)
         emit(Edited(reminder: ReminderJSON(reminder, zone: .current), runner: running, edited: reminder, now: now), json: global.json)
@@ -273,5 +271,15 @@ struct Edit: AsyncParsableCommand {
             }
             return [text + "  \(UserText.oneLine(edited.title))"]
         }
+    }
+}
+
+extension SpokenInstant {
+    /// Says on standard error what was assumed: 09:00 for a date alone, a DST shift.
+    func explain(_ text: String, zone: TimeZone) {
+        if dateOnly {
+            Output.note("A date alone means \(TimeParsing.dateOnlyTime): '\(text)' is \(TimeText.local(instant, in: zone)).")
+        }
+        if let note = resolution.note { Output.note("'\(text)': \(note).") }
     }
 }

@@ -421,6 +421,19 @@ struct CalendarRuleTests {
         #expect(try TimeParsing.spoken("2026-12-24T17:00Z", now: now, zone: TestZones.berlin).instant == utcInstant(2026, 12, 24, 17))
     }
 
+    @Test("A spoken time says how DST resolved it, for the command's note: shifted in a gap, the first of a repeat")
+    func spokenResolution() throws {
+        let berlin = TestZones.berlin
+        let gap = try TimeParsing.spoken("tomorrow 02:30", now: localInstant(berlin, 2026, 3, 28, 12), zone: berlin)
+        #expect(gap.resolution == .shiftedForward(seconds: 3_600, requested: hm("02:30")))
+        let bare = try TimeParsing.spoken("02:30", now: localInstant(berlin, 2026, 3, 28, 12), zone: berlin)
+        #expect(bare.instant == gap.instant && bare.resolution == gap.resolution)
+        let repeated = try TimeParsing.spoken("sun 2:30am", now: localInstant(berlin, 2026, 10, 24, 12), zone: berlin)
+        #expect(repeated.resolution == .firstOfRepeated)
+        #expect(repeated.instant == utcInstant(2026, 10, 25, 0, 30))
+        #expect(try TimeParsing.spoken("mon 09:00", now: localInstant(berlin, 2026, 10, 24, 12), zone: berlin).resolution == .exact)
+    }
+
     @Test(
         "Spoken times that are wrong or past are refused, naming them",
         arguments: [

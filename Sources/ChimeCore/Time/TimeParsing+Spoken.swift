@@ -41,7 +41,8 @@ extension TimeParsing {
         let today = CivilDay.of(now, in: zone)
         switch tokens.count {
         case 1:
-            if let time = twelveHourClock(tokens[0]) {
+            // HH:MM as `instant` reads it, here keeping how it was resolved (a DST note).
+            if let time = twelveHourClock(tokens[0]) ?? (try? LocalTime.parse(tokens[0])) {
                 // Today, or tomorrow when it has passed (two days ahead covers a skipped day).
                 for day in today...(today + 2) {
                     let r = ZoneMath.resolve(CivilDateTime(dayNumber: day, time: time), in: zone)
