@@ -69,7 +69,7 @@ struct At: AsyncParsableCommand {
               chime at 14:30 "Stand-up" --id standup
               chime at tomorrow 09:00 "Call the bank"
               chime at "mon 9am" "Plan the week"
-              chime at 2026-12-24 "Buy a tree"
+              chime at 2030-12-24 "Buy a tree"
               chime at "2026-12-24 18:00" "Presents"
               chime at 2026-12-24T17:00Z "Presents (UTC)"
               chime at 07:30 -- "-h"   (a title that starts with '-', after --)
@@ -139,7 +139,7 @@ struct Every: AsyncParsableCommand {
               chime every 2h "Drink water"
               chime every month on 1 09:00 "Pay the rent" --id rent
               chime every year on 12-24 18:00 "Presents"
-              chime every day 09:00 until 2027-01-31 "Vitamin D"
+              chime every day 09:00 until 2030-01-31 "Vitamin D"
               chime every day 21:00 "Floss" --count 10
               chime every 2h -- "-h"   (a title that starts with '-', after --)
             """

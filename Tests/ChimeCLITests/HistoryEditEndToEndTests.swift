@@ -53,6 +53,30 @@ struct HistoryEditEndToEndTests {
         #expect(try sandbox.chime("history", "nothing").status == 3)
     }
 
+    @Test("An alert the desktop showed is in the history through the desktop, with what the person did")
+    func desktopChannelInHistory() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        let runner = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
+        #expect(try sandbox.chime("in", "1s", "Stretch", "--id", "stretch").status == 0)
+        #expect(await server.waitForLog { $0.contains("string \"Stretch\"") }, "the server got no alert: \(runner.stderr)")
+        // The ledger is written once the server has answered: wait (bounded) for it.
+        var alerts: [[String: Any]] = []
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            let history = try sandbox.chime("history", "stretch", "--json")
+            alerts = try jsonObject(history.stdout)["alerts"] as? [[String: Any]] ?? []
+            if alerts.first?["state"] as? String == "posted" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(alerts.count == 1)
+        #expect(alerts.first?["via"] as? String == "desktop")
+        #expect(alerts.first?["result"] as? String == "shown")
+        #expect(await runner.terminate() == 0)
+    }
+
     @Test("edit refuses a dose alert (exit 4) naming the family's command, and a bad time (exit 64), changing nothing")
     func editRefusals() throws {
         let sandbox = try Sandbox()
