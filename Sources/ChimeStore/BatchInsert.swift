@@ -19,7 +19,7 @@ final class BatchInsert {
         var nextDueMicros: Int64
     }
 
-    static let columnCount: Int32 = 18
+    static let columnCount: Int32 = 13
     private let statement: OpaquePointer
     private let connection: OpaquePointer
     /// How many rows one execution inserts.
@@ -27,10 +27,10 @@ final class BatchInsert {
 
     init(_ db: Database, rowsPerStatement: Int) throws {
         guard let connection = db.sqliteConnection else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "closed connection") }
-        let tuple = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
+        let tuple = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)"
         let sql = """
             INSERT INTO reminder (id, title, body, kind, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
-                                  state, created_us, next_due_us, by_month, by_month_day, until_day, rule_count, count_start_us)
+                                  state, created_us, next_due_us)
             VALUES \(Array(repeating: tuple, count: rowsPerStatement).joined(separator: ", "))
             """
         var statement: OpaquePointer?
@@ -65,11 +65,6 @@ final class BatchInsert {
             bind(base + 11, row.columns.anchorMicros)
             bind(base + 12, createdMicros)
             bind(base + 13, row.nextDueMicros)
-            bind(base + 14, row.columns.byMonth.map(Int64.init))
-            bind(base + 15, row.columns.byMonthDay.map(Int64.init))
-            bind(base + 16, row.columns.untilDay.map(Int64.init))
-            bind(base + 17, row.columns.ruleCount.map(Int64.init))
-            bind(base + 18, row.columns.countStartMicros)
             base += Self.columnCount
         }
         let code = sqlite3_step(statement)

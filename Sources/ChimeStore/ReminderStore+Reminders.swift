@@ -77,6 +77,19 @@ extension ReminderStore {
                 )
                 return ScheduleResult(reminder: reminder, replaced: replaced)
             }
+            // v8's columns (a monthly or yearly rule, a rule's end), set after the insert: few rows
+            // have them, and binding them in BatchInsert would cost every one-shot of a large batch.
+            let extras = try db.cachedStatement(
+                sql: """
+                    UPDATE reminder SET by_month = ?, by_month_day = ?, until_day = ?, rule_count = ?, count_start_us = ?
+                    WHERE id = ? AND state = 'pending'
+                    """
+            )
+            func setExtras(_ row: BatchInsert.Row) throws {
+                let c = row.columns
+                guard c.byMonthDay != nil || c.untilDay != nil || c.ruleCount != nil else { return }
+                try extras.execute(arguments: [c.byMonth, c.byMonthDay, c.untilDay, c.ruleCount, c.countStartMicros, row.id])
+            }
             let single = try BatchInsert(db, rowsPerStatement: 1)
             let chunk = rows.count >= Self.insertChunk ? try BatchInsert(db, rowsPerStatement: Self.insertChunk) : nil
             var index = 0
@@ -87,7 +100,10 @@ extension ReminderStore {
                     let slice = rows[index..<(index + Self.insertChunk)]
                     do {
                         try chunk.insert(slice, createdMicros: nowMicros)
-                        for row in slice { results.append(result(row, replaced: false)) }
+                        for row in slice {
+                            try setExtras(row)
+                            results.append(result(row, replaced: false))
+                        }
                         index += Self.insertChunk
                         continue
                     } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {}
@@ -115,6 +131,7 @@ extension ReminderStore {
                         }
                     }
                 }
+                try setExtras(row)
                 results.append(result(row, replaced: replaced))
                 index += 1
             }
@@ -122,7 +139,7 @@ extension ReminderStore {
         }
     }
 
-    /// Rows per INSERT statement in a batch (18 values each, well under SQLite's 32,766).
+    /// Rows per INSERT statement in a batch (13 values each, well under SQLite's 32,766).
     static let insertChunk = 64
 
     /// Cancels the pending reminder `id`, and any of its occurrences not yet posted.

@@ -48,6 +48,25 @@ struct HistoryEditTests {
         #expect(try store.reminder(id: "r0").nextDue == utcInstant(2026, 1, 31, 8))
     }
 
+    @Test func aLargeBatchKeepsEveryRulesDayAndEnd() throws {
+        defer { cleanUp() }
+        // 150 rows: two whole chunks of one INSERT each, then the rest one by one.
+        let batch = (1...150).map { index in
+            NewReminder(
+                id: "m\(index)",
+                title: "Monthly \(index)",
+                trigger: .bounded(
+                    .calendar(CalendarRule(month: nil, day: index % 31 + 1, times: [LocalTime(hour: 9, minute: 0)!], zone: .floating)),
+                    .count(index, start: Fixture.t0)
+                )
+            )
+        }
+        _ = try store.scheduleBatch(batch, now: Fixture.t0, systemZone: Fixture.utc)
+        let stored = Dictionary(uniqueKeysWithValues: try store.pending().map { ($0.id, $0.trigger) })
+        #expect(stored.count == 150)
+        for new in batch { #expect(stored[new.id!] == new.trigger, "\(new.id!)") }
+    }
+
     @Test func aCountedRuleIsDoneAfterItsLastOccurrence() throws {
         defer { cleanUp() }
         let rule = try TimeParsing.recurrence(["day", "10:00"], now: Fixture.t0, zone: .fixed("UTC"), count: 3)
