@@ -114,7 +114,8 @@ struct History: AsyncParsableCommand {
                 if entry.kind != "plain" { title = "[\(entry.kind)] " + title }
                 if let detail = entry.detail { title += ": " + UserText.oneLine(detail) }
                 return [
-                    TimeText.local(entry.due, in: zone), Self.late(entry.lateness), entry.via ?? "-", result, entry.reminderID, title,
+                    TimeText.local(entry.due, in: zone, seconds: true), Self.late(entry.lateness), entry.via ?? "-", result,
+                    entry.reminderID, title,
                 ]
             }
             let header = ["DUE", "LATE", "VIA", "RESULT", "ID", "TITLE"]
