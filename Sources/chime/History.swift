@@ -22,7 +22,7 @@ struct History: AsyncParsableCommand {
 
     @Argument(help: "Only the alerts of this reminder id.") var id: String?
     @Option(
-        help: ArgumentHelp("Only alerts due within this long before now (such as 7d, 12h; at most 366d).", valueName: "duration")
+        help: ArgumentHelp("Only alerts due within this long before now (such as 7d or 7, 12h; at most 366d).", valueName: "duration")
     )
     var last: String?
     @OptionGroup var global: GlobalOptions
@@ -33,7 +33,11 @@ struct History: AsyncParsableCommand {
 
     func run() async throws {
         let now = Date()
-        let since = try last.map { text throws(ChimeError) in now.addingTimeInterval(-TimeInterval(try TimeParsing.duration(text))) }
+        let since = try last.map { text throws(ChimeError) in
+            // A bare number is days, as the other --last options read it ("--last 7").
+            let duration = !text.isEmpty && text.allSatisfy(\.isNumber) ? text + "d" : text
+            return now.addingTimeInterval(-TimeInterval(try TimeParsing.duration(duration)))
+        }
         let store = try global.openStore(.read)
         let entries = try store.history(id: id, since: since)
         if entries.isEmpty, let id, !(try store.hasEverHad(id: id)) {

@@ -51,6 +51,10 @@ struct HistoryEditEndToEndTests {
         #expect(again.status == 3)
         #expect(again.stderr.hasPrefix("chime: no pending reminder has the id 'tea'"), "\(again.stderr)")
         #expect(try sandbox.chime("history", "nothing").status == 3)
+        let week = try sandbox.chime("history", "--last", "7", "--json")
+        #expect((try jsonObject(week.stdout)["alerts"] as? [Any])?.count == 1, "\(week.stderr)")
+        let bad = try sandbox.chime("history", "--last", "7x")
+        #expect(bad.status == 64 && bad.stderr.hasPrefix("chime: invalid duration '7x'"), "\(bad.stderr)")
     }
 
     @Test("An alert the desktop showed is in the history through the desktop, with what the person did")
