@@ -99,9 +99,13 @@ public struct PostedNote: Sendable, Hashable {
     public var id: String
     /// The notification server's own id, where there is one.
     public var serverID: UInt32?
-    public init(id: String, serverID: UInt32? = nil) {
+    /// The channel that showed it, for the ledger: "desktop", "console", "json" (nil: not said).
+    /// A notifier that hands a note to another passes that one's answer through.
+    public var via: String?
+    public init(id: String, serverID: UInt32? = nil, via: String? = nil) {
         self.id = id
         self.serverID = serverID
+        self.via = via
     }
 }
 

@@ -418,7 +418,7 @@ public actor Scheduler {
                 return
             }
             do {
-                try store.markPosted(keys, at: postedAt, noteID: posted.id, serverID: posted.serverID)
+                try store.markPosted(keys, at: postedAt, noteID: posted.id, serverID: posted.serverID, via: posted.via)
             } catch {
                 // Shown but not recorded: never shown again by this process, recorded when the
                 // store recovers (only a crash before then could show it again).

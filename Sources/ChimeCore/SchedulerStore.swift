@@ -81,6 +81,10 @@ public protocol SchedulerStore: Sendable {
     /// - Parameters: noteID: the note's id; serverID: the notification server's own id for the
     ///   alert, where there is one (the desktop's), to close it later from any process.
     func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?) throws
+    /// ``markPosted(_:at:noteID:serverID:)``, also recording `via`, the channel that showed
+    /// them (``PostedNote/via``), for `chime history`. (A store that keeps no channel need not
+    /// implement it: the default records the rest.)
+    func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?, via: String?) throws
     /// Records a failed post; the occurrences stay due and become ready again at `retryAt`.
     func markFailed(_ keys: [OccurrenceKey], at: Date, retryAt: Date, error: String) throws
     /// The earliest next due time of a pending reminder, and the earliest ready time of an
@@ -119,6 +123,10 @@ extension SchedulerStore {
     /// ``markPosted(_:at:noteID:serverID:)`` for an alert with no server id.
     public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws {
         try markPosted(keys, at: at, noteID: noteID, serverID: nil)
+    }
+
+    public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?, via: String?) throws {
+        try markPosted(keys, at: at, noteID: noteID, serverID: serverID)
     }
 
     public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] { [] }

@@ -190,7 +190,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     public func post(_ note: Note) async throws -> PostedNote {
         let result: Result<UInt32, any Error> = await loop.run { [self] in show(note) }
-        return PostedNote(id: note.id, serverID: try result.get())
+        return PostedNote(id: note.id, serverID: try result.get(), via: "desktop")
     }
 
     public func withdraw(_ alert: PostedNote) async throws {

@@ -35,7 +35,7 @@ public struct ConsoleNotifier: Notifier {
         // A sound on a console: the terminal's bell, never in the JSON stream or a file.
         let bell = format == .human && note.sound != nil && isatty(fd) == 1 ? ConsoleBell.character : ""
         try writeAll(line + bell + "\n")
-        return PostedNote(id: note.id)
+        return PostedNote(id: note.id, via: format == .json ? "json" : "console")
     }
 
     public func withdraw(_ shown: PostedNote) async throws {

@@ -42,6 +42,12 @@ extension ReminderStore {
         for new in batch {
             let checked = try new.validated()
             guard let nextDue = checked.trigger.nextOccurrence(after: now, systemZone: systemZone) else {
+                if case .bounded(_, let end) = checked.trigger {
+                    throw ChimeError(
+                        .usage,
+                        "'\(checked.title)' would never fire: its rule ends (\(end.summary)) before its first occurrence"
+                    )
+                }
                 throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
             }
             validated.append((checked, nextDue.micros))
@@ -72,6 +78,19 @@ extension ReminderStore {
                 )
                 return ScheduleResult(reminder: reminder, replaced: replaced)
             }
+            // v8's columns (a monthly or yearly rule, a rule's end), set after the insert: few rows
+            // have them, and binding them in BatchInsert would cost every one-shot of a large batch.
+            let extras = try db.cachedStatement(
+                sql: """
+                    UPDATE reminder SET by_month = ?, by_month_day = ?, until_day = ?, rule_count = ?, count_start_us = ?
+                    WHERE id = ? AND state = 'pending'
+                    """
+            )
+            func setExtras(_ row: BatchInsert.Row) throws {
+                let c = row.columns
+                guard c.byMonthDay != nil || c.untilDay != nil || c.ruleCount != nil else { return }
+                try extras.execute(arguments: [c.byMonth, c.byMonthDay, c.untilDay, c.ruleCount, c.countStartMicros, row.id])
+            }
             let single = try BatchInsert(db, rowsPerStatement: 1)
             let chunk = rows.count >= Self.insertChunk ? try BatchInsert(db, rowsPerStatement: Self.insertChunk) : nil
             var index = 0
@@ -82,7 +101,10 @@ extension ReminderStore {
                     let slice = rows[index..<(index + Self.insertChunk)]
                     do {
                         try chunk.insert(slice, createdMicros: nowMicros)
-                        for row in slice { results.append(result(row, replaced: false)) }
+                        for row in slice {
+                            try setExtras(row)
+                            results.append(result(row, replaced: false))
+                        }
                         index += Self.insertChunk
                         continue
                     } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {}
@@ -110,6 +132,7 @@ extension ReminderStore {
                         }
                     }
                 }
+                try setExtras(row)
                 results.append(result(row, replaced: replaced))
                 index += 1
             }
@@ -554,7 +577,8 @@ extension ReminderStore {
 }
 
 /// A ``Trigger`` spread over plain columns, so that a batch insert needs no encoder and the
-/// store can be read with the sqlite3 shell.
+/// store can be read with the sqlite3 shell. A monthly or yearly rule is a `weekly` row narrowed
+/// by `by_month_day` (and `by_month`); a rule's end is `until_day` or `rule_count` (see v8).
 struct TriggerColumns {
     var kind: String
     var atMicros: Int64?
@@ -563,9 +587,22 @@ struct TriggerColumns {
     var zone: String?
     var intervalSeconds: Int64?
     var anchorMicros: Int64?
+    var byMonth: Int?
+    var byMonthDay: Int?
+    var untilDay: Int?
+    var ruleCount: Int?
+    var countStartMicros: Int64?
 
     init(_ trigger: Trigger) {
-        switch trigger {
+        var rule = trigger
+        if case .bounded(let base, let end) = trigger {
+            rule = base
+            switch end {
+            case .until(let day): untilDay = day
+            case .count(let count, let start): (ruleCount, countStartMicros) = (count, start.micros)
+            }
+        }
+        switch rule {
         case .once(let date):
             kind = "once"
             atMicros = date.micros
@@ -578,21 +615,41 @@ struct TriggerColumns {
             kind = "interval"
             intervalSeconds = seconds
             anchorMicros = anchor.micros
+        case .calendar(let rule):
+            kind = "weekly"
+            times = rule.times.map(\.description).joined(separator: ",")
+            days = Int(WeekdaySet.everyDay.rawValue)
+            if case .fixed(let identifier) = rule.zone { zone = identifier }
+            byMonth = rule.month
+            byMonthDay = rule.day
+        case .bounded:
+            // A rule bounded twice is never made (TimeParsing makes one end at most).
+            preconditionFailure("a bounded rule inside a bounded rule")
         }
     }
 
     static func trigger(from row: Row) throws -> Trigger {
+        let base: Trigger
         switch row["trigger_kind"] as String {
         case "once":
             return .once(Date(micros: row["at_us"]))
         case "weekly":
             let times = try LocalTime.parseList(row["times"])
             let zone: ZoneRule = (row["zone"] as String?).map { .fixed($0) } ?? .floating
-            return .weekly(times: times, days: WeekdaySet(rawValue: UInt8(row["days"] as Int)), zone: zone)
+            if let day = row["by_month_day"] as Int? {
+                base = .calendar(CalendarRule(month: row["by_month"], day: day, times: times, zone: zone))
+            } else {
+                base = .weekly(times: times, days: WeekdaySet(rawValue: UInt8(row["days"] as Int)), zone: zone)
+            }
         case "interval":
-            return .interval(seconds: row["interval_s"], anchor: Date(micros: row["anchor_us"]))
+            base = .interval(seconds: row["interval_s"], anchor: Date(micros: row["anchor_us"]))
         case let other:
             throw ChimeError(.store, "unknown trigger kind '\(other)' in the store")
         }
+        if let day = row["until_day"] as Int? { return .bounded(base, .until(day: day)) }
+        if let count = row["rule_count"] as Int?, let start = row["count_start_us"] as Int64? {
+            return .bounded(base, .count(count, start: Date(micros: start)))
+        }
+        return base
     }
 }

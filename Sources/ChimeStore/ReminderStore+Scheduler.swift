@@ -183,16 +183,20 @@ extension ReminderStore: SchedulerStore {
     /// committed between the runner's last look and its post) is recorded as posted too: the
     /// ledger says what a person saw, and the runner tells the cancel it came too late.
     public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String, serverID: UInt32?) throws {
+        try markPosted(keys, at: postedAt, noteID: noteID, serverID: serverID, via: nil)
+    }
+
+    public func markPosted(_ keys: [OccurrenceKey], at postedAt: Date, noteID: String, serverID: UInt32?, via: String?) throws {
         try write { db in
             let statement = try db.cachedStatement(
                 sql: """
-                    UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, server_id = ?, next_attempt_us = NULL
+                    UPDATE occurrence SET state = 'posted', posted_us = ?, note_id = ?, server_id = ?, via = ?, next_attempt_us = NULL
                     WHERE reminder_key = ? AND due_us = ? AND state IN ('due', 'cancelled')
                     """
             )
             let server = serverID.map { Int64($0) }
             for key in keys {
-                try statement.execute(arguments: [postedAt.micros, noteID, server, key.reminderKey, key.dueMicros])
+                try statement.execute(arguments: [postedAt.micros, noteID, server, via, key.reminderKey, key.dueMicros])
             }
         }
     }

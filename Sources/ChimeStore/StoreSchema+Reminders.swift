@@ -89,6 +89,26 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration("v8: monthly and yearly rules, rule ends, the channel an alert went through") { db in
+                try db.execute(
+                    sql: """
+                        -- SQLite cannot change trigger_kind's CHECK without rebuilding the table (and every
+                        -- family's index on it): a monthly or yearly rule is a 'weekly' row (its times and
+                        -- zone; days every day, unused) that by_month_day narrows to one day of every month,
+                        -- or with by_month of one month. Floating ones stay under reminder_floating, so they
+                        -- follow the system zone as the weekly rules do.
+                        ALTER TABLE reminder ADD COLUMN by_month INTEGER CHECK (by_month BETWEEN 1 AND 12);
+                        ALTER TABLE reminder ADD COLUMN by_month_day INTEGER CHECK (by_month_day BETWEEN 1 AND 31);
+                        -- A recurring rule's end (RFC 5545): through a local day (days since 1970-01-01), or
+                        -- after its first rule_count occurrences following count_start_us.
+                        ALTER TABLE reminder ADD COLUMN until_day INTEGER;
+                        ALTER TABLE reminder ADD COLUMN rule_count INTEGER CHECK (rule_count > 0);
+                        ALTER TABLE reminder ADD COLUMN count_start_us INTEGER;
+                        -- The channel that showed a posted alert: desktop, console, json.
+                        ALTER TABLE occurrence ADD COLUMN via TEXT;
+                        """
+                )
+            },
         ]
     )
 }

@@ -57,7 +57,7 @@ public struct RecordingNotifier: Notifier {
         case .failure(let error): throw error
         case .success(let reader): reader?.resume(returning: note)
         }
-        return PostedNote(id: note.id)
+        return PostedNote(id: note.id, via: "recording")
     }
 
     public func withdraw(_ shown: PostedNote) async throws {

@@ -21,7 +21,8 @@ struct Chime: AsyncParsableCommand {
             CommandGroup(
                 name: "Reminders",
                 subcommands: [
-                    In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Snooze.self, Done.self, Notify.self,
+                    In.self, At.self, Every.self, Import.self, List.self, Next.self, Show.self, Edit.self, Cancel.self, Snooze.self,
+                    Done.self, History.self, Notify.self,
                 ]
             ),
             CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self]),

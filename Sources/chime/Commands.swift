@@ -62,10 +62,16 @@ struct At: AsyncParsableCommand {
         commandName: "at",
         abstract: "Remind once, at a time of day or a date and time.",
         discussion: """
-            HH:MM is today, or tomorrow when it has passed. A local time that does not exist (a DST gap) \
-            fires once, shifted by the gap; one that occurs twice fires at its first occurrence.
+            HH:MM (or 9am, 9:30pm) is today, or tomorrow when it has passed. A day may come first: today, \
+            tomorrow, a weekday (mon 09:00 is the next Monday at 09:00, today when it is Monday and 09:00 is \
+            ahead) or a date. A day alone (tomorrow, mon, 2026-12-24) means 09:00, and Chime says so. A local \
+            time that does not exist (a DST gap) fires once, shifted by the gap; one that occurs twice fires at \
+            its first occurrence.
             Examples:
               chime at 14:30 "Stand-up" --id standup
+              chime at tomorrow 09:00 "Call the bank"
+              chime at "mon 9am" "Plan the week"
+              chime at 2030-12-24 "Buy a tree"
               chime at "2030-12-24 18:00" "Presents"
               chime at 2030-12-24T17:00Z "Presents (UTC)"
               chime at 07:30 -- "-h"   (a title that starts with '-', after --)
@@ -75,7 +81,8 @@ struct At: AsyncParsableCommand {
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "HH:MM[:SS], 'YYYY-MM-DD HH:MM[:SS]' or ISO 8601 with Z or an offset; the title; an optional body. "
+            "HH:MM[:SS], 9am, tomorrow 09:00, mon 09:00, YYYY-MM-DD (09:00), 'YYYY-MM-DD HH:MM[:SS]' or ISO 8601 with Z or an offset; "
+                + "the title; an optional body. "
                 + "A title that starts with '-' goes after --.",
             valueName: "time title [body]"
         )
@@ -87,10 +94,14 @@ struct At: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let words = try CommandWords.literal(given, parsedFirst: 1, path: ["at"])
-        guard let time = words.first else {
+        let literal = try CommandWords.literal(given, parsedFirst: 1, path: ["at"])
+        guard !literal.isEmpty else {
             throw ChimeError(.usage, "missing time: expected one such as 14:30, then a title: chime at 14:30 \"Stand-up\"")
         }
+        // "tomorrow 09:00" may come as two words.
+        let timeWords = TimeParsing.spokenWordCount(literal)
+        let time = literal[0..<timeWords].joined(separator: " ")
+        let words = [time] + literal.dropFirst(timeWords)
         guard words.count >= 2 else {
             throw ChimeError(.usage, "missing title after 'at \(time)': expected a title such as \"Stand-up\"")
         }
@@ -103,25 +114,35 @@ struct At: AsyncParsableCommand {
         let (title, body) = (words[1], words.count > 2 ? words[2] : nil)
         let now = Date()
         let timeZone = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name).resolve(system: .current) } ?? .current
-        let instant = try TimeParsing.instant(time, now: now, zone: timeZone)
-        try schedule.schedule(title: title, body: body ?? "", trigger: .once(instant), now: now, global: global)
+        let spoken = try TimeParsing.spoken(time, now: now, zone: timeZone)
+        if !global.json { spoken.explain(time, zone: timeZone) }
+        try schedule.schedule(title: title, body: body ?? "", trigger: .once(spoken.instant), now: now, global: global)
     }
 }
 
 struct Every: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "every",
-        abstract: "Remind again and again: on chosen days at times of day, or every interval.",
+        abstract: "Remind again and again: on chosen days, monthly or yearly at times of day, or every interval.",
         discussion: """
-            RULE is DAYS TIMES or an INTERVAL:
+            RULE is DAYS TIMES, month on DAY TIMES, year on MM-DD TIMES, or an INTERVAL, \
+            optionally followed by until YYYY-MM-DD:
               DAYS   day | weekday | weekend | mon,wed,fri | mon-fri
               TIMES  08:00 or 08:00,12:30,20:00
+              DAY    1 to 31 (a month without that day is skipped, RFC 5545)
+              MM-DD  12-24; 02-29 fires in leap years only
               INTERVAL  30m, 2h, 1h30m (from now on; lowercase units w, d, h, m, s, largest first)
-            Times of day follow the system's zone (08:00 stays 08:00 after travel) unless --zone names one.
+            until YYYY-MM-DD stops after that day (its occurrences included); --count N after N occurrences.
+            Times of day follow the system's zone (08:00 stays 08:00 after travel) unless --zone names one. \
+            Preview a rule with chime next ID.
             Examples:
               chime every weekday 08:00 "Stretch" --id stretch
               chime every mon,wed,fri 18:30 "Gym"
               chime every 2h "Drink water"
+              chime every month on 1 09:00 "Pay the rent" --id rent
+              chime every year on 12-24 18:00 "Presents"
+              chime every day 09:00 until 2030-01-31 "Vitamin D"
+              chime every day 21:00 "Floss" --count 10
               chime every 2h -- "-h"   (a title that starts with '-', after --)
             """
     )
@@ -136,6 +157,8 @@ struct Every: AsyncParsableCommand {
     var given: [String] = []
     @Option(help: ArgumentHelp("Keep times of day in this IANA zone (from tzdata; absolute time), not the system's.", valueName: "zone"))
     var zone: String?
+    @Option(help: ArgumentHelp("Stop after this many occurrences (1 to 1000; RFC 5545 COUNT).", valueName: "n"))
+    var count: Int?
     @OptionGroup var schedule: ScheduleOptions
     @OptionGroup var global: GlobalOptions
 
@@ -147,10 +170,10 @@ struct Every: AsyncParsableCommand {
             throw ChimeError(.usage, "missing rule: expected DAYS TIMES (weekday 08:00) or an interval (2h), then a title")
         }
         // The rule is the longest run of leading words that parses ("weekday 08:00",
-        // "mon-fri at 08:00", "1h 30m"), leaving at least the title.
+        // "mon-fri at 08:00", "1h 30m", "month on 1 09:00 until 2027-01-31"), leaving at least the title.
         var parsed: (length: Int, trigger: Trigger)?
-        for length in stride(from: min(words.count - 1, 4), through: 1, by: -1) {
-            if let trigger = try? TimeParsing.recurrence(Array(words[0..<length]), now: now, zone: zoneRule) {
+        for length in stride(from: min(words.count - 1, 7), through: 1, by: -1) {
+            if let trigger = try? TimeParsing.recurrence(Array(words[0..<length]), now: now, zone: zoneRule, count: count) {
                 parsed = (length, trigger)
                 break
             }
@@ -158,11 +181,13 @@ struct Every: AsyncParsableCommand {
         guard let (ruleLength, trigger) = parsed else {
             // Nothing parses with a title left: either the title is missing, or report the most
             // likely reading of the rule (an interval, else DAYS TIMES).
-            if (try? TimeParsing.recurrence(words, now: now, zone: zoneRule)) == nil {
+            if (try? TimeParsing.recurrence(words, now: now, zone: zoneRule, count: count)) == nil {
                 // An interval is the leading words that start with a digit ("1h 30m").
                 let digits = words.prefix { $0.first?.isNumber == true }.count
-                let guess = digits > 0 ? digits : 2
-                _ = try TimeParsing.recurrence(Array(words[0..<min(guess, words.count)]), now: now, zone: zoneRule)
+                // A monthly or yearly rule is four words ("month on 31 09:00").
+                let calendar = ["month", "monthly", "year", "yearly"].contains(words[0].lowercased())
+                let guess = digits > 0 ? digits : calendar ? 4 : 2
+                _ = try TimeParsing.recurrence(Array(words[0..<min(guess, words.count)]), now: now, zone: zoneRule, count: count)
             }
             throw ChimeError(.usage, "missing title after 'every \(words.joined(separator: " "))': expected a title such as \"Stretch\"")
         }

@@ -167,7 +167,7 @@ struct ReminderJSON: Encodable {
         trigger = reminder.trigger.summary
         recurring = reminder.trigger.isRecurring
         let displayZone = reminder.trigger.displayZone(system: systemZone)
-        if case .weekly(_, _, let rule) = reminder.trigger {
+        if let rule = reminder.trigger.zoneRule {
             zone = if case .fixed(let name) = rule { name } else { "floating" }
         }
         nextDue = reminder.nextDue.map(TimeText.iso)
@@ -183,7 +183,7 @@ struct ReminderJSON: Encodable {
 extension Trigger {
     /// The zone to show a reminder's times in: its fixed zone, else the system's.
     func displayZone(system: TimeZone) -> TimeZone {
-        if case .weekly(_, _, .fixed(let name)) = self, let zone = TimeZone(identifier: name) { return zone }
+        if case .fixed(let name) = zoneRule, let zone = TimeZone(identifier: name) { return zone }
         return system
     }
 }

@@ -28,20 +28,26 @@ import Testing
         }
     }
 
-    /// What came after the fixture's Chime: the gateway's migration and tables (v6), and how a
-    /// reminder's alert looks with snoozed re-alerts (v7: its name and index; its columns are
-    /// taken out by ``asShipped(_:)``).
+    /// What came after the fixture's Chime: the gateway's migration and tables (v6), how a
+    /// reminder's alert looks with snoozed re-alerts (v7: its name and index), v8's migration
+    /// (the columns they add to shipped tables are taken out by ``shippedPart(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
         line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
+            || line.hasPrefix("v8: ")
     }
 
-    /// A line of ``schema(_:)`` without the columns v7 added to `reminder` and `occurrence`
-    /// (SQLite writes each added column's definition into the table's SQL).
-    static func asShipped(_ line: String) -> String {
-        [
-            ", urgency TEXT CHECK (urgency IN ('low', 'normal', 'critical'))", ", sticky INTEGER NOT NULL DEFAULT 0", ", icon TEXT",
-            ", sound TEXT", ", snooze_of_us INTEGER",
-        ].reduce(line) { $0.replacingOccurrences(of: $1, with: "") }
+    /// The columns later migrations added to shipped tables, as SQLite appends them to a table's SQL.
+    static let addedColumns = [
+        ", urgency TEXT CHECK (urgency IN ('low', 'normal', 'critical'))", ", sticky INTEGER NOT NULL DEFAULT 0", ", icon TEXT",
+        ", sound TEXT", ", snooze_of_us INTEGER",
+        ", by_month INTEGER CHECK (by_month BETWEEN 1 AND 12), by_month_day INTEGER CHECK (by_month_day BETWEEN 1 AND 31), "
+            + "until_day INTEGER, rule_count INTEGER CHECK (rule_count > 0), count_start_us INTEGER",
+        ", via TEXT",
+    ]
+
+    /// A schema line without what later migrations added to a shipped table.
+    static func shippedPart(_ line: String) -> String {
+        addedColumns.reduce(line) { $0.replacingOccurrences(of: $1, with: "") }
     }
 
     @Test func aStoreMadeNowHasTheShippedSchema() throws {
@@ -50,8 +56,9 @@ import Testing
         let shipped = try Self.schema(Self.fixture)
         #expect(shipped.count > 20)
         let now = try Self.schema(sandbox.store)
-        #expect(now.filter { !Self.sinceShipped($0) }.map(Self.asShipped) == shipped)
-        #expect(now.filter(Self.sinceShipped).count == 7)
+        #expect(now.filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == shipped)
+        #expect(now.filter(Self.sinceShipped).count == 8)
+        #expect(now.filter { Self.shippedPart($0) != $0 }.count == 2)
     }
 
     @Test func aShippedStoreOpensUnchangedWithItsData() throws {
@@ -64,6 +71,18 @@ import Testing
         #expect(try store.pending().map(\.id).contains("tea"))
         #expect(try DoseBook(store: store).medications().map(\.medication.name) == ["Aspirin"])
         #expect(try FocusTimer(store: store).latest() != nil)
-        #expect(try Self.schema(sandbox.store).filter { !Self.sinceShipped($0) }.map(Self.asShipped) == before)
+        #expect(try Self.schema(sandbox.store).filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == before)
+        // v8's columns work on the upgraded store: a monthly rule with an end is kept and read back.
+        let rule = Trigger.bounded(
+            .calendar(CalendarRule(month: nil, day: 31, times: [LocalTime(hour: 9, minute: 0)!], zone: .fixed("Europe/Berlin"))),
+            .count(3, start: Date(timeIntervalSince1970: 1_800_000_000))
+        )
+        try store.schedule(
+            NewReminder(id: "rent", title: "Rent", trigger: rule),
+            now: Date(timeIntervalSince1970: 1_800_000_000),
+            systemZone: .current
+        )
+        #expect(try store.reminder(id: "rent").trigger == rule)
+        #expect(try store.pending().map(\.id).contains("tea"))
     }
 }

@@ -569,6 +569,11 @@ struct ParserPropertyTests {
                 #expect(anchor == now)
             case .success(.once):
                 Issue.record("\(words) gave a one-shot trigger")
+            case .success(.calendar(let rule)):
+                #expect(rule.isPossible)
+                #expect(rule.zone == .floating)
+            case .success(.bounded(let base, _)):
+                #expect(base.isRecurring)
             case .failure(let error):
                 // The word that is wrong, the words together, the times together, or one time of them.
                 let tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
@@ -828,6 +833,8 @@ struct NextOccurrencePropertyTests {
                     #expect(next != nil)
                     #expect(next.map { $0.timeIntervalSince(c.instant) <= 8 * 86_400 } ?? false)
                 }
+            case .calendar, .bounded:
+                break  // not generated here (CalendarRuleTests)
             }
             // Successive occurrences strictly increase.
             let occurrences = c.trigger.occurrences(after: c.instant, count: 8, systemZone: zone).map(\.instant)

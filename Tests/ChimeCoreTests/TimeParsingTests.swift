@@ -250,7 +250,8 @@ struct RecurrenceParsingTests {
                     "recurrence",
                     "fortnight",
                     expected:
-                        "day, weekday, weekend, days such as mon,wed,fri or mon-fri followed by HH:MM, or an interval such as 30m or 2h"
+                        "day, weekday, weekend, days such as mon,wed,fri or mon-fri followed by HH:MM, month on DAY HH:MM, "
+                        + "year on MM-DD HH:MM, or an interval such as 30m or 2h; optionally followed by until YYYY-MM-DD"
                 )
         )
     }

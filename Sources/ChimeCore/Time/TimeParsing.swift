@@ -154,15 +154,54 @@ public enum TimeParsing {
     }
 
     static let recurrenceExpected =
-        "day, weekday, weekend, days such as mon,wed,fri or mon-fri followed by HH:MM, or an interval such as 30m or 2h"
+        "day, weekday, weekend, days such as mon,wed,fri or mon-fri followed by HH:MM, month on DAY HH:MM, year on MM-DD HH:MM, "
+        + "or an interval such as 30m or 2h; optionally followed by until YYYY-MM-DD"
 
     /// `chime every`: the words after "every".
     /// - ["day", "08:00"], ["daily", "08:00"], ["weekday", "08:00,20:00"], ["mon,wed,fri", "08:00"],
     ///   ["mon-fri", "at", "08:00"], ["weekend", "09:00", "18:00"]: a weekly rule in `zone`;
-    /// - ["2h"], ["30m"], ["1h", "30m"]: an interval anchored at `now` (any positive duration, 1s or more).
+    /// - ["month", "on", "1", "09:00"], ["year", "on", "12-24", "18:00"]: a ``CalendarRule`` in `zone`;
+    /// - ["2h"], ["30m"], ["1h", "30m"]: an interval anchored at `now` (any positive duration, 1s or more);
+    /// - any of those followed by ["until", "2027-01-31"]: it stops after that local day (RFC 5545
+    ///   `UNTIL`, the day included); or, with `count` (or followed by ["count", "10"]), after that
+    ///   many occurrences from `now` (`COUNT`, 1 to 1000).
     /// Words may also arrive joined ("day 08:00").
-    public static func recurrence(_ words: [String], now: Date, zone: ZoneRule) throws(ChimeError) -> Trigger {
-        let tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+    public static func recurrence(_ words: [String], now: Date, zone: ZoneRule, count: Int? = nil) throws(ChimeError) -> Trigger {
+        var tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        var end: RuleEnd?
+        if let until = tokens.firstIndex(where: { $0.lowercased() == "until" }) {
+            guard until > 0, tokens.count == until + 2 else {
+                throw ChimeError(.usage, "'until' needs one date after it: expected until YYYY-MM-DD, such as until 2027-01-31")
+            }
+            end = .until(day: try CivilDay.parse(tokens[until + 1], field: "until date"))
+            tokens.removeLast(2)
+        }
+        var count = count
+        // "count 10" after the rule, as a listing prints it (`--count 10` on the command line).
+        if let index = tokens.firstIndex(where: { $0.lowercased() == "count" }), index > 0 {
+            guard tokens.count == index + 2, let n = Int(tokens[index + 1]) else {
+                throw ChimeError(.usage, "'count' needs a number after it: expected count N, such as count 10")
+            }
+            guard count == nil, end == nil else {
+                throw ChimeError(.usage, "a rule ends by 'until DATE' or by a count, not both (RFC 5545): give one of them")
+            }
+            count = n
+            tokens.removeLast(2)
+        }
+        if let count {
+            guard end == nil else {
+                throw ChimeError(.usage, "a rule ends by 'until DATE' or by --count, not both (RFC 5545): give one of them")
+            }
+            guard (1...RuleEnd.maxCount).contains(count) else {
+                throw ChimeError.invalid("count", String(count), expected: "a number of occurrences from 1 to \(RuleEnd.maxCount)")
+            }
+            end = .count(count, start: now)
+        }
+        let base = try baseRecurrence(tokens, words: words, now: now, zone: zone)
+        return end.map { .bounded(base, $0) } ?? base
+    }
+
+    static func baseRecurrence(_ tokens: [String], words: [String], now: Date, zone: ZoneRule) throws(ChimeError) -> Trigger {
         guard let first = tokens.first else {
             throw ChimeError.invalid("recurrence", words.joined(separator: " "), expected: recurrenceExpected)
         }
@@ -178,6 +217,9 @@ public enum TimeParsing {
             let seconds = try duration(tokens.joined(separator: " "))
             return .interval(seconds: seconds, anchor: now)
         }
+        if ["month", "monthly", "year", "yearly"].contains(first.lowercased()) {
+            return .calendar(try calendarRule(tokens, zone: zone))
+        }
         let days: WeekdaySet
         do throws(ChimeError) {
             days = try WeekdaySet.parse(first)
@@ -191,5 +233,37 @@ public enum TimeParsing {
         }
         let times = try LocalTime.parseList(rest.joined(separator: ","))
         return .weekly(times: times, days: days, zone: zone)
+    }
+
+    /// ["month", "on", "31", "09:00"], ["year", "on", "12-24", "18:00,20:00"] ("on" and "at" optional).
+    static func calendarRule(_ tokens: [String], zone: ZoneRule) throws(ChimeError) -> CalendarRule {
+        let yearly = tokens[0].lowercased().hasPrefix("year")
+        var rest = Array(tokens.dropFirst())
+        if rest.first?.lowercased() == "on" { rest.removeFirst() }
+        let dayExpected = yearly ? "MM-DD such as 12-24 (02-29 fires in leap years only)" : "a day of the month from 1 to 31"
+        guard let dayText = rest.first else {
+            throw ChimeError(.usage, "missing day after '\(tokens[0])': expected \(dayExpected), then HH:MM")
+        }
+        rest.removeFirst()
+        var month: Int?
+        let day: Int
+        if yearly {
+            let parts = dayText.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCIIDigit) }),
+                let m = Int(parts[0]), let d = Int(parts[1]), (1...12).contains(m),
+                (1...ZoneMath.daysInMonth(year: 2000, month: m)).contains(d)
+            else { throw ChimeError.invalid("day of the year", dayText, expected: dayExpected) }
+            (month, day) = (m, d)
+        } else {
+            guard (1...2).contains(dayText.count), dayText.allSatisfy(\.isASCIIDigit), let d = Int(dayText), (1...31).contains(d) else {
+                throw ChimeError.invalid("day of the month", dayText, expected: dayExpected)
+            }
+            day = d
+        }
+        if rest.first?.lowercased() == "at" { rest.removeFirst() }
+        guard !rest.isEmpty else {
+            throw ChimeError(.usage, "missing time after '\(dayText)': expected HH:MM such as 09:00, or a list such as 09:00,18:00")
+        }
+        return CalendarRule(month: month, day: day, times: try LocalTime.parseList(rest.joined(separator: ",")), zone: zone)
     }
 }

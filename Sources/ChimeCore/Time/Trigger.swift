@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One firing of a trigger.
 public struct Occurrence: Sendable, Hashable {
@@ -19,10 +20,25 @@ public enum Trigger: Sendable, Hashable, Codable {
     case weekly(times: [LocalTime], days: WeekdaySet, zone: ZoneRule)
     /// At `anchor + k * seconds` for k >= 1.
     case interval(seconds: Int64, anchor: Date)
+    /// On one day of every month, or of one month every year, at each of `times`, read in
+    /// `zone` (RFC 5545 `FREQ=MONTHLY;BYMONTHDAY` / `FREQ=YEARLY;BYMONTH;BYMONTHDAY`).
+    case calendar(CalendarRule)
+    /// A recurring trigger that stops: after a date (`UNTIL`) or a number of occurrences (`COUNT`).
+    indirect case bounded(Trigger, RuleEnd)
 
     public var isRecurring: Bool {
         if case .once = self { return false }
         return true
+    }
+
+    /// The zone rule local times are read in: nil for a one-shot or an interval.
+    public var zoneRule: ZoneRule? {
+        switch self {
+        case .once, .interval: nil
+        case .weekly(_, _, let zone): zone
+        case .calendar(let rule): rule.zone
+        case .bounded(let base, _): base.zoneRule
+        }
     }
 
     /// The first occurrence strictly after `instant`, or nil (a `.once` at or before `instant`,
@@ -78,6 +94,19 @@ public enum Trigger: Sendable, Hashable, Codable {
                 }
             }
             return best
+        case .calendar(let rule):
+            return rule.next(after: instant, in: rule.zone.resolve(system: systemZone))
+        case .bounded(let base, let end):
+            guard let o = base.next(after: instant, systemZone: systemZone) else { return nil }
+            switch end {
+            case .until(let day):
+                let zone = base.zoneRule?.resolve(system: systemZone) ?? systemZone
+                return CivilDay.of(o.instant, in: zone) <= day ? o : nil
+            case .count(let count, let start):
+                // COUNT counts from the rule's start: the occurrence must be among the first `count`.
+                guard let last = CountedRule.last(of: base, start: start, count: count, systemZone: systemZone) else { return nil }
+                return o.instant <= last ? o : nil
+            }
         }
     }
 
@@ -139,6 +168,15 @@ public enum Trigger: Sendable, Hashable, Codable {
             return s
         case .interval(let seconds, _):
             return "every " + Self.formatInterval(seconds)
+        case .calendar(let rule):
+            return rule.summary
+        case .bounded(let base, let end):
+            // The end before the zone, so that the summary reads back ('chime import' of a listing).
+            let rule = base.summary
+            if case .fixed(let id) = base.zoneRule, rule.hasSuffix(" (\(id))") {
+                return rule.dropLast(id.count + 3) + " " + end.summary + " (\(id))"
+            }
+            return rule + " " + end.summary
         }
     }
 
@@ -149,5 +187,34 @@ public enum Trigger: Sendable, Hashable, Codable {
             return "\(seconds / size)\(unit)"
         }
         return "\(seconds)s"
+    }
+}
+
+/// The last occurrence of counted rules, remembered: walking up to 1,000 occurrences for each
+/// next one made previewing or catching up a whole counted rule take seconds (a million
+/// steps). A rule's last occurrence depends only on the rule, its start, its count and the
+/// zone it is read in.
+enum CountedRule {
+    struct Key: Hashable {
+        var base: Trigger
+        var start: Date
+        var count: Int
+        var zone: TimeZone
+    }
+
+    /// At most this many remembered (a store holds few counted rules; the map is emptied when full).
+    static let capacity = 1_024
+    static let remembered = Mutex<[Key: Date]>([:])
+
+    static func last(of base: Trigger, start: Date, count: Int, systemZone: TimeZone) -> Date? {
+        guard count > 0 else { return nil }
+        let key = Key(base: base, start: start, count: count, zone: systemZone)
+        if let known = remembered.withLock({ $0[key] }) { return known }
+        guard let last = base.occurrences(after: start, count: count, systemZone: systemZone).last?.instant else { return nil }
+        remembered.withLock { map in
+            if map.count >= capacity { map.removeAll() }
+            map[key] = last
+        }
+        return last
     }
 }

@@ -1,0 +1,290 @@
+import ArgumentParser
+import ChimeCore
+import ChimeRunner
+import ChimeStore
+import Foundation
+
+struct History: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "What fired: when it was due, how late it was shown, where, and what was done with it.",
+        discussion: """
+            One line per alert, oldest first, from the delivery ledger: every reminder's, or those of one id \
+            (its repeats and replaced reminders included). RESULT is what the person did: taken, snoozed, \
+            done, skipped, dismissed, expired, closed; shown (no answer), cancelled, failing (not shown yet) \
+            or due. LATE is how long after its due time it was shown.
+            Examples:
+              chime history
+              chime history --last 7d
+              chime in 25m "Tea" --id tea
+              chime history tea --json
+            """
+    )
+
+    @Argument(help: "Only the alerts of this reminder id.") var id: String?
+    @Option(
+        help: ArgumentHelp("Only alerts due within this long before now (such as 7d or 7, 12h; at most 366d).", valueName: "duration")
+    )
+    var last: String?
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
+    }
+
+    func run() async throws {
+        let now = Date()
+        let since = try last.map { text throws(ChimeError) in
+            // A bare number is days, as the other --last options read it ("--last 7").
+            let duration = !text.isEmpty && text.allSatisfy(\.isNumber) ? text + "d" : text
+            return now.addingTimeInterval(-TimeInterval(try TimeParsing.duration(duration)))
+        }
+        let store = try global.openStore(.read)
+        let entries = try store.history(id: id, since: since)
+        if entries.isEmpty, let id, !(try store.hasEverHad(id: id)) {
+            throw ChimeError(.notFound, "no reminder has ever had the id '\(id)': see 'chime list'")
+        }
+        emit(Ledger(entries, zone: .current), json: global.json)
+    }
+
+    struct Ledger: Report {
+        struct Item: Encodable {
+            var id: String
+            var kind: String
+            var title: String
+            @Nullable var detail: String?
+            var due: String
+            var dueLocal: String
+            var state: String
+            @Nullable var posted: String?
+            @Nullable var lateSeconds: Double?
+            @Nullable var via: String?
+            var missed: Int
+            var attempts: Int
+            @Nullable var error: String?
+            @Nullable var response: String?
+            @Nullable var answered: String?
+            var result: String
+
+            enum CodingKeys: String, CodingKey {
+                case id, kind, title, detail, due, state, posted, via, missed, attempts, error, response, answered, result
+                case dueLocal = "due_local"
+                case lateSeconds = "late_seconds"
+            }
+        }
+        var alerts: [Item]
+        private var entries: [HistoryEntry]
+        private var zone: TimeZone
+
+        enum CodingKeys: String, CodingKey { case alerts }
+
+        init(_ entries: [HistoryEntry], zone: TimeZone) {
+            self.entries = entries
+            self.zone = zone
+            alerts = entries.map { entry in
+                Item(
+                    id: entry.reminderID,
+                    kind: entry.kind,
+                    title: entry.title,
+                    detail: entry.detail,
+                    due: TimeText.iso(entry.due),
+                    dueLocal: TimeText.local(entry.due, in: zone),
+                    state: entry.state,
+                    posted: entry.postedAt.map(TimeText.iso),
+                    lateSeconds: entry.lateness.map { ($0 * 1000).rounded() / 1000 },
+                    via: entry.via,
+                    missed: entry.missedCount,
+                    attempts: entry.attempts,
+                    error: entry.lastError,
+                    response: entry.response,
+                    answered: entry.answeredAt.map(TimeText.iso),
+                    result: entry.outcome
+                )
+            }
+        }
+
+        /// "on time" within a second, else "+2m 5s".
+        static func late(_ seconds: TimeInterval?) -> String {
+            guard let seconds else { return "-" }
+            guard seconds >= 1 else { return "on time" }
+            return "+" + formatDuration(.seconds(Int64(seconds.rounded(.down))))
+        }
+
+        var lines: [String] {
+            guard !entries.isEmpty else { return ["Nothing has fired yet."] }
+            let rows = entries.map { entry -> [String] in
+                var result = entry.outcome
+                if entry.missedCount > 0 { result += " (\(entry.missedCount) missed)" }
+                var title = UserText.oneLine(entry.title)
+                if entry.kind != "plain" { title = "[\(entry.kind)] " + title }
+                if let detail = entry.detail { title += ": " + UserText.oneLine(detail) }
+                return [
+                    TimeText.local(entry.due, in: zone, seconds: true), Self.late(entry.lateness), entry.via ?? "-", result,
+                    entry.reminderID, title,
+                ]
+            }
+            let header = ["DUE", "LATE", "VIA", "RESULT", "ID", "TITLE"]
+            let widths = (0..<5).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+            func line(_ cells: [String]) -> String {
+                (0..<5).map { cells[$0] + String(repeating: " ", count: widths[$0] - cells[$0].count) }.joined(separator: "  ")
+                    + "  " + cells[5]
+            }
+            return [line(header)] + rows.map(line)
+        }
+    }
+}
+
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Everything about one reminder, its body included, and its next occurrences.",
+        discussion: """
+            The latest reminder with the id, pending or not. See what it did with 'chime history ID'.
+            Examples:
+              chime every month on 1 09:00 "Pay the rent" --id rent
+              chime show rent
+              chime show rent --json
+            """
+    )
+
+    @Argument(help: "The reminder's identifier.") var id: String
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) }
+    }
+
+    func run() async throws {
+        let store = try global.openStore(.read)
+        let detail = try store.detail(id: id)
+        let systemZone = TimeZone.current
+        var occurrences: [Occurrence] = []
+        if detail.state == "pending", let due = detail.reminder.nextDue {
+            occurrences = detail.reminder.trigger.occurrences(after: due.addingTimeInterval(-0.000_001), count: 5, systemZone: systemZone)
+        }
+        emit(Shown(detail, occurrences: occurrences, system: systemZone), json: global.json)
+    }
+
+    struct Shown: Report {
+        var reminder: ReminderJSON
+        var state: String
+        @Nullable var ended: String?
+        @Nullable var lastDue: String?
+        var shown: Int
+        var next: [Next.Preview.Item]
+        private var detail: ReminderDetail
+        private var zone: TimeZone
+
+        enum CodingKeys: String, CodingKey {
+            case reminder, state, ended, shown, next
+            case lastDue = "last_due"
+        }
+
+        init(_ detail: ReminderDetail, occurrences: [Occurrence], system: TimeZone) {
+            self.detail = detail
+            zone = detail.reminder.trigger.displayZone(system: system)
+            reminder = ReminderJSON(detail.reminder, zone: system)
+            state = detail.state
+            ended = detail.endedAt.map(TimeText.iso)
+            lastDue = detail.reminder.lastDue.map(TimeText.iso)
+            shown = detail.shownCount
+            next = occurrences.map { [zone] in
+                Next.Preview.Item(due: TimeText.iso($0.instant), local: TimeText.local($0.instant, in: zone), note: $0.resolution.note)
+            }
+        }
+
+        var lines: [String] {
+            let r = detail.reminder
+            var out = [
+                "id:       \(r.id)",
+                "title:    \(UserText.oneLine(r.title))",
+            ]
+            if !r.body.isEmpty {
+                let body = r.body.split(separator: "\n", omittingEmptySubsequences: false).map { UserText.oneLine(String($0)) }
+                out.append("body:     " + body.joined(separator: "\n          "))
+            }
+            if r.kind != "plain" { out.append("kind:     \(r.kind)") }
+            out.append("trigger:  \(r.trigger.summary)")
+            if let rule = r.trigger.zoneRule {
+                out.append("zone:     " + (rule == .floating ? "the system's (\(zone.identifier))" : zone.identifier))
+            }
+            out.append("state:    \(detail.state)" + (detail.endedAt.map { " since \(TimeText.local($0, in: zone))" } ?? ""))
+            out.append("created:  \(TimeText.local(r.createdAt, in: zone))")
+            if let last = r.lastDue { out.append("last due: \(TimeText.local(last, in: zone))") }
+            out.append("shown:    \(detail.shownCount) time\(detail.shownCount == 1 ? "" : "s")")
+            if !next.isEmpty {
+                out.append("next:")
+                out += next.map { "  " + $0.local + ($0.note.map { "  (\($0))" } ?? "") }
+            }
+            return out
+        }
+    }
+}
+
+struct Edit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change a pending reminder's time, title or body, keeping its id.",
+        discussion: """
+            --at moves a one-shot; it reads the times 'chime at' reads (tomorrow 09:00, mon 9am, 2026-12-24 \
+            meaning 09:00). A rule is changed by scheduling it again with the same --id. Plain reminders only: \
+            dose alerts and focus sessions are changed by their own commands (exit 4); an id that is not \
+            pending is exit 3. Nothing changes unless all of it can.
+            Examples:
+              chime in 25m "Tea" --id tea
+              chime edit tea --at 16:30
+              chime edit tea --title "Green tea" --body "Three minutes"
+            """
+    )
+
+    @Argument(help: "The reminder's identifier.") var id: String
+    @Option(help: ArgumentHelp("The new time, as 'chime at' reads it.", valueName: "time")) var at: String?
+    @Option(help: ArgumentHelp("The new title.", valueName: "title")) var title: String?
+    @Option(help: ArgumentHelp("The new body (\"\" for none).", valueName: "body")) var body: String?
+    @Option(help: ArgumentHelp("Read --at in this IANA zone (from tzdata) instead of the system's.", valueName: "zone"))
+    var zone: String?
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) }
+        guard at != nil || title != nil || body != nil else {
+            throw ValidationError("nothing to change: give --at, --title or --body")
+        }
+    }
+
+    func run() async throws {
+        let now = Date()
+        let timeZone = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name).resolve(system: .current) } ?? .current
+        let spoken = try at.map { text throws(ChimeError) in try TimeParsing.spoken(text, now: now, zone: timeZone) }
+        let store = try global.openStore(.update)
+        let reminder = try store.edit(id: id, title: title, body: body, at: spoken?.instant, now: now)
+        if let spoken, let at, !global.json { spoken.explain(at, zone: timeZone) }
+        // The runner may be waiting for the old time: wake it to read the new one.
+        let running = pokeRunner(store, json: global.json)
+        emit(Edited(reminder: ReminderJSON(reminder, zone: .current), runner: running, edited: reminder, now: now), json: global.json)
+    }
+
+    struct Edited: Report {
+        var reminder: ReminderJSON
+        var runner: Bool
+        fileprivate var edited: Reminder
+        fileprivate var now: Date
+
+        enum CodingKeys: String, CodingKey { case reminder, runner }
+
+        var lines: [String] {
+            var text = "Changed \(edited.id)"
+            if let due = edited.nextDue {
+                text += "  \(TimeText.local(due, in: edited.trigger.displayZone(system: .current))) (\(TimeText.relative(due, from: now)))"
+            }
+            return [text + "  \(UserText.oneLine(edited.title))"]
+        }
+    }
+}
+
+extension SpokenInstant {
+    /// Says on standard error what was assumed: 09:00 for a date alone, a DST shift.
+    func explain(_ text: String, zone: TimeZone) {
+        if dateOnly {
+            Output.note("A date alone means \(TimeParsing.dateOnlyTime): '\(text)' is \(TimeText.local(instant, in: zone)).")
+        }
+        if let note = resolution.note { Output.note("'\(text)': \(note).") }
+    }
+}
