@@ -22,6 +22,15 @@ public protocol ReminderFamily: Sendable {
     /// at once (plan a dose's repeat, make its next dose); the scheduler's next deadline then
     /// includes what it wrote.
     func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws
+    /// Whether the family's alerts must reach the person (a medication dose): quiet lets them
+    /// through unless the person chose ``QuietSettings/Essential/wait``, and then each waits
+    /// for the end and comes on its own, never folded into a summary. False by default.
+    var isEssential: Bool { get }
+    /// Asks the scheduler to hold the ordinary alerts of other kinds while something of the
+    /// family's runs (a focus session), or nil. Asked at every pass, after ``prepare(reason:)``:
+    /// when it answers nil again, what was held comes as one summary. Honoured unless the person
+    /// turned it off (``QuietSettings/familyHold``).
+    func hold() -> FamilyHold?
 }
 
 extension ReminderFamily {
@@ -30,4 +39,8 @@ extension ReminderFamily {
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool { false }
 
     public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {}
+
+    public var isEssential: Bool { false }
+
+    public func hold() -> FamilyHold? { nil }
 }

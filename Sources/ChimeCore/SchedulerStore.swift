@@ -22,8 +22,12 @@ public struct PendingOccurrence: Sendable, Hashable {
     public var missedCount: Int
     /// Failed posts so far.
     public var attempts: Int
-    /// When it may be posted: its due time, or the retry time after a failed post.
+    /// When it may be posted: its due time, or the retry time after a failed post (for one held
+    /// until a family lets it go, `distantFuture`).
     public var readyAt: Date
+    /// When quiet (or a family's hold) held it back; nil for one never held. A held occurrence
+    /// stays due in the ledger until the hold ends, then comes in the end-of-quiet summary.
+    public var heldSince: Date?
 
     public init(
         key: OccurrenceKey,
@@ -33,7 +37,8 @@ public struct PendingOccurrence: Sendable, Hashable {
         body: String,
         missedCount: Int = 0,
         attempts: Int = 0,
-        readyAt: Date? = nil
+        readyAt: Date? = nil,
+        heldSince: Date? = nil
     ) {
         self.key = key
         self.reminderID = reminderID
@@ -43,6 +48,7 @@ public struct PendingOccurrence: Sendable, Hashable {
         self.missedCount = missedCount
         self.attempts = attempts
         self.readyAt = readyAt ?? Date(micros: key.dueMicros)
+        self.heldSince = heldSince
     }
 
     public var due: Date { Date(micros: key.dueMicros) }
@@ -96,6 +102,15 @@ public protocol SchedulerStore: Sendable {
     /// The alerts shown for reminder `id` that may still be on screen (with the server's id
     /// where there is one): what `chime cancel` asks the runner to withdraw.
     func shownAlerts(id: String) throws -> [PostedNote]
+    /// The quiet settings and the quiet asked for by hand, read at every pass.
+    func quietState() throws -> QuietState
+    /// Occurrences held by quiet: recorded as due, not posted, with ``PendingOccurrence/heldSince``.
+    func heldOccurrences() throws -> [PendingOccurrence]
+    /// Holds due occurrences: they stay due in the ledger, not ready before `until` (nil: until
+    /// ``release(_:at:)``); ``PendingOccurrence/heldSince`` becomes `since` where it was unset.
+    func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws
+    /// Lets held occurrences go: ready at `instant`, still marked as held (they come in the summary).
+    func release(_ keys: [OccurrenceKey], at instant: Date) throws
 }
 
 extension SchedulerStore {
@@ -119,6 +134,18 @@ extension SchedulerStore {
     }
 
     public func followSystemZone(_ systemZone: TimeZone, now: Date) throws {}
+
+    /// Never quiet: a store that keeps no settings.
+    public func quietState() throws -> QuietState { QuietState() }
+
+    public func heldOccurrences() throws -> [PendingOccurrence] { [] }
+
+    /// A store that cannot hold refuses: the scheduler then posts (better heard than lost).
+    public func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws {
+        throw ChimeError(.failure, "this store cannot hold alerts")
+    }
+
+    public func release(_ keys: [OccurrenceKey], at instant: Date) throws {}
 
     /// Claims what is due at `now` (no look-ahead).
     public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {

@@ -76,7 +76,7 @@ extension ReminderStore: SchedulerStore {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us
+                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us, o.held_us
                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                 WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
                 """,
@@ -90,7 +90,8 @@ extension ReminderStore: SchedulerStore {
                 body: row[7],
                 missedCount: row[2],
                 attempts: row[3],
-                readyAt: Date(micros: row[8])
+                readyAt: Date(micros: row[8]),
+                heldSince: (row[9] as Int64?).map(Date.init(micros:))
             )
         }
     }

@@ -22,7 +22,7 @@ struct Chime: AsyncParsableCommand {
                 name: "Reminders",
                 subcommands: [In.self, At.self, Every.self, Import.self, List.self, Next.self, Cancel.self, Notify.self]
             ),
-            CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self]),
+            CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self, Quiet.self]),
             CommandGroup(name: "Focus", subcommands: [Focus.self, ForestCommand.self, Stats.self]),
             CommandGroup(
                 name: "Doses",

@@ -57,6 +57,10 @@ struct Doctor: AsyncParsableCommand {
         var notifier: String
         /// The grown tree's icon for focus alerts, when one is installed.
         var focusIcon: String?
+        /// The desktop's own do-not-disturb: true or false where it could be read, else null.
+        @Nullable var doNotDisturb: Bool?
+        /// What was read (see ``DesktopDoNotDisturb``).
+        var doNotDisturbDetail: String
 
         var lines: [String] {
             var lines = ["Session bus:          \(desktop.bus ?? "none")"]
@@ -79,12 +83,15 @@ struct Doctor: AsyncParsableCommand {
             lines.append("Runner:               " + (runner.pid.map { "running (pid \($0))" } ?? "not running: start it with 'chime run'"))
             lines.append("Alerts go to:         \(notifier) (with --notifier auto)")
             lines.append("Focus alert icon:     " + (focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
+            lines.append("Do not disturb:       " + doNotDisturbDetail)
             return lines
         }
 
         enum CodingKeys: String, CodingKey {
             case desktop, store, runner, notifier
             case focusIcon = "focus_icon"
+            case doNotDisturb = "do_not_disturb"
+            case doNotDisturbDetail = "do_not_disturb_detail"
         }
     }
 
@@ -147,12 +154,15 @@ struct Doctor: AsyncParsableCommand {
             capabilities: status.capabilities
         )
         let (storeReport, runner) = inspectStore()
+        let doNotDisturb = DesktopDoNotDisturb.read()
         let report = Diagnosis(
             desktop: desktop,
             store: storeReport,
             runner: runner,
             notifier: status.isAvailable ? "desktop" : "console",
-            focusIcon: FocusIcons.path(stage: TreeStage.grown)
+            focusIcon: FocusIcons.path(stage: TreeStage.grown),
+            doNotDisturb: doNotDisturb.active,
+            doNotDisturbDetail: doNotDisturb.summary
         )
         // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5).
         let failed = !storeReport.usable || storeReport.healthy == false

@@ -34,7 +34,7 @@ enum Notes {
         #expect(
             applied == [
                 "v1: reminders and delivery ledger", "v2: what people did with alerts", "v3: notes",
-                "v5: the server's alert id", "v7: note colours",
+                "v5: the server's alert id", "v7: note colours", "v9: quiet hours",
             ]
         )
     }
