@@ -17,13 +17,11 @@ struct Quiet: AsyncParsableCommand {
             is given up ('focus-hold off' turns that off). The desktop's own do-not-disturb (GNOME \
             show-banners, Plasma Inhibited, dunst paused) is shown by 'status' and 'chime doctor'; \
             the desktop keeps what it holds, and Chime never raises urgency to get around it.
-              chime quiet DURATION          quiet from now for a duration such as 1h or 45m
-              chime quiet until HH:MM       quiet until a time (today, or tomorrow when passed)
-              chime quiet off               end the quiet now (and the daily window, until its end)
-              chime quiet status            what is in effect, and what is held
-              chime quiet hours START-END   a daily window in the system's zone, or 'off'
-              chime quiet doses come|wait   doses come through quiet (the default), or wait
-              chime quiet focus-hold on|off hold plain reminders during focus (on by default)
+            Words: a DURATION (as for 'chime in') or 'until HH:MM' (as for 'chime at') starts quiet \
+            now; 'off' ends it now (and the daily window until its end) and the summary comes; \
+            'status' shows what is in effect and how many alerts are held; 'hours START-END' sets \
+            a daily window in the system's zone ('hours off' removes it); 'doses come' (the \
+            default) or 'doses wait'; 'focus-hold on' (the default) or 'focus-hold off'.
             Examples:
               chime quiet 1h
               chime quiet until 09:00

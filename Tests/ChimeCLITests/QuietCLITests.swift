@@ -33,7 +33,9 @@ struct QuietCLITests {
         #expect(shown["quiet"] as? Bool == true)
         #expect((shown["reasons"] as? [String])?.contains("manual") == true)
         let until = try #require(shown["until"] as? String)
-        let end = try #require(ISO8601DateFormatter().date(from: until))
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let end = try #require(iso.date(from: until))
         #expect(abs(end.timeIntervalSinceNow - 3_600) < 60)
 
         shown = try status(sandbox)
@@ -50,6 +52,38 @@ struct QuietCLITests {
         #expect(human.stdout.contains("Doses:        wait for the end of quiet"))
         #expect(try sandbox.chime("quiet", "hours", "off").status == 0)
         #expect(try status(sandbox)["hours"] is NSNull)
+    }
+
+    @Test("The runner holds alerts while quiet, across a kill -9, and 'quiet off' brings one summary at once")
+    func runnerHoldsAndOffSummarises() async throws {
+        let sandbox = try Sandbox()
+        #expect(try sandbox.chime("quiet", "1h").status == 0)
+        let runner = try sandbox.startRunner("--notifier", "json")
+        #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
+        #expect(try sandbox.chime("in", "1s", "Tea", "--id", "tea").status == 0)
+        #expect(try sandbox.chime("in", "1s", "Cake", "--id", "cake").status == 0)
+        // Held (bounded wait for the runner to reach their due time), not shown
+        let deadline = Date().addingTimeInterval(10)
+        while try status(sandbox)["held"] as? Int != 2 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try status(sandbox)["held"] as? Int == 2)
+        #expect(await runner.nextLine(timeout: 0.2) == nil)
+
+        // Killed and started again: still held, nothing shown
+        runner.crash()
+        let again = try sandbox.startRunner("--notifier", "json")
+        #expect(await again.waitUntilStarted(), "runner did not start: \(again.stderr)")
+        #expect(try status(sandbox)["held"] as? Int == 2)
+
+        // Off: the runner is poked and posts one summary of both
+        #expect(try sandbox.chime("quiet", "off").status == 0)
+        let line = try #require(await again.nextLine(timeout: 5))
+        let summary = try jsonObject(line)
+        #expect(summary["event"] as? String == "summary")
+        #expect(summary["title"] as? String == "2 reminders held while quiet")
+        #expect(Set(summary["ids"] as? [String] ?? []) == ["tea", "cake"])
+        #expect(try status(sandbox)["held"] as? Int == 0)
+        #expect(await again.terminate() == 0)
+        #expect(await again.nextLine(timeout: 0.2) == nil)
     }
 
     @Test(
@@ -75,7 +109,9 @@ struct QuietCLITests {
 
     @Test("GNOME's show-banners off (GSettings keyfile backend, the test's own config) is shown as do-not-disturb")
     func gnomeShowBanners() throws {
-        let sandbox = try Sandbox(extra: ["GSETTINGS_BACKEND": "keyfile"])
+        // The schema from the system (the sandbox's XDG_DATA_DIRS leaves /usr/share out); the
+        // settings from the sandbox's own XDG_CONFIG_HOME.
+        let sandbox = try Sandbox(extra: ["GSETTINGS_BACKEND": "keyfile", "GSETTINGS_SCHEMA_DIR": "/usr/share/glib-2.0/schemas"])
         var shown = try status(sandbox)
         #expect(shown["desktop_do_not_disturb"] as? Bool == false)
         #expect((shown["desktop"] as? String)?.contains("gnome: show-banners is true") == true)
