@@ -414,6 +414,11 @@ public actor Scheduler {
         now: Date,
         recorded: Bool
     ) -> (ready: [PendingOccurrence], released: [PendingOccurrence]) {
+        // The firing path when nothing holds (the usual case): no alert is dressed twice.
+        if familyHolds.isEmpty && quiet.period(at: now, zone: systemZone()) == nil {
+            guard ready.contains(where: { $0.heldSince != nil }) else { return (ready, []) }
+            return (ready.filter { $0.heldSince == nil }, ready.filter { $0.heldSince != nil })
+        }
         var post: [PendingOccurrence] = []
         var released: [PendingOccurrence] = []
         var holds: [Date?: [PendingOccurrence]] = [:]
