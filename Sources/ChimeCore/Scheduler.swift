@@ -434,6 +434,7 @@ public actor Scheduler {
         for (until, occurrences) in holds {
             do {
                 try store.hold(occurrences.map(\.key), since: now, until: until)
+                log(.held(ids: occurrences.map(\.reminderID), until: until))
             } catch {
                 // Not recorded as held: posted now rather than risk it never coming.
                 storeFailed(error)
@@ -447,6 +448,7 @@ public actor Scheduler {
     /// as one summary (its own alert when only one was held).
     private func deliverReleased(_ released: [PendingOccurrence], recorded: Bool) async {
         guard !released.isEmpty else { return }
+        log(.released(ids: released.map(\.reminderID)))
         let essential = released.filter { familiesByKind[$0.kind]?.isEssential ?? false }
         let ordinary = released.filter { !(familiesByKind[$0.kind]?.isEssential ?? false) }
         for occurrence in essential { await post([occurrence], asSummary: false, recorded: recorded) }
@@ -580,4 +582,9 @@ public enum SchedulerEvent: Sendable, Hashable {
     case answered(id: String, response: NoteResponse.Kind, recorded: Bool)
     /// The store takes writes again after a failure.
     case storeRecovered
+    /// Quiet (or a family's hold) held these reminders' alerts, until `until` (nil: until the
+    /// family lets go); they stay due in the ledger.
+    case held(ids: [String], until: Date?)
+    /// A hold ended: these held alerts come now (in one summary, essential ones on their own).
+    case released(ids: [String])
 }

@@ -73,6 +73,16 @@ public final class Runner: Service {
                     log.error("Store failed", metadata: ["error": .string(error)])
                 case .storeRecovered:
                     log.notice("Store recovered: what was shown meanwhile is recorded now")
+                case let .held(ids, until):
+                    log.info(
+                        "Alerts held while quiet",
+                        metadata: [
+                            "reminder.ids": .string(ids.joined(separator: ",")),
+                            "until": .string(until.map(TimeText.iso) ?? "the end of the hold"),
+                        ]
+                    )
+                case let .released(ids):
+                    log.info("Held alerts come now", metadata: ["reminder.ids": .string(ids.joined(separator: ","))])
                 case let .answered(id, response, recorded):
                     let answer: String =
                         switch response {

@@ -34,7 +34,15 @@ struct QuietHoldTests {
     let session = QuietTestFamily(kind: "session")
 
     func scheduler(_ h: Harness) -> Scheduler {
-        Scheduler(store: h.store, notifier: h.notifier, clock: h.clock, systemZone: { Harness.utc }, families: [pill, alarm, session])
+        let events = h.events
+        return Scheduler(
+            store: h.store,
+            notifier: h.notifier,
+            clock: h.clock,
+            systemZone: { Harness.utc },
+            log: { events.record($0) },
+            families: [pill, alarm, session]
+        )
     }
 
     func once(_ h: Harness, _ id: String, at seconds: TimeInterval, kind: String = "plain") throws {
@@ -88,6 +96,12 @@ struct QuietHoldTests {
         h.clock.shutdown()
         await loop.value
         #expect(h.notifier.posts.map(\.id) == ["fire", "dose", "summary"])
+        // The runner's log says what was held, until when, and when it came
+        #expect(
+            h.events.all == [
+                .held(ids: ["tea"], until: h.at(3_600)), .held(ids: ["cake"], until: h.at(3_600)), .released(ids: ["tea", "cake"]),
+            ]
+        )
         #expect(try h.store.ledger().map(\.state) == ["posted", "posted", "posted", "posted"])
         #expect(try h.store.heldOccurrences().isEmpty)
     }
