@@ -54,6 +54,26 @@ struct QuietCLITests {
         #expect(try status(sandbox)["hours"] is NSNull)
     }
 
+    @Test("The daily window in effect now makes it quiet; 'off' ends it for today and keeps the window")
+    func windowInEffectAndOff() throws {
+        let sandbox = try Sandbox()
+        // From an hour before now to two after, in the sandbox's zone (UTC)
+        let hour = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date()).hour!
+        let window = String(format: "%02d:00-%02d:00", (hour + 23) % 24, (hour + 2) % 24)
+        let set = try sandbox.chime("quiet", "hours", window, "--json")
+        #expect(set.status == 0, "\(set.stderr)")
+        let shown = try jsonObject(set.stdout)
+        #expect(shown["quiet"] as? Bool == true)
+        #expect(shown["reasons"] as? [String] == ["hours"])
+        #expect(try sandbox.chime("quiet", "off").status == 0)
+        let after = try status(sandbox)
+        #expect(after["quiet"] as? Bool == false)
+        #expect(after["hours"] as? String == window)
+        // Setting the window again brings it back at once
+        #expect(try sandbox.chime("quiet", "hours", window).status == 0)
+        #expect(try status(sandbox)["quiet"] as? Bool == true)
+    }
+
     @Test("The runner holds alerts while quiet, across a kill -9, and 'quiet off' brings one summary at once")
     func runnerHoldsAndOffSummarises() async throws {
         let sandbox = try Sandbox()
