@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeCore
 import ChimeFocus
 import ChimeLibnotify
+import ChimeRunner
 import ChimeStore
 import Foundation
 
@@ -107,7 +108,9 @@ struct Quiet: AsyncParsableCommand {
     private func change(now: Date, zone: TimeZone, _ body: (inout QuietState) throws(ChimeError) -> Void) throws(ChimeError) {
         let store = try global.openStore(.create)
         try store.updateQuiet(body)
-        _ = pokeRunner(store, json: global.json)
+        if !RunnerControl.poke(storePath: store.path) && !global.json {
+            Output.note("No runner is running for this store: the change is saved; a runner follows it once 'chime run' starts.")
+        }
         emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
     }
 }
