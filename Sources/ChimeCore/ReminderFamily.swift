@@ -29,8 +29,9 @@ public protocol ReminderFamily: Sendable {
     /// Asks the scheduler to hold the ordinary alerts of other kinds while something of the
     /// family's runs (a focus session), or nil. Asked at every pass, after ``prepare(reason:)``:
     /// when it answers nil again, what was held comes as one summary. Honoured unless the person
-    /// turned it off (``QuietSettings/familyHold``).
-    func hold() -> FamilyHold?
+    /// turned it off (``QuietSettings/familyHold``). Errors are the store's, logged once per
+    /// outage by the scheduler (the family then holds nothing for that pass).
+    func hold() throws -> FamilyHold?
 }
 
 extension ReminderFamily {
@@ -42,5 +43,5 @@ extension ReminderFamily {
 
     public var isEssential: Bool { false }
 
-    public func hold() -> FamilyHold? { nil }
+    public func hold() throws -> FamilyHold? { nil }
 }

@@ -363,7 +363,16 @@ public actor Scheduler {
         } catch {
             storeFailed(error)
         }
-        familyHolds = quiet.settings.familyHold ? families.compactMap { family in family.hold().map { (family.kind, $0) } } : []
+        familyHolds = []
+        if quiet.settings.familyHold {
+            for family in families {
+                do {
+                    if let hold = try family.hold() { familyHolds.append((family.kind, hold)) }
+                } catch {
+                    storeFailed(error)
+                }
+            }
+        }
         reconcileHeld(now: clock.now())
     }
 

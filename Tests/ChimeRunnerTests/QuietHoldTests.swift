@@ -21,7 +21,7 @@ final class QuietTestFamily: ReminderFamily {
 
     func decorate(_ note: inout Note, for occurrence: PendingOccurrence) { note.urgency = urgency }
 
-    func hold() -> FamilyHold? { holding.withLock { $0 } ? FamilyHold(reason: "test session") : nil }
+    func hold() throws -> FamilyHold? { holding.withLock { $0 } ? FamilyHold(reason: "test session") : nil }
 }
 
 /// Quiet hours, quiet by hand and a family's hold, on the manual clock: what is held stays due in
