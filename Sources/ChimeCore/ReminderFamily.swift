@@ -36,6 +36,16 @@ public protocol ReminderFamily: Sendable {
     /// Closes the family's live notes: the scheduler is stopping (their buttons would answer
     /// to no one). The next process shows them again.
     nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async
+    /// Whether the family's alerts must reach the person (a medication dose): quiet lets them
+    /// through unless the person chose ``QuietSettings/Essential/wait``, and then each waits
+    /// for the end and comes on its own, never folded into a summary. False by default.
+    var isEssential: Bool { get }
+    /// Asks the scheduler to hold the ordinary alerts of other kinds while something of the
+    /// family's runs (a focus session), or nil. Asked at every pass, after ``prepare(reason:)``:
+    /// when it answers nil again, what was held comes as one summary. Honoured unless the person
+    /// turned it off (``QuietSettings/familyHold``). Errors are the store's, logged once per
+    /// outage by the scheduler (the family then holds nothing for that pass).
+    func hold() throws -> FamilyHold?
 }
 
 extension ReminderFamily {
@@ -50,4 +60,7 @@ extension ReminderFamily {
     public func ownsLiveNote(_ noteID: String) -> Bool { false }
 
     public nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async {}
+    public var isEssential: Bool { false }
+
+    public func hold() throws -> FamilyHold? { nil }
 }

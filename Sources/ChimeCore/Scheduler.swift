@@ -97,6 +97,10 @@ public actor Scheduler {
     /// The retry time of an occurrence waiting for the notifier to become available (see
     /// ``NotifierUnavailable``): 9999-12-31T23:59:59Z, never a deadline the runner wakes for.
     public static let waitingForNotifier = Date(micros: 253_402_300_799_000_000)
+    /// The quiet settings and hand-made quiet as of the last pass (see ``holdStep(_:now:recorded:)``).
+    private var quiet = QuietState()
+    /// The families asking to hold ordinary alerts at the last pass, by kind.
+    private var familyHolds: [(kind: String, hold: FamilyHold)] = []
 
     /// Fires everything due now, records what falls due within the look-ahead, and returns the
     /// next instant the scheduler must wake at.
@@ -106,6 +110,7 @@ public actor Scheduler {
         withdrawn = []
         var claimedAll = false
         let lookahead = Self.seconds(configuration.lookahead)
+        readHolds()
         while !claimedAll {
             let now = clock.now()
             let claimed: [PendingOccurrence]
@@ -379,6 +384,7 @@ public actor Scheduler {
     ///   recorded by ``recordShown()``: marking an absent row as posted would change nothing,
     ///   and succeed even on a full disk.
     private func deliver(_ ready: [PendingOccurrence], now: Date, recorded: Bool = true) async {
+        let (ready, released) = holdStep(ready, now: now, recorded: recorded)
         let late = ready.filter { Self.duration(from: $0.due, to: now) > configuration.lateThreshold }
         if late.count > configuration.summaryThreshold {
             let lateKeys = Set(late.map(\.key))
@@ -391,11 +397,137 @@ public actor Scheduler {
                 await post([occurrence], asSummary: false, recorded: recorded)
             }
         }
+        // What a hold let go comes after what falls due now (a planted tree, then the summary).
+        await deliverReleased(released, recorded: recorded)
+    }
+
+    // MARK: Quiet
+
+    /// Whether an occurrence is posted now or held, and until when (nil: until a family lets go).
+    enum HoldDecision: Sendable, Hashable {
+        case post
+        case hold(until: Date?)
+    }
+
+    /// Reads the quiet settings and asks the families whether they hold, once per pass. A store
+    /// that cannot be read keeps the last settings.
+    private func readHolds() {
+        do {
+            quiet = try store.quietState()
+        } catch {
+            storeFailed(error)
+        }
+        familyHolds = []
+        if quiet.settings.familyHold {
+            for family in families {
+                do {
+                    if let hold = try family.hold() { familyHolds.append((family.kind, hold)) }
+                } catch {
+                    storeFailed(error)
+                }
+            }
+        }
+        reconcileHeld(now: clock.now())
+    }
+
+    /// What quiet does with `occurrence`, whose alert would have `urgency` (after its family
+    /// decorated it). A critical alert always comes; an essential family's (a dose) comes unless
+    /// the person chose `wait`; the rest is held while quiet, or while another family holds.
+    func holdDecision(_ occurrence: PendingOccurrence, urgency: Note.Urgency, now: Date) -> HoldDecision {
+        if urgency == .critical { return .post }
+        let essential = familiesByKind[occurrence.kind]?.isEssential ?? false
+        if let period = quiet.period(at: now, zone: systemZone()), !essential || quiet.settings.essential == .wait {
+            return .hold(until: period.end)
+        }
+        if !essential, familyHolds.contains(where: { $0.kind != occurrence.kind }) { return .hold(until: nil) }
+        return .post
+    }
+
+    /// Before a pass claims: each occurrence held earlier is held on (until the current quiet's
+    /// end, which may have moved) or let go (ready now, to come in the summary). What is held
+    /// stays due in the ledger, so a restart or a clock change loses nothing and doubles nothing.
+    private func reconcileHeld(now: Date) {
+        do {
+            let held = try store.heldOccurrences()
+            guard !held.isEmpty else { return }
+            var release: [OccurrenceKey] = []
+            var rehold: [Date?: [OccurrenceKey]] = [:]
+            for occurrence in held {
+                let urgency = note(for: occurrence)(now).urgency
+                switch holdDecision(occurrence, urgency: urgency, now: now) {
+                case .post:
+                    release.append(occurrence.key)
+                case .hold(let until):
+                    let current = occurrence.readyAt == .distantFuture ? nil : occurrence.readyAt
+                    if current?.micros != until?.micros { rehold[until, default: []].append(occurrence.key) }
+                }
+            }
+            for (until, keys) in rehold { try store.hold(keys, since: now, until: until) }
+            if !release.isEmpty { try store.release(release, at: now) }
+        } catch {
+            storeFailed(error)
+        }
+    }
+
+    /// Takes out of `ready` what quiet holds now, recording it as held (when the ledger has it:
+    /// a read made while the store could not be written is only left for later). Returns what
+    /// is posted as usual, and what a hold let go, for ``deliverReleased(_:recorded:)``.
+    private func holdStep(
+        _ ready: [PendingOccurrence],
+        now: Date,
+        recorded: Bool
+    ) -> (ready: [PendingOccurrence], released: [PendingOccurrence]) {
+        // The firing path when nothing holds (the usual case): no alert is dressed twice.
+        if familyHolds.isEmpty && quiet.period(at: now, zone: systemZone()) == nil {
+            guard ready.contains(where: { $0.heldSince != nil }) else { return (ready, []) }
+            return (ready.filter { $0.heldSince == nil }, ready.filter { $0.heldSince != nil })
+        }
+        var post: [PendingOccurrence] = []
+        var released: [PendingOccurrence] = []
+        var holds: [Date?: [PendingOccurrence]] = [:]
+        for occurrence in ready {
+            let urgency = note(for: occurrence)(now).urgency
+            switch holdDecision(occurrence, urgency: urgency, now: now) {
+            case .post where occurrence.heldSince != nil: released.append(occurrence)
+            case .post: post.append(occurrence)
+            case .hold(let until): holds[until, default: []].append(occurrence)
+            }
+        }
+        guard recorded else { return (post, released) }
+        for (until, occurrences) in holds {
+            do {
+                try store.hold(occurrences.map(\.key), since: now, until: until)
+                log(.held(ids: occurrences.map(\.reminderID), until: until))
+            } catch {
+                // Not recorded as held: posted now rather than risk it never coming.
+                storeFailed(error)
+                post += occurrences
+            }
+        }
+        return (post, released)
+    }
+
+    /// What a hold let go: essential alerts one by one (each with its own actions), the others
+    /// as one summary (its own alert when only one was held).
+    private func deliverReleased(_ released: [PendingOccurrence], recorded: Bool) async {
+        guard !released.isEmpty else { return }
+        log(.released(ids: released.map(\.reminderID)))
+        let essential = released.filter { familiesByKind[$0.kind]?.isEssential ?? false }
+        let ordinary = released.filter { !(familiesByKind[$0.kind]?.isEssential ?? false) }
+        for occurrence in essential { await post([occurrence], asSummary: false, recorded: recorded) }
+        if !ordinary.isEmpty {
+            await post(ordinary, asSummary: true, recorded: recorded) { count in "\(count) reminders held while quiet" }
+        }
     }
 
     /// Posts one note for `candidates` (a summary of them, or the one occurrence's own), less
     /// any a cancel has withdrawn meanwhile; and records it.
-    private func post(_ candidates: [PendingOccurrence], asSummary: Bool, recorded: Bool) async {
+    private func post(
+        _ candidates: [PendingOccurrence],
+        asSummary: Bool,
+        recorded: Bool,
+        summaryTitle: (@Sendable (Int) -> String)? = nil
+    ) async {
         // A question that came in since the last post is answered first (a mutex, no syscall),
         // so that what it is told "not shown" is not posted below.
         if let questions {
@@ -404,7 +536,9 @@ public actor Scheduler {
         }
         let occurrences = withdrawn.isEmpty ? candidates : candidates.filter { !withdrawn.contains($0.key) }
         guard let first = occurrences.first else { return }
-        let makeNote = asSummary && occurrences.count > 1 ? summary(of: occurrences) : note(for: first)
+        let makeNote =
+            asSummary && occurrences.count > 1
+            ? summary(of: occurrences, title: summaryTitle?(occurrences.count)) : note(for: first)
         let postedAt = clock.now()
         let note = makeNote(postedAt)
         let keys = occurrences.map(\.key)
@@ -480,13 +614,13 @@ public actor Scheduler {
         }
     }
 
-    private func summary(of late: [PendingOccurrence]) -> (Date) -> Note {
+    private func summary(of late: [PendingOccurrence], title: String? = nil) -> (Date) -> Note {
         { postedAt in
             let lines = late.prefix(10).map { "• \($0.title)" }
             let more = late.count > 10 ? ["… and \(late.count - 10) more"] : []
             return Note(
                 id: "summary",
-                title: "\(late.count) missed reminders",
+                title: title ?? "\(late.count) missed reminders",
                 body: (lines + more).joined(separator: "\n"),
                 deliveries: late.map(Self.delivery),
                 postedAt: postedAt
@@ -528,4 +662,9 @@ public enum SchedulerEvent: Sendable, Hashable {
     /// The notifier can deliver again (`available`), or no longer can; `destination` is where
     /// alerts go now (``Notifier/destination``).
     case notifierChanged(available: Bool, destination: String?)
+    /// Quiet (or a family's hold) held these reminders' alerts, until `until` (nil: until the
+    /// family lets go); they stay due in the ledger.
+    case held(ids: [String], until: Date?)
+    /// A hold ended: these held alerts come now (in one summary, essential ones on their own).
+    case released(ids: [String])
 }

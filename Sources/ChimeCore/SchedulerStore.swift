@@ -22,10 +22,14 @@ public struct PendingOccurrence: Sendable, Hashable {
     public var missedCount: Int
     /// Failed posts so far.
     public var attempts: Int
-    /// When it may be posted: its due time, or the retry time after a failed post.
+    /// When it may be posted: its due time, or the retry time after a failed post (for one held
+    /// until a family lets it go, `distantFuture`).
     public var readyAt: Date
     /// How the reminder's alert looks (urgency, sticky, icon, sound).
     public var presentation: Presentation
+    /// When quiet (or a family's hold) held it back; nil for one never held. A held occurrence
+    /// stays due in the ledger until the hold ends, then comes in the end-of-quiet summary.
+    public var heldSince: Date?
 
     public init(
         key: OccurrenceKey,
@@ -36,7 +40,8 @@ public struct PendingOccurrence: Sendable, Hashable {
         missedCount: Int = 0,
         attempts: Int = 0,
         readyAt: Date? = nil,
-        presentation: Presentation = Presentation()
+        presentation: Presentation = Presentation(),
+        heldSince: Date? = nil
     ) {
         self.key = key
         self.reminderID = reminderID
@@ -47,6 +52,7 @@ public struct PendingOccurrence: Sendable, Hashable {
         self.attempts = attempts
         self.readyAt = readyAt ?? Date(micros: key.dueMicros)
         self.presentation = presentation
+        self.heldSince = heldSince
     }
 
     public var due: Date { Date(micros: key.dueMicros) }
@@ -109,6 +115,15 @@ public protocol SchedulerStore: Sendable {
     /// reminder, due then. At most one per shown alert, however often it is asked. Returns
     /// whether it recorded one.
     func snoozeShown(id: String, until: Date, at instant: Date) throws -> Bool
+    /// The quiet settings and the quiet asked for by hand, read at every pass.
+    func quietState() throws -> QuietState
+    /// Occurrences held by quiet: recorded as due, not posted, with ``PendingOccurrence/heldSince``.
+    func heldOccurrences() throws -> [PendingOccurrence]
+    /// Holds due occurrences: they stay due in the ledger, not ready before `until` (nil: until
+    /// ``release(_:at:)``); ``PendingOccurrence/heldSince`` becomes `since` where it was unset.
+    func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws
+    /// Lets held occurrences go: ready at `instant`, still marked as held (they come in the summary).
+    func release(_ keys: [OccurrenceKey], at instant: Date) throws
 }
 
 extension SchedulerStore {
@@ -138,6 +153,18 @@ extension SchedulerStore {
     }
 
     public func followSystemZone(_ systemZone: TimeZone, now: Date) throws {}
+
+    /// Never quiet: a store that keeps no settings.
+    public func quietState() throws -> QuietState { QuietState() }
+
+    public func heldOccurrences() throws -> [PendingOccurrence] { [] }
+
+    /// A store that cannot hold refuses: the scheduler then posts (better heard than lost).
+    public func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws {
+        throw ChimeError(.failure, "this store cannot hold alerts")
+    }
+
+    public func release(_ keys: [OccurrenceKey], at instant: Date) throws {}
 
     /// Claims what is due at `now` (no look-ahead).
     public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {

@@ -52,6 +52,10 @@ public final class DoseFamily: ReminderFamily {
         try prepare(reason: .poked)
     }
 
+    /// A medication reminder is never dropped: quiet lets dose alerts through unless the person
+    /// chose `chime quiet doses wait`, and then they (and their repeats) wait for its end.
+    public var isEssential: Bool { true }
+
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
         note.category = "x-chime.dose"
         note.icon = icon

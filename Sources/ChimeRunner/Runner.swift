@@ -87,6 +87,16 @@ public final class Runner: Service {
                     } else {
                         log.notice("Notification server gone: alerts go to the \(Self.describe(destination))")
                     }
+                case let .held(ids, until):
+                    log.info(
+                        "Alerts held while quiet",
+                        metadata: [
+                            "reminder.ids": .string(ids.joined(separator: ",")),
+                            "until": .string(until.map(TimeText.iso) ?? "the end of the hold"),
+                        ]
+                    )
+                case let .released(ids):
+                    log.info("Held alerts come now", metadata: ["reminder.ids": .string(ids.joined(separator: ","))])
                 case let .answered(id, response, recorded):
                     let answer: String =
                         switch response {

@@ -77,7 +77,7 @@ extension ReminderStore: SchedulerStore {
             db,
             sql: """
                 SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us,
-                       r.urgency, r.sticky, r.icon, r.sound
+                       r.urgency, r.sticky, r.icon, r.sound, o.held_us
                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                 WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
                 """,
@@ -92,7 +92,8 @@ extension ReminderStore: SchedulerStore {
                 missedCount: row[2],
                 attempts: row[3],
                 readyAt: Date(micros: row[8]),
-                presentation: Self.presentation(from: row)
+                presentation: Self.presentation(from: row),
+                heldSince: (row["held_us"] as Int64?).map(Date.init(micros:))
             )
         }
     }

@@ -109,6 +109,28 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration("v9: quiet hours") { db in
+                try db.execute(
+                    sql: """
+                        -- When quiet held an occurrence back: it stays due (next_attempt_us is the end of
+                        -- the quiet, or NULL while a family holds) and comes in the end-of-quiet summary.
+                        ALTER TABLE occurrence ADD COLUMN held_us INTEGER;
+                        CREATE INDEX occurrence_held ON occurrence(reminder_key) WHERE state = 'due' AND held_us IS NOT NULL;
+                        -- One row: the quiet settings (chime quiet hours|doses|focus-hold) and the quiet
+                        -- asked for by hand (chime quiet 1h|until|off).
+                        CREATE TABLE quiet (
+                            id INTEGER PRIMARY KEY CHECK (id = 1),
+                            hours_start TEXT,
+                            hours_end TEXT,
+                            essential TEXT NOT NULL DEFAULT 'come' CHECK (essential IN ('come', 'wait')),
+                            family_hold INTEGER NOT NULL DEFAULT 1,
+                            until_us INTEGER,
+                            window_off_until_us INTEGER,
+                            CHECK ((hours_start IS NULL) = (hours_end IS NULL))
+                        );
+                        """
+                )
+            },
         ]
     )
 }

@@ -67,6 +67,10 @@ struct Doctor: AsyncParsableCommand {
         var notifier: String
         /// The grown tree's icon for focus alerts, when one is installed.
         var focusIcon: String?
+        /// The desktop's own do-not-disturb: true or false where it could be read, else null.
+        @Nullable var doNotDisturb: Bool?
+        /// What was read (see ``DesktopDoNotDisturb``).
+        var doNotDisturbDetail: String
 
         var lines: [String] {
             var lines = ["Session bus:          \(desktop.bus ?? "none")"]
@@ -95,12 +99,15 @@ struct Doctor: AsyncParsableCommand {
                 lines.append("Alerts go to:         no runner is running; one started now with --notifier auto would use the \(notifier)")
             }
             lines.append("Focus alert icon:     " + (focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
+            lines.append("Do not disturb:       " + doNotDisturbDetail)
             return lines
         }
 
         enum CodingKeys: String, CodingKey {
             case desktop, store, runner, notifier
             case focusIcon = "focus_icon"
+            case doNotDisturb = "do_not_disturb"
+            case doNotDisturbDetail = "do_not_disturb_detail"
         }
     }
 
@@ -169,13 +176,16 @@ struct Doctor: AsyncParsableCommand {
             capabilities: status.capabilities
         )
         let (storeReport, runner) = inspectStore()
+        let doNotDisturb = DesktopDoNotDisturb.read()
         let report = Diagnosis(
             desktop: desktop,
             store: storeReport,
             runner: runner,
             // One word (desktop, console, json): the runner's, in full, is `runner.notifier`.
             notifier: runner.notifier.map { String($0.prefix { $0 != " " }) } ?? (status.isAvailable ? "desktop" : "console"),
-            focusIcon: FocusIcons.path(stage: TreeStage.grown)
+            focusIcon: FocusIcons.path(stage: TreeStage.grown),
+            doNotDisturb: doNotDisturb.active,
+            doNotDisturbDetail: doNotDisturb.summary
         )
         // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5).
         let failed = !storeReport.usable || storeReport.healthy == false

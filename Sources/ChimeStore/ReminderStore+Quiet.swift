@@ -1,0 +1,109 @@
+import ChimeCore
+import Foundation
+import GRDB
+
+/// Quiet hours in the store: the settings row (`quiet`, v9) and the occurrences quiet holds
+/// (`occurrence.held_us`): held ones stay due in the ledger, so a restart, a kill or a clock
+/// change loses nothing and posts nothing twice.
+extension ReminderStore {
+    public func quietState() throws -> QuietState {
+        try read { db in try Self.quietState(in: db) }
+    }
+
+    static func quietState(in db: Database) throws -> QuietState {
+        guard try db.tableExists("quiet"), let row = try Row.fetchOne(db, sql: "SELECT * FROM quiet WHERE id = 1") else {
+            return QuietState()
+        }
+        var settings = QuietSettings()
+        if let start: String = row["hours_start"], let end: String = row["hours_end"],
+            let startTime = try? LocalTime.parse(start), let endTime = try? LocalTime.parse(end)
+        {
+            settings.hours = QuietSettings.Window(start: startTime, end: endTime)
+        }
+        settings.essential = QuietSettings.Essential(rawValue: row["essential"]) ?? .come
+        settings.familyHold = row["family_hold"]
+        let until: Int64? = row["until_us"]
+        let windowOff: Int64? = row["window_off_until_us"]
+        return QuietState(settings: settings, until: until.map(Date.init(micros:)), windowOffUntil: windowOff.map(Date.init(micros:)))
+    }
+
+    /// Changes the quiet state in one transaction: `change` gets the current state and returns
+    /// the new one, which is written and returned.
+    @discardableResult
+    public func updateQuiet(_ change: (inout QuietState) throws(ChimeError) -> Void) throws(ChimeError) -> QuietState {
+        let result: Result<QuietState, ChimeError> = try write { db in
+            var state = try Self.quietState(in: db)
+            do throws(ChimeError) {
+                try change(&state)
+            } catch {
+                return .failure(error)
+            }
+            let settings = state.settings
+            try db.execute(
+                sql: """
+                    INSERT INTO quiet (id, hours_start, hours_end, essential, family_hold, until_us, window_off_until_us)
+                    VALUES (1, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET hours_start = excluded.hours_start, hours_end = excluded.hours_end,
+                        essential = excluded.essential, family_hold = excluded.family_hold, until_us = excluded.until_us,
+                        window_off_until_us = excluded.window_off_until_us
+                    """,
+                arguments: [
+                    settings.hours?.start.description, settings.hours?.end.description, settings.essential.rawValue,
+                    settings.familyHold, state.until?.micros, state.windowOffUntil?.micros,
+                ]
+            )
+            return .success(state)
+        }
+        return try result.get()
+    }
+
+    public func heldOccurrences() throws -> [PendingOccurrence] {
+        try read { db in
+            guard try db.columns(in: "occurrence").contains(where: { $0.name == "held_us" }) else { return [] }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us, o.held_us
+                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                    WHERE o.state = 'due' AND o.held_us IS NOT NULL ORDER BY o.due_us
+                    """
+            ).map { row in
+                let ready: Int64? = row[8]
+                return PendingOccurrence(
+                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
+                    reminderID: row[4],
+                    kind: row[5],
+                    title: row[6],
+                    body: row[7],
+                    missedCount: row[2],
+                    attempts: row[3],
+                    readyAt: ready.map(Date.init(micros:)) ?? .distantFuture,
+                    heldSince: Date(micros: row[9])
+                )
+            }
+        }
+    }
+
+    public func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws {
+        try write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE occurrence SET held_us = coalesce(held_us, ?), next_attempt_us = ?
+                    WHERE reminder_key = ? AND due_us = ? AND state = 'due'
+                    """
+            )
+            for key in keys {
+                try statement.execute(arguments: [since.micros, until?.micros, key.reminderKey, key.dueMicros])
+            }
+        }
+    }
+
+    public func release(_ keys: [OccurrenceKey], at instant: Date) throws {
+        try write { db in
+            let statement = try db.cachedStatement(
+                sql: "UPDATE occurrence SET next_attempt_us = ? WHERE reminder_key = ? AND due_us = ? AND state = 'due'"
+            )
+            for key in keys { try statement.execute(arguments: [instant.micros, key.reminderKey, key.dueMicros]) }
+        }
+    }
+}

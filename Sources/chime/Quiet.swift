@@ -1,0 +1,186 @@
+import ArgumentParser
+import ChimeCore
+import ChimeFocus
+import ChimeLibnotify
+import ChimeRunner
+import ChimeStore
+import Foundation
+
+struct Quiet: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Quiet hours and do-not-disturb: hold ordinary alerts, then one summary.",
+        discussion: """
+            While quiet, ordinary alerts are held (they stay due in the store: a restart loses \
+            nothing) and come as one summary when it ends. Critical alerts always come; doses come \
+            too unless 'doses wait', and then each dose alert and its repeats wait for the end and \
+            come on their own: never dropped. While a focus session runs (not paused), plain \
+            reminders are held the same way and summarised when the tree is planted or the session \
+            is given up ('focus-hold off' turns that off). The desktop's own do-not-disturb (GNOME \
+            show-banners, Plasma Inhibited, dunst paused) is shown by 'status' and 'chime doctor'; \
+            the desktop keeps what it holds, and Chime never raises urgency to get around it.
+            Words: a DURATION (as for 'chime in') or 'until HH:MM' (as for 'chime at') starts quiet \
+            now; 'off' ends it now (and the daily window until its end) and the summary comes; \
+            'status' shows what is in effect and how many alerts are held; 'hours START-END' sets \
+            a daily window in the system's zone ('hours off' removes it); 'doses come' (the \
+            default) or 'doses wait'; 'focus-hold on' (the default) or 'focus-hold off'.
+            Examples:
+              chime quiet 1h
+              chime quiet until 09:00
+              chime quiet off
+              chime quiet hours 22:00-07:00
+              chime quiet doses wait
+              chime quiet focus-hold off
+              chime quiet status --json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("What to do: DURATION, until HH:MM, off, status, hours, doses, focus-hold.", valueName: "words"))
+    var words: [String] = []
+    @OptionGroup var global: GlobalOptions
+
+    static let expected =
+        "a duration such as 1h, 'until HH:MM', 'off', 'status', 'hours START-END|off', 'doses come|wait' or 'focus-hold on|off'"
+
+    func run() async throws {
+        let now = Date()
+        let zone = TimeZone.current
+        guard let verb = words.first else { throw ChimeError(.usage, "missing what to do: expected \(Self.expected)") }
+        let rest = Array(words.dropFirst())
+        switch verb {
+        case "status":
+            try expectCount(rest, 0)
+            let store = try global.openStore(.read)
+            emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
+            return
+        case "until":
+            try expectCount(rest, 1, what: "a time HH:MM")
+            let end = try TimeParsing.instant(rest[0], now: now, zone: zone)
+            try change(now: now, zone: zone) { $0.until = end }
+        case "off":
+            try expectCount(rest, 0)
+            try change(now: now, zone: zone) { state in
+                state.until = nil
+                // In the daily window: off for tonight, back at tomorrow's start.
+                if let period = state.period(at: now, zone: zone), period.reasons.contains(.hours), let window = state.settings.hours {
+                    state.windowOffUntil = QuietState.next(window.end, after: now, zone: zone)
+                }
+            }
+        case "hours":
+            try expectCount(rest, 1, what: "a window such as 22:00-07:00, or 'off'")
+            let window = rest[0] == "off" ? nil : try QuietSettings.Window.parse(rest[0])
+            try change(now: now, zone: zone) {
+                $0.settings.hours = window
+                $0.windowOffUntil = nil
+            }
+        case "doses":
+            try expectCount(rest, 1, what: "'come' or 'wait'")
+            guard let essential = QuietSettings.Essential(rawValue: rest[0]) else {
+                throw ChimeError.invalid("doses setting", rest[0], expected: "'come' (doses come through quiet) or 'wait'")
+            }
+            try change(now: now, zone: zone) { $0.settings.essential = essential }
+        case "focus-hold":
+            try expectCount(rest, 1, what: "'on' or 'off'")
+            guard rest[0] == "on" || rest[0] == "off" else {
+                throw ChimeError.invalid("focus-hold setting", rest[0], expected: "'on' (hold plain reminders during focus) or 'off'")
+            }
+            try change(now: now, zone: zone) { $0.settings.familyHold = rest[0] == "on" }
+        default:
+            try expectCount(rest, 0)
+            let seconds: Int64
+            do {
+                seconds = try TimeParsing.duration(verb)
+            } catch {
+                throw ChimeError.invalid("quiet", verb, expected: Self.expected)
+            }
+            try change(now: now, zone: zone) { $0.until = now.addingTimeInterval(TimeInterval(seconds)) }
+        }
+    }
+
+    private func expectCount(_ rest: [String], _ count: Int, what: String = "nothing") throws(ChimeError) {
+        guard rest.count != count else { return }
+        let verb = words[0]
+        if rest.count < count { throw ChimeError(.usage, "missing value after 'quiet \(verb)': expected \(what)") }
+        throw ChimeError(.usage, "too many words after 'quiet \(verb)': '\(rest.joined(separator: " "))': expected \(what)")
+    }
+
+    /// Writes the change in one transaction, wakes the runner (the hold starts or ends at once),
+    /// and prints the state.
+    private func change(now: Date, zone: TimeZone, _ body: (inout QuietState) throws(ChimeError) -> Void) throws(ChimeError) {
+        let store = try global.openStore(.create)
+        try store.updateQuiet(body)
+        if !RunnerControl.poke(storePath: store.path) && !global.json {
+            Output.note("No runner is running for this store: the change is saved; a runner follows it once 'chime run' starts.")
+        }
+        emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
+    }
+}
+
+/// What `chime quiet` prints: what is in effect now, the settings, and what is held.
+struct QuietReport: Report {
+    var quiet: Bool
+    var reasons: [String]
+    @Nullable var until: String?
+    @Nullable var hours: String?
+    var doses: String
+    var focusHold: Bool
+    var focusSessionHolds: Bool
+    var held: Int
+    @Nullable var desktopDoNotDisturb: Bool?
+    var desktop: String
+
+    enum CodingKeys: String, CodingKey {
+        case quiet, reasons, until, hours, doses, held, desktop
+        case focusHold = "focus_hold"
+        case focusSessionHolds = "focus_session_holds"
+        case desktopDoNotDisturb = "desktop_do_not_disturb"
+    }
+
+    private var zone: TimeZone = .current
+    private var end: Date?
+
+    init(store: ReminderStore, now: Date, zone: TimeZone) throws(ChimeError) {
+        let state: QuietState
+        let held: [PendingOccurrence]
+        do {
+            state = try store.quietState()
+            held = try store.heldOccurrences()
+        } catch let error as ChimeError {
+            throw error
+        } catch {
+            throw ChimeError(.store, String(describing: error))
+        }
+        let period = state.period(at: now, zone: zone)
+        quiet = period != nil
+        reasons = period?.reasons.map(\.rawValue) ?? []
+        until = period.map { TimeText.iso($0.end) }
+        end = period?.end
+        hours = state.settings.hours?.description
+        doses = state.settings.essential.rawValue
+        focusHold = state.settings.familyHold
+        let session = store.isFile ? try? FocusTimer(store: store).current().openSession : nil
+        focusSessionHolds = focusHold && session?.state == .active
+        self.held = held.count
+        let dnd = DesktopDoNotDisturb.read()
+        desktopDoNotDisturb = dnd.active
+        desktop = dnd.summary
+        self.zone = zone
+    }
+
+    var lines: [String] {
+        var lines: [String] = []
+        if let end {
+            let why = reasons.map { $0 == "hours" ? "quiet hours" : "asked" }.joined(separator: ", ")
+            lines.append("Quiet:        until \(TimeText.local(end, in: zone)) (\(why))")
+        } else {
+            lines.append("Quiet:        off")
+        }
+        lines.append("Quiet hours:  " + (hours ?? "none"))
+        lines.append("Doses:        " + (doses == "wait" ? "wait for the end of quiet" : "come through quiet"))
+        lines.append(
+            "Focus hold:   " + (focusHold ? (focusSessionHolds ? "on (a focus session is running: plain reminders held)" : "on") : "off")
+        )
+        lines.append("Held:         \(held) alert\(held == 1 ? "" : "s")")
+        lines.append("Desktop DND:  " + desktop)
+        return lines
+    }
+}
