@@ -209,8 +209,13 @@ public actor Scheduler {
         store.idle()
         // What an earlier process left waiting for its notifier is tried again with this one
         // (its notifier tells only of changes from now on). A store that cannot be written
-        // now is reported by the first pass.
-        try? store.clampRetries(now: clock.now()) { _ in 0 }
+        // now is logged here, once (a removed write-ahead log is recovered by this first write,
+        // and must be on record).
+        do {
+            try store.clampRetries(now: clock.now()) { _ in 0 }
+        } catch {
+            storeFailed(error)
+        }
         questions = waker
         defer { questions = nil }
         // What people do with the alerts (an action, a close) comes in while others fall due: a
