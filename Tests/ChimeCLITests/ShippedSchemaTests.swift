@@ -34,7 +34,8 @@ import Testing
     /// (the columns they add to shipped tables are taken out by ``shippedPart(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
         line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
-            || line.hasPrefix("v8: ") || line.hasPrefix("v9: ") || line.hasPrefix("table quiet:") || line.hasPrefix("index occurrence_held:")
+            || line.hasPrefix("v8: ") || line.hasPrefix("v9: ") || line.hasPrefix("table quiet:")
+            || line.hasPrefix("index occurrence_held:")
     }
 
     /// The columns later migrations added to shipped tables, as SQLite appends them to a table's SQL.
