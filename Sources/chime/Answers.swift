@@ -15,8 +15,8 @@ struct Snooze: AsyncParsableCommand {
             recurring reminder then keeps its own schedule. A dose's alert id (med-3-20261122-0800) \
             snoozes the dose, as 'chime dose snooze' does (whole minutes, up to 240). Nothing showing \
             for ID: exit 3; answered already (from the alert, or a second time): exit 4.
-            Example (a reminder fires on the console runner for 3 s, then is snoozed for 30 minutes):
-              chime in 1s "Tea is ready" --id tea && timeout 3 chime run --notifier console; chime snooze tea 30m
+            Example (a reminder fires on a runner that runs for 3 s, then is snoozed for 30 minutes):
+              chime in 1s Tea --id tea && timeout 3 chime run; chime snooze tea 30m
             """
     )
 
@@ -97,8 +97,8 @@ struct Done: AsyncParsableCommand {
             last day, not answered yet) is recorded as done and closed; a recurring reminder keeps its \
             schedule; on a snoozed alert whose re-alert is still to come, it ends the snooze. Nothing \
             showing for ID: exit 3; answered already: exit 4. (A dose is answered with 'chime dose take'.)
-            Example (a reminder fires on the console runner for 3 s, then is marked done):
-              chime in 1s "Stretch" --id stretch && timeout 3 chime run --notifier console; chime done stretch
+            Example (a reminder fires on a runner that runs for 3 s, then is marked done):
+              chime in 1s Stretch --id stretch && timeout 3 chime run; chime done stretch
             """
     )
 

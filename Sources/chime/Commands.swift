@@ -14,7 +14,8 @@ struct In: AsyncParsableCommand {
             Examples:
               chime in 25m "Tea is ready"
               chime in 1h30m "Stretch" "Stand up and walk" --id stretch
-              chime in 25m "Tea is ready" --urgency critical --icon appointment-soon --sound bell
+              chime in 25m "Tea is ready" --urgency critical --sound bell
+              chime in 1h "Call Sam" --icon call-start --sticky
               chime in 5m -- "-h"      (a title that starts with '-', after --)
             """
     )
