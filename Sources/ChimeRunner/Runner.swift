@@ -57,6 +57,7 @@ public final class Runner: Service {
         self.socketFD = socketFD
         self.waker = waker
         let log = logger
+        store.onLogRecovered { message in log.notice("Store recovered", metadata: ["detail": .string(message)]) }
         self.scheduler = Scheduler(
             store: store,
             notifier: notifier,

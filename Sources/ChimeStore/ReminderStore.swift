@@ -44,6 +44,16 @@ public final class ReminderStore: Sendable {
     /// Held while the store recovers from a removed log: one thread recovers, the others then
     /// find the new log and go on.
     private let recovery = Mutex(())
+    /// Told when a write committed into a removed write-ahead log and what the log held was then
+    /// saved and the store reopened: that write succeeded, so no error says so (see ``onLogRecovered(_:)``).
+    private let recoveredHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Sets what is told, with a sentence saying what happened, when this process saved what a
+    /// removed write-ahead log held after a write that succeeded (the runner logs it: a person
+    /// looking at a recovered store finds why it recovered).
+    public func onLogRecovered(_ hook: @escaping @Sendable (String) -> Void) {
+        recoveredHook.withLock { $0 = hook }
+    }
     private let deferCheckpoints: Bool
     /// The store's own migrations and its families', in the order they shipped.
     private let migrator: DatabaseMigrator
@@ -458,7 +468,13 @@ public final class ReminderStore: Sendable {
                     + "stop every chime process on this store (the runner too), keep the store file as it is, then start again"
             )
         }
-        if committed { return }
+        if committed {
+            let hook = recoveredHook.withLock { $0 }
+            hook?(
+                "store '\(path)': its write-ahead log '\(path)-wal' was removed while Chime had it open; what it held (a change just made too) is saved in the store, which is open again"
+            )
+            return
+        }
         throw ChimeError(
             .store,
             "store '\(path)': its write-ahead log '\(path)-wal' was removed while Chime had it open; what it held is saved in the store, which is open again (nothing changed by this command): try again"

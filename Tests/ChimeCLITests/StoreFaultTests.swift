@@ -280,8 +280,9 @@ struct StoreFaultTests {
         #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
 
         // When the store's write-ahead log is removed: the runner logs "Runner started" before
-        // its first pass (and retries a second after a pass that recovered), so a pass may still
-        // be reading the store then, see the removal and recover from it before doctor looks.
+        // its first write and pass (and retries a second after a pass that recovered), so it may
+        // still be using the store then, see the removal and recover from it before doctor looks
+        // (a write that committed into the removed log is logged as "Store recovered").
         // Doctor then rightly finds a healthy store; that is allowed only with the runner's
         // recovery on record, and the log is removed again until doctor sees the runner asleep.
         var doctor = (status: Int32(-1), stdout: "", stderr: "")
@@ -300,7 +301,10 @@ struct StoreFaultTests {
                 recovered,
                 "attempt \(attempt): doctor found the store healthy (exit \(doctor.status)) while nobody recovered the log: \(doctor.stdout)\n\(runner.stderr)"
             )
-            if !recovered { return }
+            if !recovered {
+                _ = await runner.terminate()
+                return
+            }
             // Past the runner's retry a second after that pass.
             try await Task.sleep(for: .milliseconds(1_500))
         }
