@@ -147,7 +147,9 @@ struct GateWindowTests {
             let line = try #require(await gate.next("first-frame "), "\(gate.lines) \(gate.stderr)")
             sinceOpen.append(try #require(Self.value("since-open-ms", in: line)))
             sinceStart.append(try #require(Self.value("since-process-start-ms", in: line)))
-            #expect(await gate.exitStatus() == 0)
+            let status = await gate.exitStatus()
+            let shown = status.map(String.init) ?? "none (still running after 10 s)"
+            #expect(status == 0, "exit status \(shown): \(gate.lines) \(gate.stderr)")
         }
         var cpu: [Double] = []
         var percent: [Double] = []
