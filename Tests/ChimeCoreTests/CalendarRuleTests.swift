@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeTesting
 import Foundation
 import Testing
 
@@ -66,7 +67,12 @@ enum ZoneinfoReference {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script]
         // Python reads the zones from the same tzdata as Foundation (no pip package).
-        process.environment = ["PATH": "/usr/bin:/bin", "PYTHONTZPATH": "/usr/share/zoneinfo", "HOME": NSTemporaryDirectory()]
+        // Its own home and XDG directories (IsolatedEnvironment), removed after it ran.
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("chime-zoneinfo-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var environment = try IsolatedEnvironment.variables(root: root)
+        environment["PYTHONTZPATH"] = "/usr/share/zoneinfo"
+        process.environment = environment
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
