@@ -88,6 +88,38 @@ final class NotificationServer {
 
     /// Kills the notification server (by its pid), as a crash would: the bus stays, the name
     /// loses its owner. (SIGKILL: a child of a test thread may have SIGTERM blocked.)
+    /// Replaces this server's dunst with one whose context menu (`dmenu`) is `chooser`, a shell
+    /// script that reads the menu's lines and prints the one to choose: how a test picks an
+    /// alert's action as a person would. Returns the new dunst's pid (the caller stops it by
+    /// pid) once it owns the name; its configuration and log are `dunstrc-NAME` and
+    /// `dunst-NAME.log` in the server's directory.
+    func restartDunst(choosingWith chooser: String, name: String) throws -> pid_t {
+        let script = directory.appendingPathComponent("choose-\(name)")
+        try chooser.write(to: script, atomically: true, encoding: .utf8)
+        chmod(script.path, 0o700)
+        let testConfiguration = URL(fileURLWithPath: Self.script).deletingLastPathComponent()
+            .appendingPathComponent("test-notification/dunstrc")
+        let original = try String(contentsOf: testConfiguration, encoding: .utf8)
+        guard original.contains("dmenu = /bin/false") else {
+            throw ServerError(message: "\(testConfiguration.path) has no 'dmenu = /bin/false' to replace")
+        }
+        let configuration = directory.appendingPathComponent("dunstrc-\(name)")
+        try original.replacingOccurrences(of: "dmenu = /bin/false", with: "dmenu = \(script.path)")
+            .write(to: configuration, atomically: true, encoding: .utf8)
+        stopServer()
+        let log = directory.appendingPathComponent("dunst-\(name).log").path
+        let pid = try Self.spawn("/usr/bin/dunst", ["-config", configuration.path], environment: environment, output: log)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let probe = try Self.spawn("/usr/bin/dunstctl", ["is-paused"], environment: environment, output: "/dev/null")
+            if Self.wait(probe) == 0 { return pid }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        _ = Self.wait(pid)
+        throw ServerError(message: "dunst did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+
     func stopServer() {
         guard let pid = serverPID else { return }
         kill(pid, SIGKILL)

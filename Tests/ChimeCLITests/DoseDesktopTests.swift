@@ -74,37 +74,6 @@ extension DesktopTests {
     /// Replaces the server's dunst with one whose context menu chooses "Mark as Taken"; returns
     /// its pid (the caller stops it by pid) once it owns the name.
     func startDunstTakingDoses(_ server: NotificationServer) throws -> pid_t {
-        let testConfiguration = URL(fileURLWithPath: NotificationServer.script).deletingLastPathComponent()
-            .appendingPathComponent("test-notification/dunstrc")
-        let chooser = server.directory.appendingPathComponent("choose-take")
-        try "#!/bin/sh\nexec grep -m 1 -F 'Mark as Taken'\n".write(to: chooser, atomically: true, encoding: .utf8)
-        chmod(chooser.path, 0o700)
-        let original = try String(contentsOf: testConfiguration, encoding: .utf8)
-        #expect(original.contains("dmenu = /bin/false"))
-        let configuration = server.directory.appendingPathComponent("dunstrc-doses")
-        try original.replacingOccurrences(of: "dmenu = /bin/false", with: "dmenu = \(chooser.path)")
-            .write(to: configuration, atomically: true, encoding: .utf8)
-        server.stopServer()
-        let log = server.directory.appendingPathComponent("dunst-doses.log").path
-        let pid = try NotificationServer.spawn(
-            "/usr/bin/dunst",
-            ["-config", configuration.path],
-            environment: server.environment,
-            output: log
-        )
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let probe = try NotificationServer.spawn(
-                "/usr/bin/dunstctl",
-                ["is-paused"],
-                environment: server.environment,
-                output: "/dev/null"
-            )
-            if NotificationServer.wait(probe) == 0 { return pid }
-            usleep(50_000)
-        }
-        kill(pid, SIGKILL)
-        _ = NotificationServer.wait(pid)
-        throw NotificationServer.ServerError(message: "dunst did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        try server.restartDunst(choosingWith: "#!/bin/sh\nexec grep -m 1 -F 'Mark as Taken'\n", name: "doses")
     }
 }
