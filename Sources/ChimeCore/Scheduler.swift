@@ -211,11 +211,7 @@ public actor Scheduler {
         // (its notifier tells only of changes from now on). A store that cannot be written
         // now is logged here, once (a removed write-ahead log is recovered by this first write,
         // and must be on record).
-        do {
-            try store.clampRetries(now: clock.now()) { _ in 0 }
-        } catch {
-            storeFailed(error)
-        }
+        retryWaitingNow()
         questions = waker
         defer { questions = nil }
         // What people do with the alerts (an action, a close) comes in while others fall due: a
@@ -351,6 +347,11 @@ public actor Scheduler {
     /// or for its backoff) is made ready now in the ledger, so the next pass posts each once.
     public func notifierBecameAvailable() {
         availableCount += 1
+        retryWaitingNow()
+    }
+
+    /// Makes every occurrence waiting for a retry ready now in the ledger; a store failure is logged.
+    private func retryWaitingNow() {
         do {
             try store.clampRetries(now: clock.now()) { _ in 0 }
         } catch {

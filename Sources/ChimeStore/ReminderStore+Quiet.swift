@@ -63,24 +63,11 @@ extension ReminderStore {
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us, o.held_us
+                    SELECT \(Self.pendingColumns)
                     FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                     WHERE o.state = 'due' AND o.held_us IS NOT NULL ORDER BY o.due_us
                     """
-            ).map { row in
-                let ready: Int64? = row[8]
-                return PendingOccurrence(
-                    key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
-                    reminderID: row[4],
-                    kind: row[5],
-                    title: row[6],
-                    body: row[7],
-                    missedCount: row[2],
-                    attempts: row[3],
-                    readyAt: ready.map(Date.init(micros:)) ?? .distantFuture,
-                    heldSince: Date(micros: row[9])
-                )
-            }
+            ).map(Self.pendingOccurrence)
         }
     }
 

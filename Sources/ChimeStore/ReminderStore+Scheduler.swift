@@ -76,26 +76,35 @@ extension ReminderStore: SchedulerStore {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us,
-                       r.urgency, r.sticky, r.icon, r.sound, o.held_us
+                SELECT \(pendingColumns)
                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                 WHERE o.state = 'due' AND o.next_attempt_us <= ? ORDER BY o.next_attempt_us, o.due_us LIMIT ?
                 """,
             arguments: [micros, Scheduler.claimBatch]
-        ).map { row in
-            PendingOccurrence(
-                key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
-                reminderID: row[4],
-                kind: row[5],
-                title: row[6],
-                body: row[7],
-                missedCount: row[2],
-                attempts: row[3],
-                readyAt: Date(micros: row[8]),
-                presentation: Self.presentation(from: row),
-                heldSince: (row["held_us"] as Int64?).map(Date.init(micros:))
-            )
-        }
+        ).map(pendingOccurrence)
+    }
+
+    /// The columns ``pendingOccurrence(_:)`` reads, from `occurrence o JOIN reminder r`.
+    static let pendingColumns = """
+        o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us,
+        r.urgency, r.sticky, r.icon, r.sound, o.held_us
+        """
+
+    /// An occurrence recorded as due, from a row of ``pendingColumns``: one held until a family
+    /// lets it go (no ready time) is ready at `distantFuture`.
+    static func pendingOccurrence(_ row: Row) -> PendingOccurrence {
+        PendingOccurrence(
+            key: OccurrenceKey(reminderKey: row[0], dueMicros: row[1]),
+            reminderID: row[4],
+            kind: row[5],
+            title: row[6],
+            body: row[7],
+            missedCount: row[2],
+            attempts: row[3],
+            readyAt: (row[8] as Int64?).map(Date.init(micros:)) ?? .distantFuture,
+            presentation: presentation(from: row),
+            heldSince: (row["held_us"] as Int64?).map(Date.init(micros:))
+        )
     }
 
     public func dueWithoutClaiming(now: Date) throws -> [PendingOccurrence] {
