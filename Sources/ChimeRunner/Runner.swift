@@ -3,6 +3,7 @@ import ChimeStore
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +23,12 @@ public final class Runner: Service {
     private let lock: RunnerLock
     private let waker: TimerWaker
     private let socketFD: Int32
+    /// The service manager to tell READY and STOPPING (`$NOTIFY_SOCKET`), when one listens.
+    private let serviceManager: ServiceManagerNotify?
+    /// A `$NOTIFY_SOCKET` this cannot speak to, logged at start.
+    private let unsupportedNotifySocket: String?
+    /// Whether telling the service manager failed once already (logged once, then quiet).
+    private let serviceManagerFailed = Atomic(false)
 
     /// - Parameters:
     ///   - families: the reminder families the runner serves, handed
@@ -56,6 +63,8 @@ public final class Runner: Service {
         self.lock = lock
         self.socketFD = socketFD
         self.waker = waker
+        self.serviceManager = ServiceManagerNotify(environment: environment)
+        self.unsupportedNotifySocket = ServiceManagerNotify.unsupported(environment: environment)
         let log = logger
         store.onLogRecovered { message in log.notice("Store recovered", metadata: ["detail": .string(message)]) }
         self.scheduler = Scheduler(
@@ -127,12 +136,31 @@ public final class Runner: Service {
                 "store.path": .string(store.path), "socket.path": .string(paths.socket), "next.due": .string(next),
             ]
         )
+        // The store is open and the wake-up socket bound (both in init): a `chime in` sent from
+        // now on is seen, so a `Type=notify` unit may report the runner started.
+        if let unsupportedNotifySocket {
+            logger.warning("Service manager not told: NOTIFY_SOCKET is neither a path nor an @name", metadata: ["notify.socket": .string(unsupportedNotifySocket)])
+        }
+        tellServiceManager(["READY=1", "STATUS=Serving \(store.path); next due at start: \(next)"])
         await withGracefulShutdownHandler {
             await self.scheduler.run(waker: self.waker)
         } onGracefulShutdown: { [waker] in
+            self.tellServiceManager(["STOPPING=1", "STATUS=Stopping"])
             waker.shutdown()
         }
         logger.info("Runner stopped")
+    }
+
+    /// Sends `assignments` to the service manager, if one listens; a failure is logged once and
+    /// never stops the runner.
+    private func tellServiceManager(_ assignments: [String]) {
+        guard let serviceManager else { return }
+        do {
+            try serviceManager.send(assignments)
+        } catch {
+            guard !serviceManagerFailed.exchange(true, ordering: .relaxed) else { return }
+            logger.warning("Service manager not told", metadata: ["error": .string(error.message)])
+        }
     }
 
     /// Runs the runner until SIGTERM or SIGINT, which shut the service group down gracefully.

@@ -25,7 +25,7 @@ struct Chime: AsyncParsableCommand {
                     Done.self, History.self, Notify.self,
                 ]
             ),
-            CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self, Quiet.self]),
+            CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self, Quiet.self, ServiceCommand.self]),
             CommandGroup(name: "Focus", subcommands: [Focus.self, ForestCommand.self, Stats.self]),
             CommandGroup(
                 name: "Doses",

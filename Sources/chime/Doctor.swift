@@ -54,6 +54,11 @@ struct Doctor: AsyncParsableCommand {
                 case waitingForServer = "waiting_for_server"
             }
         }
+        struct StartAtLoginState: Encodable {
+            /// "systemd", "autostart", both or none.
+            var active: [String]
+            var summary: String
+        }
         struct RunnerState: Encodable {
             var running: Bool
             var pid: Int32?
@@ -63,6 +68,8 @@ struct Doctor: AsyncParsableCommand {
         var desktop: Desktop
         var store: Store
         var runner: RunnerState
+        /// How the runner starts at login (`chime service status` in full).
+        var startAtLogin: StartAtLoginState
         /// Where alerts go: the running runner's, else where `--notifier auto` would send them now.
         var notifier: String
         /// The grown tree's icon for focus alerts, when one is installed.
@@ -92,6 +99,7 @@ struct Doctor: AsyncParsableCommand {
                 lines.append("Store:                \(store.path): \(store.problem ?? "unusable")")
             }
             lines.append("Runner:               " + (runner.pid.map { "running (pid \($0))" } ?? "not running: start it with 'chime run'"))
+            lines.append("Start at login:       \(startAtLogin.summary)")
             if runner.running {
                 // What the running runner uses now, as it published it.
                 lines.append("Alerts go to:         \(runner.notifier ?? "unknown (this runner does not say)")")
@@ -105,6 +113,7 @@ struct Doctor: AsyncParsableCommand {
 
         enum CodingKeys: String, CodingKey {
             case desktop, store, runner, notifier
+            case startAtLogin = "start_at_login"
             case focusIcon = "focus_icon"
             case doNotDisturb = "do_not_disturb"
             case doNotDisturbDetail = "do_not_disturb_detail"
@@ -177,10 +186,12 @@ struct Doctor: AsyncParsableCommand {
         )
         let (storeReport, runner) = inspectStore()
         let doNotDisturb = DesktopDoNotDisturb.read()
+        let login = ServiceStatusReport(StartAtLogin().status(), store: storeReport.path, pid: runner.pid)
         let report = Diagnosis(
             desktop: desktop,
             store: storeReport,
             runner: runner,
+            startAtLogin: .init(active: login.active, summary: login.summary),
             // One word (desktop, console, json): the runner's, in full, is `runner.notifier`.
             notifier: runner.notifier.map { String($0.prefix { $0 != " " }) } ?? (status.isAvailable ? "desktop" : "console"),
             focusIcon: FocusIcons.path(stage: TreeStage.grown),
