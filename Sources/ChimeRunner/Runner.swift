@@ -139,7 +139,10 @@ public final class Runner: Service {
         // The store is open and the wake-up socket bound (both in init): a `chime in` sent from
         // now on is seen, so a `Type=notify` unit may report the runner started.
         if let unsupportedNotifySocket {
-            logger.warning("Service manager not told: NOTIFY_SOCKET is neither a path nor an @name", metadata: ["notify.socket": .string(unsupportedNotifySocket)])
+            logger.warning(
+                "Service manager not told: NOTIFY_SOCKET is neither a path nor an @name",
+                metadata: ["notify.socket": .string(unsupportedNotifySocket)]
+            )
         }
         tellServiceManager(["READY=1", "STATUS=Serving \(store.path); next due at start: \(next)"])
         await withGracefulShutdownHandler {

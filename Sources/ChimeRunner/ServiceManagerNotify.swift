@@ -49,7 +49,9 @@ public struct ServiceManagerNotify: Sendable, Hashable {
         // A value with a newline would read as a second assignment: one line each.
         let payload = Array(assignments.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n").utf8)
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ChimeError(.failure, "cannot create a socket to notify the service manager: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw ChimeError(.failure, "cannot create a socket to notify the service manager: \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         var name = Array(address.utf8)
         // Abstract namespace: a leading NUL instead of '@', and the length says where the name ends (no trailing NUL).

@@ -84,7 +84,9 @@ public struct StartAtLogin: Sendable {
 
     /// `$XDG_CONFIG_HOME/autostart/chime-runner.desktop` (else `~/.config/autostart/…`).
     public var userEntryPath: String {
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
+        let config =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
         return config + "/autostart/" + Self.autostartName
     }
 
@@ -228,7 +230,7 @@ public struct StartAtLogin: Sendable {
     /// as it is when it has only safe characters, else in double quotes with `"`, `` ` ``, `$`
     /// and `\` escaped; then `%` doubled and each `\` written `\\` (the key's value is a string).
     static func execArgument(_ path: String) -> String {
-        let safe = path.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "/._+-,:@".unicodeScalars.contains($0) }
+        let safe = path.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "/._+-,:@%".unicodeScalars.contains($0) }
         var argument = path
         if !safe {
             var quoted = "\""
@@ -332,7 +334,11 @@ public struct StartAtLogin: Sendable {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Ran(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        return Ran(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self)
+        )
     }
 
     private func check(_ ran: Ran, systemctl arguments: [String]) throws(ChimeError) {
