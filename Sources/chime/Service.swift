@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChimeCore
 import ChimeRunner
+import ChimeStore
 import Foundation
 
 struct ServiceCommand: AsyncParsableCommand {
@@ -45,7 +46,12 @@ struct ServiceEnable: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        emit(ServiceOutcome(action: "enable", outcome: try StartAtLogin().enable(via: via)), json: json)
+        var report = ServiceOutcome(action: "enable", outcome: try StartAtLogin().enable(via: via))
+        // The autostart entry (or a unit enabled with no user manager) starts one only at the next login.
+        if !report.now && !RunnerControl.isRunning(storePath: ReminderStore.defaultPath()) {
+            report.notes = ["No runner is running now: start one with 'chime run', or log in again."]
+        }
+        emit(report, json: json)
     }
 }
 
@@ -95,6 +101,9 @@ struct ServiceOutcome: Report {
     /// Whether the runner was started or stopped now, not only at the next login.
     var now: Bool
     var steps: [String]
+    var notes: [String] = []
+
+    enum CodingKeys: String, CodingKey { case action, method, now, steps }
 
     init(action: String, outcome: StartAtLogin.Outcome) {
         self.action = action

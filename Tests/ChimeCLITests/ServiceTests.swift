@@ -63,6 +63,11 @@ struct ServiceTests {
         #expect(scheduled.status == 0, "\(scheduled.stderr)")
         let line = await runner.nextLine(timeout: 20)
         #expect(line?.contains("Still here") == true, "\(line ?? "nothing"): \(runner.stderr)")
+        // service status sees the running runner of the store
+        let status = try await runChime(["service", "status", "--json"], environment: sandbox.environment)
+        let running = try #require(try jsonObject(status.stdout)["runner"] as? [String: Any])
+        #expect(running["running"] as? Bool == true, "\(status.stdout)")
+        #expect((running["pid"] as? NSNumber)?.int32Value == runner.process.processIdentifier, "\(status.stdout)")
         #expect(await runner.terminate() == 0)
         // READY and STOPPING both failed: one warning.
         #expect(runner.stderr.components(separatedBy: "Service manager not told").count == 2, "\(runner.stderr)")
@@ -153,6 +158,19 @@ struct ServiceTests {
         let doctor = try await runChime(["doctor"], environment: environment)
         #expect(doctor.stdout.contains("Start at login:       systemd (chime.service enabled)"), "\(doctor.stdout)")
 
+        // Enabling the other way undoes this one (one runner at login), and back
+        let autostart = try await runChime(["service", "enable", "--via", "autostart"], environment: environment)
+        #expect(autostart.status == 0, "\(autostart.stderr)")
+        #expect(autostart.stdout.contains("Disabled chime.service"), "\(autostart.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: wants))
+        let entry = config + "/autostart/chime-runner.desktop"
+        #expect(FileManager.default.fileExists(atPath: entry))
+        let back = try await runChime(["service", "enable", "--via", "systemd"], environment: environment)
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(back.stdout.contains("Removed the autostart entry Chime wrote before"), "\(back.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: entry))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: wants)) == units + "/chime.service")
+
         // When it is disabled, the link is gone and nothing is set up
         let disabled = try await runChime(["service", "disable"], environment: environment)
         #expect(disabled.status == 0, "\(disabled.stderr)")
@@ -173,6 +191,7 @@ struct ServiceTests {
         let enabled = try await runChime(["service", "enable"], environment: environment)
         #expect(enabled.status == 0, "\(enabled.stderr)")
         #expect(enabled.stdout == "Wrote \(entry): your desktop session starts the runner at your next login.\n", "\(enabled.stdout)")
+        #expect(enabled.stderr == "No runner is running now: start one with 'chime run', or log in again.\n", "\(enabled.stderr)")
         let text = try String(contentsOfFile: entry, encoding: .utf8)
         let chime = ChimeExecutable.url.resolvingSymlinksInPath().path
         #expect(text.contains("\nExec=\(chime) run --notifier auto\n"), "\(text)")
