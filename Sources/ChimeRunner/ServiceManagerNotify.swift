@@ -9,13 +9,14 @@ import Glibc
 /// is doing: `READY=1` once it serves, `STOPPING=1` when it starts to stop, over the datagram
 /// socket named in `$NOTIFY_SOCKET`.
 ///
-/// Written by hand rather than by linking libsystemd: sd_notify(3) (section NOTES, "Standalone
-/// Implementations", systemd 255 on) documents the protocol as stable, one datagram of
-/// newline-separated `VARIABLE=value` assignments sent to the `AF_UNIX` socket named in
-/// `$NOTIFY_SOCKET` (an initial `@` meaning the abstract namespace), and recommends
-/// reimplementing it in a few lines rather than depending on the library for it; systemd's
+/// Written by hand rather than by linking libsystemd: sd_notify(3), NOTES, describes the whole
+/// protocol (one datagram of newline-separated `VARIABLE=value` assignments sent to the
+/// `AF_UNIX` socket named in `$NOTIFY_SOCKET`, an initial `@` meaning the abstract namespace),
+/// and since systemd 256 its "Standalone Implementations" part gives a self-contained version
+/// for programs that do not want to depend on libsystemd, the protocol being stable: systemd's
 /// Interface Portability and Stability chart lists `$NOTIFY_SOCKET` as reimplementable
-/// independently. Nothing else of libsystemd is needed here.
+/// independently (https://www.freedesktop.org/software/systemd/man/latest/sd_notify.html).
+/// Nothing else of libsystemd is needed here.
 ///
 /// `$NOTIFY_SOCKET` is read and left set (sd_notify's `unset_environment` = 0): the runner
 /// starts no child process that could inherit it, and `unsetenv` in a process whose other
