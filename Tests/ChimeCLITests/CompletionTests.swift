@@ -127,6 +127,27 @@ struct CompletionTests {
         #expect(offered["chime gate remove "] == ["firefox-esr\tFirefox ESR"])
     }
 
+    @Test("A medication named with a quote, $(…) and a colon comes back as it is in each shell, and nothing in it runs")
+    func hostileNamesComeBackAsTheyAre() async throws {
+        let sandbox = try Self.sandbox()
+        let scratch = try Self.scratch(sandbox)
+        let marker = sandbox.directory.appendingPathComponent("ran").path
+        // (bash's compgen -W expands its words: unquoted, $(…) would run and the quote would go.)
+        let name = "Tom's $(touch \(marker)) a:b"
+        let added = try await Self.chime(["med", "add", name, "--amount", "1", "--unit", "mg", "--at", "10:00"], sandbox, scratch: scratch)
+        try #require(added.status == 0, "\(added.stderr)")
+
+        let bash = try await Self.bash(["chime med show T"], sandbox, scratch: scratch)
+        let (_, zsh, _) = try await Self.zsh(["chime med show T"], sandbox, scratch: scratch)
+        let fish = try await Self.fish(["chime med show T"], sandbox, scratch: scratch, cursorShim: true)
+
+        #expect(bash["chime med show T"] == [name])
+        // (As zsh inserts it, quoted for the command line.)
+        #expect(zsh["chime med show T"] == [#"Tom\'s\ \$\(touch\ "# + marker + #"\)\ a:b"#])
+        #expect(fish["chime med show T"] == [name + "\t1 mg"])
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
     @Test("A fresh home with no store: subcommands still complete, values offer nothing, and no file is made")
     func freshHomeCreatesNothing() async throws {
         // No CHIME_STORE: the default store, $XDG_DATA_HOME/chime/chime.sqlite, which is not there.
