@@ -275,6 +275,26 @@ extension Completion {
         return programs(overrides.installed().keys.filter { !gated.contains($0) }.sorted(), overrides)
     }
 
+    /// `quiet`: its verbs after `quiet`, and each verb's values after it.
+    static let quietWords = offer { request in
+        let previous = request.index > 0 && request.index <= request.words.count ? request.words[request.index - 1] : ""
+        switch previous {
+        case "quiet":
+            return [
+                Candidate(value: "status", about: "what is in effect, how many alerts are held"),
+                Candidate(value: "off", about: "end quiet now; the summary comes"),
+                Candidate(value: "until", about: "quiet until HH:MM"),
+                Candidate(value: "hours", about: "a daily window START-END, or off"),
+                Candidate(value: "doses", about: "come (the default) or wait"),
+                Candidate(value: "focus-hold", about: "on (the default) or off"),
+            ]
+        case "hours": return [Candidate(value: "off", about: "remove the daily window")]
+        case "doses": return ["come", "wait"].map { Candidate(value: $0) }
+        case "focus-hold": return ["on", "off"].map { Candidate(value: $0) }
+        default: return []
+        }
+    }
+
     /// `--zone`: the IANA zones tzdata has.
     static let zones = offer { _ in TimeZone.knownTimeZoneIdentifiers.sorted().map { Candidate(value: $0) } }
 }

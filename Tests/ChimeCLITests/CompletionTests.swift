@@ -53,7 +53,7 @@ struct CompletionTests {
         let offered = try await Self.bash(
             [
                 "chime ca", "chime cancel ", "chime cancel s", "chime med show ", "chime dose take ", "chime gate remove ",
-                "chime gate add ", "chime in 5m Tea --urgency ",
+                "chime gate add ", "chime in 5m Tea --urgency ", "chime quiet ", "chime quiet doses ",
             ],
             sandbox,
             scratch: scratch
@@ -68,6 +68,8 @@ struct CompletionTests {
         // Installed and not gated yet.
         #expect(offered["chime gate add "] == ["org.example.Chess"])
         #expect(offered["chime in 5m Tea --urgency "] == ["low", "normal", "critical"])
+        #expect(offered["chime quiet "] == ["status", "off", "until", "hours", "doses", "focus-hold"])
+        #expect(offered["chime quiet doses "] == ["come", "wait"])
     }
 
     @Test("bash: the store named by --store on the line is read, not $CHIME_STORE's")
