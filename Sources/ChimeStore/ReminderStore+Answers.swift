@@ -37,6 +37,41 @@ extension ReminderStore {
         try read { db in try Self.lastShown(id: id, in: db)?.alert }
     }
 
+    /// The alerts that `chime done` and `chime snooze` can answer at `now`, the last shown first:
+    /// for each reminder id, the alert shown last, when that was within ``showingWindow`` and it
+    /// has no answer yet (one closed without an answer counts as none), as ``answerShown(id:action:snoozeUntil:now:)``
+    /// finds them.
+    public func showing(now: Date) throws(ChimeError) -> [ShownAlert] {
+        try read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id, o.due_us, o.posted_us, o.response, r.kind, r.title, r.state, r.trigger_kind
+                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                    WHERE o.state = 'posted' AND o.posted_us >= ? ORDER BY o.posted_us DESC
+                    """,
+                arguments: [now.addingTimeInterval(-Self.showingWindow).micros]
+            )
+            var seen: Set<String> = []
+            return rows.compactMap { row -> ShownAlert? in
+                // The latest alert of each id decides, as lastShown(id:in:) reads it.
+                let id: String = row[0]
+                guard seen.insert(id).inserted else { return nil }
+                let response: String? = row[3]
+                if let response, !response.hasPrefix("closed:") { return nil }
+                return ShownAlert(
+                    reminderID: id,
+                    kind: row[4],
+                    title: row[5],
+                    due: Date(micros: row[1]),
+                    postedAt: Date(micros: row[2]),
+                    response: response,
+                    recurring: row[6] as String == "pending" && row[7] as String != "once"
+                )
+            }
+        }
+    }
+
     /// Answers from the command line the alert last shown for reminder `id` with `action`
     /// (`done`, `snooze`), as its button would, and with `snoozeUntil` brings it back once then.
     /// In one transaction: the answer and the re-alert, or nothing.

@@ -89,13 +89,16 @@ public final class ReminderStore: Sendable {
     ///   read-only or full and the store has nothing in its write-ahead log, open it for reading
     ///   only (so `chime list` still works) and refuse every write with the reason. The runner
     ///   does not: it would never see the store recover.
+    /// - Parameter busyTimeout: how long, in seconds, to wait for a lock another process holds
+    ///   (5 s; shell completion, which a person waits for at a prompt, waits much less).
     public init(
         path: String,
         schemas: [StoreSchema],
         access: Access = .create,
         createDirectory: Bool = false,
         deferCheckpoints: Bool = false,
-        readOnlyFallback: Bool = false
+        readOnlyFallback: Bool = false,
+        busyTimeout: TimeInterval = 5
     ) throws(ChimeError) {
         self.path = path
         self.deferCheckpoints = deferCheckpoints
@@ -153,7 +156,8 @@ public final class ReminderStore: Sendable {
             migrator: migrator,
             migrate: !upToDate,
             deferCheckpoints: deferCheckpoints,
-            readOnlyFallback: readOnlyFallback
+            readOnlyFallback: readOnlyFallback,
+            busyTimeout: busyTimeout
         )
         isFile = true
         connection = Mutex(queue)
@@ -195,16 +199,17 @@ public final class ReminderStore: Sendable {
     }
 
     /// Opens the store for reading and writing; or, with `readOnlyFallback`, for reading only
-    /// when its file system refuses writes (see ``init(path:schemas:access:createDirectory:deferCheckpoints:readOnlyFallback:)``).
+    /// when its file system refuses writes (see ``init(path:schemas:access:createDirectory:deferCheckpoints:readOnlyFallback:busyTimeout:)``).
     private static func connect(
         _ path: String,
         migrator: DatabaseMigrator,
         migrate: Bool,
         deferCheckpoints: Bool,
-        readOnlyFallback: Bool
+        readOnlyFallback: Bool,
+        busyTimeout: TimeInterval = 5
     ) throws(ChimeError) -> (DatabaseQueue, ChimeError?) {
         var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "chime"
         configuration.prepareDatabase { db in
             // WAL mode is recorded in the file: set it once, on a new store. (Not through GRDB's

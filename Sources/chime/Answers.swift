@@ -20,7 +20,7 @@ struct Snooze: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The reminder's identifier (or a dose's alert id).") var id: String
+    @Argument(help: "The reminder's identifier (or a dose's alert id).", completion: Completion.snoozable) var id: String
     @Argument(
         help: ArgumentHelp(
             "How long until it comes back: 90s, 10m, 1h30m (from 1m to 24h; default 10m).",
@@ -102,7 +102,7 @@ struct Done: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The reminder's identifier.") var id: String
+    @Argument(help: "The reminder's identifier.", completion: Completion.answerable) var id: String
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {

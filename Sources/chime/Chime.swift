@@ -41,11 +41,15 @@ enum Main {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let wantsJSON = arguments.contains("--json")
+        // A completion script asking for candidates at a TAB (see Completion): quiet and quick.
+        let completing = Completion.isRequest(arguments)
+        if completing { Completion.prepare() }
         do {
             // Every command runs on Chime's own thread rather than Swift's global pool (see RunnerThread).
             try await withTaskExecutorPreference(RunnerThread.shared) {
                 // Help only alone: `chime in 5m -h` is a usage error, not help and exit 0.
-                try CommandWords.checkHelp(arguments)
+                // (Not in a completion request: its words are the line being typed.)
+                if !completing { try CommandWords.checkHelp(arguments) }
                 var command = try Chime.parseAsRoot(arguments)
                 if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()
@@ -54,6 +58,7 @@ enum Main {
                 }
             }
         } catch {
+            if completing { Completion.finish(error) }
             exit(report(error, json: wantsJSON))
         }
     }

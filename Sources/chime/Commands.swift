@@ -89,7 +89,10 @@ struct At: AsyncParsableCommand {
         )
     )
     var given: [String] = []
-    @Option(help: ArgumentHelp("Read the time in this IANA zone (from tzdata) instead of the system's.", valueName: "zone"))
+    @Option(
+        help: ArgumentHelp("Read the time in this IANA zone (from tzdata) instead of the system's.", valueName: "zone"),
+        completion: Completion.zones
+    )
     var zone: String?
     @OptionGroup var schedule: ScheduleOptions
     @OptionGroup var global: GlobalOptions
@@ -156,7 +159,10 @@ struct Every: AsyncParsableCommand {
         )
     )
     var given: [String] = []
-    @Option(help: ArgumentHelp("Keep times of day in this IANA zone (from tzdata; absolute time), not the system's.", valueName: "zone"))
+    @Option(
+        help: ArgumentHelp("Keep times of day in this IANA zone (from tzdata; absolute time), not the system's.", valueName: "zone"),
+        completion: Completion.zones
+    )
     var zone: String?
     @Option(help: ArgumentHelp("Stop after this many occurrences (1 to 1000; RFC 5545 COUNT).", valueName: "n"))
     var count: Int?
@@ -209,7 +215,7 @@ struct Next: AsyncParsableCommand {
         abstract: "Preview a reminder's next occurrences, in local time with the zone offset."
     )
 
-    @Argument(help: "The reminder's identifier.") var id: String
+    @Argument(help: "The reminder's identifier.", completion: Completion.anyPending) var id: String
     @Option(parsing: .unconditional, help: "How many occurrences (1 to 1000).") var count = 5
     @OptionGroup var global: GlobalOptions
 
@@ -320,7 +326,7 @@ struct Cancel: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The identifiers.") var ids: [String]
+    @Argument(help: "The identifiers.", completion: Completion.cancellable) var ids: [String]
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {

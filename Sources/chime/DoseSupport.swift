@@ -217,9 +217,16 @@ struct DoseRangeOptions: ParsableArguments {
     var from: String?
     @Option(help: ArgumentHelp("Up to and including this local date (YYYY-MM-DD).", valueName: "date"))
     var to: String?
-    @Option(help: ArgumentHelp("Only doses with this status: pending, taken, missed, skipped.", valueName: "status"))
+    @Option(
+        help: ArgumentHelp("Only doses with this status: pending, taken, missed, skipped.", valueName: "status"),
+        completion: .list(["pending", "taken", "missed", "skipped"])
+    )
     var status: String?
-    @Option(name: .customLong("med"), help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"))
+    @Option(
+        name: .customLong("med"),
+        help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"),
+        completion: Completion.medications(.all)
+    )
     var medication: String?
     @Flag(help: "Only overdue doses: pending past their grace window.")
     var overdue = false

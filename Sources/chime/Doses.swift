@@ -126,7 +126,10 @@ struct DoseAnswered: Report {
 
 /// What `take`, `skip`, `miss` and `reset` share: which dose, and notes to keep with it.
 struct DoseAnswerOptions: ParsableArguments {
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    @Argument(
+        help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"),
+        completion: Completion.doses
+    )
     var dose: String?
     @Option(help: ArgumentHelp("Notes to keep with the dose, such as why (at most 500 characters).", valueName: "text"))
     var notes: String?
@@ -175,7 +178,10 @@ struct DoseSnooze: AsyncParsableCommand {
         commandName: "snooze",
         abstract: "Snooze a due dose: its alert comes again in 10 minutes (or --minutes)."
     )
-    @Argument(help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"))
+    @Argument(
+        help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"),
+        completion: Completion.doses
+    )
     var dose: String?
     @Option(
         name: .customLong("minutes"),
@@ -319,7 +325,11 @@ struct AdherenceCommand: AsyncParsableCommand {
               chime adherence --all --json
             """
     )
-    @Option(name: .customLong("med"), help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"))
+    @Option(
+        name: .customLong("med"),
+        help: ArgumentHelp("Only this medication (its number or name).", valueName: "med"),
+        completion: Completion.medications(.all)
+    )
     var medication: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("The last N days: 7, 7d, 2w, 30d … (default 30d).", valueName: "days"))
     var last: DurationOption<LastDays>?
@@ -428,7 +438,7 @@ struct ExportCommand: AsyncParsableCommand {
               chime export doses --csv --last-month --med Aspirin
             """
     )
-    @Argument(help: ArgumentHelp("What to export: doses (the default).", valueName: "what"))
+    @Argument(help: ArgumentHelp("What to export: doses (the default).", valueName: "what"), completion: .list(["doses"]))
     var what = "doses"
     @Flag(help: "Write CSV (the format: required).")
     var csv = false

@@ -236,7 +236,7 @@ struct GateSetup: AsyncParsableCommand {
     var session: DurationOption<GateSessionLength>?
     @Flag(inversion: .prefixedNo, help: "With no focus session running, Exit starts one.")
     var focusOnExit: Bool?
-    @Option(help: ArgumentHelp("Gate this program too (a desktop entry id); repeatable.", valueName: "id"))
+    @Option(help: ArgumentHelp("Gate this program too (a desktop entry id); repeatable.", valueName: "id"), completion: Completion.gateable)
     var gate: [String] = []
     @OptionGroup var global: GlobalOptions
 
@@ -367,7 +367,7 @@ struct GateAdd: AsyncParsableCommand {
               chime gate add --pick
             """
     )
-    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id")) var id: String?
+    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gateable) var id: String?
     @Flag(help: "List the installed programs and choose one (on a terminal).") var pick = false
     @OptionGroup var global: GlobalOptions
 
@@ -422,7 +422,7 @@ struct GateRemove: AsyncParsableCommand {
         commandName: "remove",
         abstract: "Un-gate a program: its launcher entry is put back exactly as it was."
     )
-    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id")) var id: String
+    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gated) var id: String
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -552,7 +552,7 @@ struct GateOpen: AsyncParsableCommand {
               chime gate open firefox-esr.desktop -- firefox-esr https://example.org
             """
     )
-    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id")) var id: String
+    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gated) var id: String
     @Option(help: ArgumentHelp("The desktop action the launcher ran (new-window…).", valueName: "name")) var action: String?
     @Flag(help: "Show the gate in a window (the default with a display).") var window = false
     @Flag(help: "Show the gate in this terminal.") var terminal = false

@@ -20,7 +20,7 @@ struct History: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Only the alerts of this reminder id.") var id: String?
+    @Argument(help: "Only the alerts of this reminder id.", completion: Completion.known) var id: String?
     @Option(
         help: ArgumentHelp("Only alerts due within this long before now (such as 7d or 7, 12h; at most 366d).", valueName: "duration")
     )
@@ -145,7 +145,7 @@ struct Show: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The reminder's identifier.") var id: String
+    @Argument(help: "The reminder's identifier.", completion: Completion.known) var id: String
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -234,11 +234,14 @@ struct Edit: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The reminder's identifier.") var id: String
+    @Argument(help: "The reminder's identifier.", completion: Completion.editable) var id: String
     @Option(help: ArgumentHelp("The new time, as 'chime at' reads it.", valueName: "time")) var at: String?
     @Option(help: ArgumentHelp("The new title.", valueName: "title")) var title: String?
     @Option(help: ArgumentHelp("The new body (\"\" for none).", valueName: "body")) var body: String?
-    @Option(help: ArgumentHelp("Read --at in this IANA zone (from tzdata) instead of the system's.", valueName: "zone"))
+    @Option(
+        help: ArgumentHelp("Read --at in this IANA zone (from tzdata) instead of the system's.", valueName: "zone"),
+        completion: Completion.zones
+    )
     var zone: String?
     @OptionGroup var global: GlobalOptions
 

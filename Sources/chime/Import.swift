@@ -26,7 +26,7 @@ struct Import: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The JSON file, or - for standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("The JSON file, or - for standard input.", valueName: "file"), completion: .file())
     var file: String = "-"
     @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) instead of replacing pending reminders with the same ids.")
     var noReplace = false

@@ -48,7 +48,8 @@ struct MedicationOptions: ParsableArguments {
         help: ArgumentHelp(
             "Read the times in this IANA zone (Europe/Berlin); default floating: the system's zone, so 08:00 stays 08:00 after travel.",
             valueName: "zone"
-        )
+        ),
+        completion: Completion.zones
     )
     var zone: String?
     @Flag(name: .customLong("as-needed"), help: "No reminders: doses are logged when taken ('chime dose take NAME').")
@@ -311,7 +312,7 @@ struct MedShow: AsyncParsableCommand {
         commandName: "show",
         abstract: "Show a medication: every field, its schedules with their next dose, stock, and adherence over 30 days."
     )
-    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
     var medication: String
     @OptionGroup var global: GlobalOptions
 
@@ -371,7 +372,7 @@ struct MedEdit: AsyncParsableCommand {
               chime med edit Aspirin --name "Aspirin Cardio" --no-end
             """
     )
-    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
     var medication: String
     @Option(help: ArgumentHelp("A new name.", valueName: "name"))
     var name: String?
@@ -439,7 +440,7 @@ struct MedDeactivate: AsyncParsableCommand {
         commandName: "deactivate",
         abstract: "Stop a medication's doses and alerts; its history stays ('med reactivate' starts them again)."
     )
-    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.active))
     var medication: String
     @OptionGroup var global: GlobalOptions
 
@@ -451,7 +452,7 @@ struct MedReactivate: AsyncParsableCommand {
         commandName: "reactivate",
         abstract: "Start an inactive medication's doses again from now (nothing is counted missed for the pause)."
     )
-    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.inactive))
     var medication: String
     @OptionGroup var global: GlobalOptions
 
@@ -468,7 +469,7 @@ struct MedDelete: AsyncParsableCommand {
             To keep the history, 'chime med deactivate' instead.
             """
     )
-    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"))
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
     var medication: String
     @Flag(name: [.short, .long], help: "Do not ask.")
     var yes = false
@@ -520,7 +521,10 @@ struct MedNext: AsyncParsableCommand {
             at its first occurrence.
             """
     )
-    @Argument(help: ArgumentHelp("The medication's number or name (default: every active one).", valueName: "med"))
+    @Argument(
+        help: ArgumentHelp("The medication's number or name (default: every active one).", valueName: "med"),
+        completion: Completion.medications(.active)
+    )
     var medication: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("How many doses, 1 to 500 (default 5).", valueName: "count"))
     var count = 5

@@ -34,7 +34,10 @@ struct Quiet: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("What to do: DURATION, until HH:MM, off, status, hours, doses, focus-hold.", valueName: "words"))
+    @Argument(
+        help: ArgumentHelp("What to do: DURATION, until HH:MM, off, status, hours, doses, focus-hold.", valueName: "words"),
+        completion: Completion.quietWords
+    )
     var words: [String] = []
     @OptionGroup var global: GlobalOptions
 

@@ -32,7 +32,10 @@ struct Run: AsyncParsableCommand {
         )
     )
     var notifier: NotifierChoice = .auto
-    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    @Option(
+        help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"),
+        completion: .list(Logger.Level.allCases.map(\.rawValue))
+    )
     var logLevel: String = ProcessInfo.processInfo.environment["CHIME_LOG_LEVEL"] ?? "info"
     @OptionGroup var global: GlobalOptions
 

@@ -16,7 +16,8 @@ struct GlobalOptions: ParsableArguments {
             "The store file.",
             discussion: "Default: $CHIME_STORE, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
             valueName: "path"
-        )
+        ),
+        completion: .file()
     )
     var store: String?
 
@@ -69,7 +70,10 @@ struct ScheduleOptions: ParsableArguments {
     var quiet = false
 
     // A string, checked in validate(), so that a bad value gets Chime's one line naming it.
-    @Option(help: ArgumentHelp("The alert's urgency: low, normal or critical (critical stays until answered).", valueName: "urgency"))
+    @Option(
+        help: ArgumentHelp("The alert's urgency: low, normal or critical (critical stays until answered).", valueName: "urgency"),
+        completion: .list(Note.Urgency.allCases.map(\.rawValue))
+    )
     var urgency: String?
     @Flag(help: "Keep the alert up until it is answered.") var sticky = false
     @Option(

@@ -33,6 +33,32 @@ struct ShownAlertsTests {
         #expect(Set(try store.shownAlerts(id: "tea").compactMap(\.serverID)) == [7, 9])
     }
 
+    @Test("showing(now:) lists what done and snooze can answer: each id's last alert, shown within a day, without an answer")
+    func showingListsTheAnswerableAlerts() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
+        for id in ["tea", "cake", "bread", "old"] {
+            try store.schedule(Fixture.once(id, at: 60, title: id.capitalized), now: Fixture.t0, systemZone: Fixture.utc)
+        }
+        let claimed = try store.claimDue(now: Fixture.at(60), systemZone: Fixture.utc)
+        for occurrence in claimed where occurrence.reminderID != "old" {
+            try store.markPosted([occurrence.key], at: Fixture.at(60), noteID: occurrence.reminderID)
+        }
+        let old = try #require(claimed.first { $0.reminderID == "old" })
+        // Shown over a day before now
+        try store.markPosted([old.key], at: Fixture.at(60 - 2 * 86_400), noteID: "old")
+        let now = Fixture.at(120)
+        // Answered (done): no longer answerable; closed without an answer: still is
+        _ = try store.answerShown(id: "cake", action: "done", snoozeUntil: nil, now: now)
+        _ = try store.recordResponse(NoteResponse(noteID: "bread", kind: .closed(.dismissed)), at: now)
+
+        let showing = try store.showing(now: now)
+
+        #expect(Set(showing.map(\.reminderID)) == ["tea", "bread"])
+        #expect(showing.first { $0.reminderID == "tea" }?.title == "Tea")
+    }
+
     @Test("A store from before the column: the 'desktop:N' ids it wrote become server ids")
     func olderStoresKeepTheirIDs() throws {
         let directory = try TemporaryDirectory()
