@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeDoses
 import ChimeGateway
 import Foundation
 import TOMLKit
@@ -158,6 +159,13 @@ public struct Config: Sendable {
 }
 
 extension Config {
+    /// How an unanswered dose alert repeats.
+    public var doseRepeats: DoseRepeats {
+        var repeats = DoseRepeats(interval: Int(seconds(.doseRepeatEvery)))
+        if case .number(let count) = setting(.doseRepeatCount).value { repeats.count = count }
+        return repeats
+    }
+
     /// The gate's profile before `chime gate setup`: ``GateProfile/defaults`` with the file's
     /// (and the environment's) `[gate]` values.
     public var gateDefaults: GateProfile {

@@ -15,6 +15,8 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     case focusLength = "focus.length"
     case doseGrace = "doses.grace"
     case doseMissedAfter = "doses.missed_after"
+    case doseRepeatEvery = "doses.repeat_every"
+    case doseRepeatCount = "doses.repeat_count"
     case quietHours = "quiet.hours"
     case gateDetermination = "gate.determination"
     case gateGrace = "gate.grace"
@@ -38,6 +40,8 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         case .focusLength: "CHIME_FOCUS_LENGTH"
         case .doseGrace: "CHIME_DOSE_GRACE"
         case .doseMissedAfter: "CHIME_DOSE_MISSED_AFTER"
+        case .doseRepeatEvery: "CHIME_DOSE_REPEAT_EVERY"
+        case .doseRepeatCount: "CHIME_DOSE_REPEAT_COUNT"
         case .quietHours: "CHIME_QUIET_HOURS"
         case .gateDetermination: "CHIME_GATE_DETERMINATION"
         case .gateGrace: "CHIME_GATE_GRACE"
@@ -55,6 +59,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         case .focusLength: "chime focus start --minutes"
         case .doseGrace: "chime med add --grace"
         case .doseMissedAfter: "chime med add --missed-after"
+        case .doseRepeatEvery, .doseRepeatCount: nil
         case .quietHours: "chime quiet hours (stored; beats the file)"
         case .gateDetermination: "chime gate setup --determination (stored; beats the file)"
         case .gateGrace: "chime gate setup --grace (stored; beats the file)"
@@ -72,6 +77,8 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         case .focusLength: "A focus session's length ('chime focus start')"
         case .doseGrace: "A dose is overdue this long after its time ('chime med add')"
         case .doseMissedAfter: "A dose unanswered this long after its time is missed ('chime med add')"
+        case .doseRepeatEvery: "An unanswered dose alert comes again this often"
+        case .doseRepeatCount: "At most this many times (0: never), until the dose is missed"
         case .quietHours: "Daily quiet hours (until 'chime quiet hours' stores some)"
         case .gateDetermination: "The gate's pause until 'chime gate setup', 1 (15 s) to 10 (45 s)"
         case .gateGrace: "After Proceed, the program opens without a gate this long"
@@ -87,6 +94,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         case .store: "an absolute path, or one starting with ~/"
         case .quietHours: "\"HH:MM-HH:MM\" such as \"22:00-07:00\", or \"off\""
         case .gateDetermination: "a whole number from 1 to 10"
+        case .doseRepeatCount: "a whole number from 0 to 10"
         case .gateFocusOnExit: "true or false"
         default: "a duration " + durationRange
         }
@@ -99,6 +107,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         case .focusLength: OptionDuration(option: rawValue, unit: .minute, bareNumbers: false, range: 600...7_200)
         case .doseGrace: OptionDuration(option: rawValue, unit: .second, bareNumbers: false, range: 60...86_400)
         case .doseMissedAfter: OptionDuration(option: rawValue, unit: .second, bareNumbers: false, range: 60...604_800)
+        case .doseRepeatEvery: OptionDuration(option: rawValue, unit: .minute, bareNumbers: false, range: 60...86_400)
         case .gateGrace: OptionDuration(option: rawValue, unit: .second, bareNumbers: false, range: 0...86_400)
         case .gateSession: OptionDuration(option: rawValue, unit: .second, bareNumbers: false, range: 60...86_400)
         default: nil
@@ -125,6 +134,8 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         case .focusLength: return .seconds(Int64(FocusTimer.defaultMinutes) * 60)
         case .doseGrace: return .seconds(Int64(DoseRules.defaultGrace))
         case .doseMissedAfter: return .seconds(Int64(DoseRules.defaultMissedAfter))
+        case .doseRepeatEvery: return .seconds(Int64(DoseRules.repeatInterval))
+        case .doseRepeatCount: return .number(DoseRules.maxRepeats)
         case .quietHours: return .window(QuietSettings().hours)
         case .gateDetermination: return .number(GateProfile.defaults.determination)
         case .gateGrace: return .seconds(Int64(GateProfile.defaults.grace.length))
@@ -152,9 +163,9 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         case .quietHours:
             if text == "off" { return .window(nil) }
             return (try? QuietSettings.Window.parse(text)).map { .window($0) }
-        case .gateDetermination:
-            guard let level = Int(text), (1...10).contains(level) else { return nil }
-            return .number(level)
+        case .gateDetermination, .doseRepeatCount:
+            guard let number = Int(text), numberRange.contains(number) else { return nil }
+            return .number(number)
         case .gateFocusOnExit:
             return text == "true" ? .flag(true) : text == "false" ? .flag(false) : nil
         default:
@@ -163,17 +174,21 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         }
     }
 
-    /// Reads a value from the file: a string for every key but the determination (an integer)
-    /// and focus-on-exit (a boolean).
+    /// Reads a value from the file: a string for every key but the determination and the
+    /// repeat count (integers) and focus-on-exit (a boolean).
     func parse(toml: ConfigTOMLValue, home: String? = nil) -> ConfigValue? {
         switch (self, toml) {
-        case (.gateDetermination, .integer(let level)): return (1...10).contains(level) ? .number(level) : nil
+        case (.gateDetermination, .integer(let number)), (.doseRepeatCount, .integer(let number)):
+            return numberRange.contains(number) ? .number(number) : nil
         case (.gateFocusOnExit, .boolean(let value)): return .flag(value)
-        case (.gateDetermination, _), (.gateFocusOnExit, _): return nil
+        case (.gateDetermination, _), (.doseRepeatCount, _), (.gateFocusOnExit, _): return nil
         case (_, .string(let text)): return parse(text: text, home: home)
         default: return nil
         }
     }
+
+    /// The whole numbers an integer key accepts.
+    var numberRange: ClosedRange<Int> { self == .doseRepeatCount ? 0...10 : 1...10 }
 
     /// `~/…` under `$HOME`; an absolute path as it is; anything else is refused.
     static func storePath(_ text: String, home: String? = nil) -> String? {

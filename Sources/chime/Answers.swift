@@ -84,7 +84,12 @@ struct Snooze: AsyncParsableCommand {
                 expected: "whole minutes from 1m to 4h for a dose, such as 15m"
             )
         }
-        let book = DoseBook(store: store, clock: SystemWallClock(), systemZone: { TimeZone.current })
+        let book = DoseBook(
+            store: store,
+            clock: SystemWallClock(),
+            systemZone: { TimeZone.current },
+            repeats: Settings.ifValid?.doseRepeats ?? DoseRepeats()
+        )
         let entry = try book.snooze(.occurrence(id), minutes: Int(seconds / 60))
         let running = pokeRunner(store, json: global.json)
         await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)

@@ -25,7 +25,7 @@ struct Run: AsyncParsableCommand {
             running runner's alerts go now. With no session bus it is the console.
 
             The config file (chime config path) is read when the runner starts (its notifier, \
-            snooze length, quiet hours, store): restart the runner after an edit.
+            snooze length, dose repeats, quiet hours, store): restart the runner after an edit.
             """
     )
 
@@ -68,7 +68,8 @@ struct Run: AsyncParsableCommand {
             store: store,
             logger: logger,
             liveAlerts: !(sink is ConsoleNotifier),
-            snoozeLength: .seconds(config.seconds(.snooze))
+            snoozeLength: .seconds(config.seconds(.snooze)),
+            doseRepeats: config.doseRepeats
         )
         let runner = try Runner(store: store, notifier: sink, families: families, logger: logger)
         try await runner.runUntilSignalled()
@@ -81,11 +82,13 @@ struct Run: AsyncParsableCommand {
     /// The reminder families the runner serves, in the order they are prepared before each
     /// pass; each logs what it did on its own (the composition root: a new family is added here).
     /// - Parameter snoozeLength: how long an alert's "Snooze" lasts (the config file's `reminders.snooze`).
+    /// - Parameter doseRepeats: how an unanswered dose alert repeats (`doses.repeat_every`, `repeat_count`).
     static func families(
         store: ReminderStore,
         logger log: Logger,
         liveAlerts: Bool = true,
-        snoozeLength: Duration = PlainReminders.defaultSnoozeLength
+        snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
+        doseRepeats: DoseRepeats = DoseRepeats()
     ) -> [any ReminderFamily] {
         let focus = FocusFamily(
             timer: FocusTimer(store: store),
@@ -102,7 +105,7 @@ struct Run: AsyncParsableCommand {
             }
         )
         let doses = DoseFamily(
-            book: DoseBook(store: store),
+            book: DoseBook(store: store, repeats: doseRepeats),
             onChange: { settled in
                 if !settled.missed.isEmpty {
                     log.notice("Doses missed: their window passed unanswered", metadata: ["dose.ids": "\(settled.missed)"])

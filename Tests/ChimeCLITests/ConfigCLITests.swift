@@ -136,7 +136,7 @@ struct ConfigCLITests {
             return Dictionary(uniqueKeysWithValues: list.map { ($0["key"] as? String ?? "", $0) })
         }
         var shown = try settings()
-        #expect(shown.count == 11)
+        #expect(shown.count == 13)
         #expect(shown["notifier"]?["value"] as? String == "console")
         #expect(shown["notifier"]?["source"] as? String == "file")
         #expect(shown["notifier"]?["line"] as? Int == 2)

@@ -18,6 +18,8 @@ struct ConfigPrecedenceTests {
         (.focusLength, "\"50m\"", "1h", .seconds(1800), .seconds(3000), .seconds(3600)),
         (.doseGrace, "\"45m\"", "1h", .seconds(600), .seconds(2700), .seconds(3600)),
         (.doseMissedAfter, "\"6h\"", "8h", .seconds(7200), .seconds(21600), .seconds(28800)),
+        (.doseRepeatEvery, "\"5m\"", "10m", .seconds(1200), .seconds(300), .seconds(600)),
+        (.doseRepeatCount, "1", "0", .number(5), .number(1), .number(0)),
         (
             .quietHours, "\"22:00-07:00\"", "23:00-06:00", .window(nil),
             .window(.init(start: .init(hour: 22, minute: 0)!, end: .init(hour: 7, minute: 0)!)),
@@ -120,6 +122,10 @@ struct BadConfigTests {
         (
             "[quiet]\nhours = \"22:00\"\n",
             "config file /c/config.toml:2: invalid quiet.hours \"22:00\": expected \"HH:MM-HH:MM\" such as \"22:00-07:00\", or \"off\""
+        ),
+        (
+            "[doses]\nrepeat_count = 11\n",
+            "config file /c/config.toml:2: invalid doses.repeat_count 11: expected a whole number from 0 to 10"
         ),
         (
             "[gate]\ndetermination = 11\n",
