@@ -71,6 +71,31 @@ struct ConfigCLITests {
         #expect((try jsonObject(flagged.stdout)["medication"] as? [String: Any])?["grace_s"] as? Int == 600)
     }
 
+    @Test("chime run reads the file when it starts (its notifier); chime snooze takes the file's length", .timeLimit(.minutes(1)))
+    func runnerReadsTheFile() async throws {
+        let sandbox = try Sandbox()
+        _ = try writeConfig("notifier = \"json\"\n[reminders]\nsnooze = \"7m\"\n", in: sandbox)
+        let runner = try sandbox.startRunner()
+        defer { if runner.process.isRunning { runner.process.terminate() } }
+        #expect(await runner.waitUntilStarted(), "runner did not start: \(runner.stderr)")
+        #expect(try sandbox.chime("in", "1s", "Tea", "--id", "tea").status == 0)
+        // One JSON object a line (the file's notifier), whose answer names the file's snooze.
+        let line = try #require(await runner.nextLine(timeout: 10), "\(runner.stderr)")
+        let alert = try jsonObject(line)
+        #expect(alert["id"] as? String == "tea")
+        #expect(alert["actions"] as? [String] == ["done", "snooze"])
+        // 'chime snooze ID' without a duration: the file's 7 minutes.
+        let before = Date()
+        let snoozed = try sandbox.chime("snooze", "tea", "--json")
+        #expect(snoozed.status == 0, "\(snoozed.stderr)")
+        let until = try #require(try jsonObject(snoozed.stdout)["snoozed_until"] as? String)
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let seconds = try #require(iso.date(from: until)).timeIntervalSince(before)
+        #expect(seconds > 7 * 60 - 5 && seconds < 7 * 60 + 30, "\(seconds)")
+        #expect(await runner.terminate() == 0)
+    }
+
     @Test("A bad file: one line naming the file, line, key, value and what is accepted; exit 78; nothing changed")
     func badFileStopsCommands() throws {
         let sandbox = try Sandbox()
