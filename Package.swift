@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "ChimeDoses", targets: ["ChimeDoses"]),
         .library(name: "ChimeGateway", targets: ["ChimeGateway"]),
         .library(name: "ChimeGtk", targets: ["ChimeGtk"]),
+        .library(name: "ChimeConfig", targets: ["ChimeConfig"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -30,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Property-based tests of the parsers and of next-occurrence arithmetic (tests only).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // The config file's TOML (its parse errors carry line and column).
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // Reminder, Trigger, time-zone arithmetic, Scheduler, Notifier protocol. No GLib, no SQLite,
@@ -66,6 +69,17 @@ let package = Package(
                 "ChimeCore", "ChimeStore", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The config file ($XDG_CONFIG_HOME/chime/config.toml): its keys, defaults, environment
+        // variables, parsing, validation, precedence and the commented example. TOMLKit stays
+        // out of ChimeCore; the built-in defaults are the families' own constants.
+        .target(
+            name: "ChimeConfig",
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway",
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict
         ),
@@ -117,6 +131,7 @@ let package = Package(
             name: "chime",
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeLibnotify",
+                "ChimeConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -138,6 +153,7 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeTesting", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
+        .testTarget(name: "ChimeConfigTests", dependencies: ["ChimeCore", "ChimeConfig", "ChimeTesting"], swiftSettings: strict),
         .testTarget(
             name: "ChimeStoreTests",
             dependencies: ["ChimeCore", "ChimeStore", "ChimeTesting", .product(name: "GRDB", package: "GRDB.swift")],

@@ -17,6 +17,9 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
         case delivery
         /// A cancel came too late: the runner had already shown the alert.
         case tooLate = "too_late"
+        /// The config file (or a variable that stands for one of its keys) is bad: not TOML, an
+        /// unknown key, a value of the wrong type or out of range.
+        case config
         /// Anything else.
         case failure
 
@@ -30,6 +33,7 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
             case .runnerRunning: 6
             case .delivery: 7
             case .tooLate: 8
+            case .config: 78  // EX_CONFIG (sysexits.h)
             case .failure: 1
             }
         }

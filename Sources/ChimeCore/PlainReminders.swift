@@ -12,7 +12,8 @@ public final class PlainReminders: ReminderFamily {
     /// The keys of the alert's actions, as the ledger records them.
     public static let done = "done"
     public static let snooze = "snooze"
-    /// How long a snooze lasts when nothing says otherwise (no configuration file yet).
+    /// How long a snooze lasts when nothing says otherwise (the config file's `reminders.snooze`
+    /// and `$CHIME_SNOOZE` override it).
     public static let defaultSnoozeLength: Duration = .seconds(600)
 
     public let kind = PlainReminders.plainKind

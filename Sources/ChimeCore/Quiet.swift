@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a person chose about quiet hours: the values `chime quiet hours|doses|focus-hold` set
-/// (kept in the store), and the ones a configuration file will give the same way.
+/// (kept in the store); the config file's `quiet.hours` is the window while none is stored.
 public struct QuietSettings: Sendable, Hashable, Codable {
     /// A daily quiet window in the system zone, `start` to `end` (22:00–07:00 spans midnight).
     public struct Window: Sendable, Hashable, Codable, CustomStringConvertible {

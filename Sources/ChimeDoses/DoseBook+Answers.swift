@@ -61,7 +61,7 @@ extension DoseBook {
         let now = clock.now()
         let zone = systemZone()
         return try store.write { db in
-            try Self.settle(now: now, zone: zone, in: db)
+            try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             if answer == .take, case .medication(let name) = reference, let medication = try Self.findMedication(name, in: db),
                 let schedule = try Self.asNeededSchedule(of: medication.id, in: db)
             {
@@ -81,7 +81,7 @@ extension DoseBook {
         let now = clock.now()
         let zone = systemZone()
         return try store.write { db in
-            try Self.settle(now: now, zone: zone, in: db)
+            try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             let entry = try Self.resolve(reference, now: now, zone: zone, in: db)
             return try Self.snooze(entry, minutes: minutes, now: now, in: db)
         }
@@ -93,7 +93,7 @@ extension DoseBook {
         let now = clock.now()
         let zone = systemZone()
         return try store.write { db in
-            try Self.settle(now: now, zone: zone, in: db)
+            try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             return try Self.dueDoses(medicationID: nil, now: now, in: db)
         }
     }

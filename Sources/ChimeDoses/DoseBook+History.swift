@@ -117,7 +117,7 @@ extension DoseBook {
         let now = clock.now()
         let zone = systemZone()
         do {
-            try store.write { db in _ = try Self.settle(now: now, zone: zone, in: db) }
+            try store.write { db in _ = try Self.settle(now: now, zone: zone, repeats: repeats, in: db) }
         } catch  where error.code == .store {
             // Read what is there; the statuses are as the last settle left them.
         }

@@ -85,7 +85,7 @@ extension DoseBook {
             )
             let id = db.lastInsertedRowID
             try Self.insertSchedule(plan, medicationID: id, now: now, in: db)
-            try Self.settle(now: now, zone: zone, in: db)
+            try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             return try Self.detail(id: id, now: now, zone: zone, in: db)
         }
     }
@@ -173,7 +173,7 @@ extension DoseBook {
                 try Self.insertSchedule(plan, medicationID: current.id, now: now, in: db)
             }
             try Self.remakeFutureDoses(of: current.id, now: now, in: db)
-            try Self.settle(now: now, zone: zone, in: db)
+            try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             return try Self.detail(id: current.id, now: now, zone: zone, in: db)
         }
     }
@@ -206,7 +206,7 @@ extension DoseBook {
                     _ = try ReminderStore.cancel(id: occurrence, at: now.micros, in: db)
                 }
             }
-            try Self.settle(now: now, zone: zone, in: db)
+            try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             return try Self.detail(id: medication.id, now: now, zone: zone, in: db)
         }
     }

@@ -28,6 +28,8 @@ public struct DoseBook: Sendable {
     public let store: ReminderStore
     public let clock: any WallClock
     public let systemZone: @Sendable () -> TimeZone
+    /// How an unanswered dose alert repeats (the config file's `doses.repeat_every` and `repeat_count`).
+    public let repeats: DoseRepeats
     /// For tests: runs in ``editMedication(_:_:)`` after its checks, just before its write
     /// transaction begins, so that a test can commit a change that races the edit.
     var beforeEditWrite: (@Sendable () -> Void)?
@@ -35,9 +37,11 @@ public struct DoseBook: Sendable {
     public init(
         store: ReminderStore,
         clock: any WallClock = SystemWallClock(),
-        systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current }
+        systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
+        repeats: DoseRepeats = DoseRepeats()
     ) {
         store.require(.doses)
+        self.repeats = repeats
         self.store = store
         self.clock = clock
         self.systemZone = systemZone
@@ -63,13 +67,13 @@ public struct DoseBook: Sendable {
     public func settle() throws(ChimeError) -> Settled {
         let now = clock.now()
         let zone = systemZone()
-        return try store.write { db in try Self.settle(now: now, zone: zone, in: db) }
+        return try store.write { db in try Self.settle(now: now, zone: zone, repeats: repeats, in: db) }
     }
 
     // MARK: - Settling
 
     @discardableResult
-    static func settle(now: Date, zone: TimeZone, in db: Database) throws -> Settled {
+    static func settle(now: Date, zone: TimeZone, repeats: DoseRepeats, in db: Database) throws -> Settled {
         var settled = Settled()
         var caughtUp: [CaughtUp] = []
         let nowMicros = now.micros
@@ -104,7 +108,7 @@ public struct DoseBook: Sendable {
         try followSystemZone(zone, now: now, in: db)
         try materialize(now: now, zone: zone, settled: &settled, caughtUp: &caughtUp, in: db)
         try summarizeStale(now: now, caughtUp: &caughtUp, settled: &settled, in: db)
-        try planRepeats(now: now, settled: &settled, in: db)
+        try planRepeats(now: now, repeats: repeats, settled: &settled, in: db)
         if !caughtUp.isEmpty { settled.summaryID = try scheduleSummary(caughtUp, now: now, zone: zone, in: db) }
         let nextCursor = try Int64.fetchOne(
             db,
@@ -263,7 +267,7 @@ public struct DoseBook: Sendable {
     /// An alert shown and not answered is shown again (same id: updated in place) every 15
     /// minutes, at most 3 times, within the dose's window. A person who cancelled the alert
     /// (`chime cancel med-…`) stops the repeats.
-    static func planRepeats(now: Date, settled: inout Settled, in db: Database) throws {
+    static func planRepeats(now: Date, repeats: DoseRepeats, settled: inout Settled, in db: Database) throws {
         let open = try Row.fetchAll(
             db,
             sql: """
@@ -279,8 +283,8 @@ public struct DoseBook: Sendable {
             guard try ReminderStore.isDelivered(id: id, kind: kind, in: db) else { continue }
             let snoozedMicros: Int64? = row[3]
             let shown = try ReminderStore.timesShown(id: id, kind: kind, since: snoozedMicros.map(Date.init(micros:)), in: db)
-            guard shown.count > 0, shown.count <= DoseRules.maxRepeats, let lastPosted = shown.last else { continue }
-            let next = lastPosted.addingTimeInterval(TimeInterval(DoseRules.repeatInterval))
+            guard shown.count > 0, shown.count <= repeats.count, let lastPosted = shown.last else { continue }
+            let next = lastPosted.addingTimeInterval(TimeInterval(repeats.interval))
             guard next.micros < row[2] as Int64 else { continue }
             let zone = TimeZone(identifier: row[4]) ?? .current
             let label = Medication(name: row[5], amount: row[6], unit: row[7]).label

@@ -239,6 +239,17 @@ public enum DoseRules {
     public static let defaultRefillDays = 7
 }
 
+/// How an unanswered dose alert repeats: every ``interval`` seconds, at most ``count`` times
+/// (until the dose is missed). ``DoseRules`` by default; the config file may say otherwise.
+public struct DoseRepeats: Sendable, Hashable {
+    public var interval: Int
+    public var count: Int
+
+    public init(interval: Int = DoseRules.repeatInterval, count: Int = DoseRules.maxRepeats) {
+        (self.interval, self.count) = (interval, count)
+    }
+}
+
 /// A change to a medication's schedule as typed (`chime med add` and `med edit`): each field
 /// given replaces the current schedule's, the others keep their values.
 public struct ScheduleChange: Sendable, Hashable {

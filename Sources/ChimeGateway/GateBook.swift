@@ -86,17 +86,28 @@ public struct GateProfile: Sendable, Equatable, Codable {
 public struct GateBook: Sendable {
     public let store: ReminderStore
     let clock: any WallClock
+    /// The profile before onboarding.
+    public let defaults: GateProfile
 
-    public init(store: ReminderStore, clock: any WallClock = SystemWallClock()) {
+    /// - Parameter defaults: the profile before onboarding: ``GateProfile/defaults``, or the
+    ///   config file's `[gate]` values over them.
+    public init(store: ReminderStore, clock: any WallClock = SystemWallClock(), defaults: GateProfile = .defaults) {
         store.require(.gateway)
         self.store = store
         self.clock = clock
+        self.defaults = defaults
     }
 
-    /// The person's profile, or ``GateProfile/defaults`` before onboarding.
+    /// The person's profile, or the defaults (``GateProfile/defaults`` unless the config file
+    /// says otherwise) before onboarding.
     public func profile() throws(ChimeError) -> GateProfile {
+        try savedProfile() ?? defaults
+    }
+
+    /// The profile `chime gate setup` saved, or nil before onboarding.
+    public func savedProfile() throws(ChimeError) -> GateProfile? {
         try store.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM gate_profile WHERE id = 1") else { return .defaults }
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM gate_profile WHERE id = 1") else { return nil }
             let interests = (row["interests"] as String).split(separator: ",").compactMap { Interest(rawValue: String($0)) }
             return GateProfile(
                 determination: row["determination"],

@@ -1,13 +1,29 @@
 import ChimeCore
 import Foundation
 import GRDB
+import Synchronization
 
 /// Quiet hours in the store: the settings row (`quiet`, v9) and the occurrences quiet holds
 /// (`occurrence.held_us`): held ones stay due in the ledger, so a restart, a kill or a clock
 /// change loses nothing and posts nothing twice.
 extension ReminderStore {
+    /// The quiet state, with the default window (``setQuietHoursDefault(_:)``) where no window
+    /// is stored: a window `chime quiet hours` stored beats the config file's; `quiet hours off`
+    /// removes the stored one, so the file's applies again.
     public func quietState() throws -> QuietState {
-        try read { db in try Self.quietState(in: db) }
+        var state = try read { db in try Self.quietState(in: db) }
+        if state.settings.hours == nil { state.settings.hours = quietHoursDefault.withLock { $0 } }
+        return state
+    }
+
+    /// The window `chime quiet hours` stored, or nil (then the config file's applies).
+    public func storedQuietHours() throws -> QuietSettings.Window? {
+        try read { db in try Self.quietState(in: db) }.settings.hours
+    }
+
+    /// The window that applies while none is stored: the config file's `quiet.hours`.
+    public func setQuietHoursDefault(_ window: QuietSettings.Window?) {
+        quietHoursDefault.withLock { $0 = window }
     }
 
     static func quietState(in db: Database) throws -> QuietState {
@@ -33,12 +49,17 @@ extension ReminderStore {
     public func updateQuiet(_ change: (inout QuietState) throws(ChimeError) -> Void) throws(ChimeError) -> QuietState {
         let result: Result<QuietState, ChimeError> = try write { db in
             var state = try Self.quietState(in: db)
+            // The change sees the window in effect (the default's, when none is stored); the
+            // default is not written as if it had been chosen.
+            let defaultHours = state.settings.hours == nil ? quietHoursDefault.withLock { $0 } : nil
+            if let defaultHours { state.settings.hours = defaultHours }
             do throws(ChimeError) {
                 try change(&state)
             } catch {
                 return .failure(error)
             }
-            let settings = state.settings
+            var settings = state.settings
+            if defaultHours != nil && settings.hours == defaultHours { settings.hours = nil }
             try db.execute(
                 sql: """
                     INSERT INTO quiet (id, hours_start, hours_end, essential, family_hold, until_us, window_off_until_us)

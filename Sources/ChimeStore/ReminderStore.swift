@@ -47,6 +47,9 @@ public final class ReminderStore: Sendable {
     /// Told when a write committed into a removed write-ahead log and what the log held was then
     /// saved and the store reopened: that write succeeded, so no error says so (see ``onLogRecovered(_:)``).
     private let recoveredHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// The daily quiet window that applies while none is stored (`quiet.hours` in the config
+    /// file): see ``quietState()``.
+    let quietHoursDefault = Mutex<QuietSettings.Window?>(nil)
 
     /// Sets what is told, with a sentence saying what happened, when this process saved what a
     /// removed write-ahead log held after a write that succeeded (the runner logs it: a person

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeDoses
 import ChimeLibnotify
@@ -23,7 +24,7 @@ struct Snooze: AsyncParsableCommand {
     @Argument(help: "The reminder's identifier (or a dose's alert id).", completion: Completion.snoozable) var id: String
     @Argument(
         help: ArgumentHelp(
-            "How long until it comes back: 90s, 10m, 1h30m (from 1m to 24h; default 10m).",
+            "How long until it comes back: 90s, 10m, 1h30m (from 1m to 24h; default 10m, or the config file's reminders.snooze).",
             valueName: "duration"
         )
     )
@@ -33,13 +34,15 @@ struct Snooze: AsyncParsableCommand {
     func validate() throws {
         try asValidation { () throws(ChimeError) in
             try ReminderIdentifier.validate(id)
-            _ = try length()
+            // (The default comes from the config file, checked after parsing.)
+            if duration != nil { _ = try length() }
         }
     }
 
-    /// The snooze's length in seconds: DURATION, else the default.
+    /// The snooze's length in seconds: DURATION, else `$CHIME_SNOOZE`, the config file's
+    /// `reminders.snooze`, else the default.
     func length() throws(ChimeError) -> Int64 {
-        guard let duration else { return PlainReminders.defaultSnoozeLength.components.seconds }
+        guard let duration else { return try Settings.current().seconds(.snooze) }
         let seconds: Int64
         do {
             seconds = try TimeParsing.duration(duration)
@@ -75,9 +78,18 @@ struct Snooze: AsyncParsableCommand {
     /// A dose's alert id: the dose is snoozed by its family, and the alert it replaces closed.
     func snoozeDose(seconds: Int64, store: ReminderStore) async throws {
         guard seconds % 60 == 0, (1...240).contains(seconds / 60) else {
-            throw ChimeError.invalid("duration", duration ?? "", expected: "whole minutes from 1m to 4h for a dose, such as 15m")
+            throw ChimeError.invalid(
+                "duration",
+                duration ?? Trigger.formatInterval(seconds),
+                expected: "whole minutes from 1m to 4h for a dose, such as 15m"
+            )
         }
-        let book = DoseBook(store: store, clock: SystemWallClock(), systemZone: { TimeZone.current })
+        let book = DoseBook(
+            store: store,
+            clock: SystemWallClock(),
+            systemZone: { TimeZone.current },
+            repeats: Settings.ifValid?.doseRepeats ?? DoseRepeats()
+        )
         let entry = try book.snooze(.occurrence(id), minutes: Int(seconds / 60))
         let running = pokeRunner(store, json: global.json)
         await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)

@@ -14,7 +14,7 @@ struct Chime: AsyncParsableCommand {
         discussion: """
             Exit status: 0 success, 64 bad input, 3 not found, 4 conflict, 5 store unusable, \
             6 a runner already runs for the store, 7 not delivered, 8 too late (cancel: the alert was already \
-            shown), 1 anything else.
+            shown), 78 a bad config file, 1 anything else.
             """,
         version: "0.1.0",
         groupedSubcommands: [
@@ -25,7 +25,9 @@ struct Chime: AsyncParsableCommand {
                     Done.self, History.self, Notify.self,
                 ]
             ),
-            CommandGroup(name: "Runner", subcommands: [Run.self, Doctor.self, Quiet.self, ServiceCommand.self]),
+            CommandGroup(
+                name: "Runner", subcommands: [Run.self, Doctor.self, Quiet.self, ServiceCommand.self, ConfigCommand.self]
+            ),
             CommandGroup(name: "Focus", subcommands: [Focus.self, ForestCommand.self, Stats.self]),
             CommandGroup(
                 name: "Doses",
@@ -51,6 +53,9 @@ enum Main {
                 // (Not in a completion request: its words are the line being typed.)
                 if !completing { try CommandWords.checkHelp(arguments) }
                 var command = try Chime.parseAsRoot(arguments)
+                // No command runs on half a config: the whole file is checked first (but the
+                // config commands, to fix it, and the gate's launch, which never locks out).
+                if Settings.checksFirst(type(of: command)) { _ = try Settings.current() }
                 if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()
                 } else {

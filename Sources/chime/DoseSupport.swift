@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeDoses
 import ChimeStore
@@ -16,7 +17,12 @@ struct DoseContext {
     /// - Parameter access: ``ReminderStore/Access/create`` for `med add` only.
     init(_ global: GlobalOptions, _ access: ReminderStore.Access) throws(ChimeError) {
         store = try global.openStore(access)
-        book = DoseBook(store: store, clock: SystemWallClock(), systemZone: { TimeZone.current })
+        book = DoseBook(
+            store: store,
+            clock: SystemWallClock(),
+            systemZone: { TimeZone.current },
+            repeats: Settings.ifValid?.doseRepeats ?? DoseRepeats()
+        )
     }
 }
 

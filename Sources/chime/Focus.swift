@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeFocus
 import ChimeRunner
@@ -141,7 +142,7 @@ struct FocusContext {
 struct FocusStart: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "start",
-        abstract: "Start a focus session (25 minutes unless --minutes says otherwise)."
+        abstract: "Start a focus session (25 minutes unless --minutes or the config file's focus.length says otherwise)."
     )
 
     @Option(
@@ -149,13 +150,19 @@ struct FocusStart: AsyncParsableCommand {
         parsing: .unconditional,
         help: ArgumentHelp("The session's length, 10 to 120 minutes: 25, 25m or 1h.", valueName: "minutes")
     )
-    var length = DurationOption<FocusMinutes>(seconds: Int64(FocusTimer.defaultMinutes) * 60)
-    var minutes: Int { length.count }
+    var length: DurationOption<FocusMinutes>?
+
+    /// --minutes, else `$CHIME_FOCUS_LENGTH`, the config file's `focus.length`, else 25.
+    func minutes() throws(ChimeError) -> Int {
+        if let length { return length.count }
+        return Int(try Settings.current().seconds(.focusLength) / 60)
+    }
     @Flag(help: "Then watch the countdown (as 'chime focus status --watch').")
     var watch = false
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        let minutes = try minutes()
         let context = try FocusContext(global, .create)
         let session = try context.timer.start(minutes: minutes)
         if watch && !global.json {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeFocus
 import ChimeGateway
@@ -40,7 +41,8 @@ struct GateContext {
 
     init(_ global: GlobalOptions, _ access: ReminderStore.Access) throws(ChimeError) {
         store = try global.openStore(access)
-        book = GateBook(store: store)
+        // Before 'chime gate setup': the config file's [gate] values (the defaults with a bad file: the launch goes on).
+        book = GateBook(store: store, defaults: Settings.ifValid?.gateDefaults ?? .defaults)
     }
 
     static func overrides() throws(ChimeError) -> LauncherOverrides {
@@ -126,7 +128,7 @@ struct ProfileJSON: Encodable {
     }
 }
 
-struct GateHub: AsyncParsableCommand {
+struct GateHub: AsyncParsableCommand, RunsWithBadConfig {
     static let configuration = CommandConfiguration(
         commandName: "hub",
         abstract: "Your Mindful Hub: the streak, the gated programs; 'chime gate -- COMMAND…' gates a command line.",
@@ -143,6 +145,8 @@ struct GateHub: AsyncParsableCommand {
     var command: [String] = []
 
     func run() async throws {
+        // The hub needs a valid config file; gating a command line (a launch) never stops on one.
+        if command.isEmpty { _ = try Settings.current() }
         if !command.isEmpty {
             let name = (command[0] as NSString).lastPathComponent
             try await GateOpen.launch(
@@ -544,7 +548,7 @@ struct GateDoctor: AsyncParsableCommand {
     }
 }
 
-struct GateOpen: AsyncParsableCommand {
+struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
     static let configuration = CommandConfiguration(
         commandName: "open",
         abstract: "What a gated launcher runs: the pause, then (on Proceed) the program, with its arguments.",
@@ -612,6 +616,15 @@ struct GateOpen: AsyncParsableCommand {
             Output.note("chime: \(error.message): starting \(name) without a gate")
             try start(argv)
         }
+        // A bad config file never keeps a program from starting: it starts, and the event says why.
+        do {
+            _ = try Settings.current()
+        } catch {
+            let reason = "bad config file: \(error.message)"
+            try? context.book.record([GateEvent(programID: programID, at: Date(), pauseSeconds: 0, outcome: .notGated(reason: reason))])
+            Output.note("chime: \(error.message): starting \(name) without a gate")
+            try start(argv)
+        }
         let environment = ProcessInfo.processInfo.environment
         let executable = GateContext.executable()
         var quotes = QuoteLibrary()
@@ -666,9 +679,10 @@ struct GateOpen: AsyncParsableCommand {
         case .stay(let outcome):
             let profile = try context.book.profile()
             if outcome == .exit, focusOnExit ?? profile.focusOnExit, focusEndsAt == nil {
-                let session = try timer.start()
+                let minutes = Settings.ifValid.map { Int($0.seconds(.focusLength) / 60) } ?? FocusTimer.defaultMinutes
+                let session = try timer.start(minutes: minutes)
                 _ = RunnerControl.poke(storePath: context.store.path)
-                Output.note("Exited: \(name) did not start. Focus session #\(session.id) started: \(FocusTimer.defaultMinutes) minutes.")
+                Output.note("Exited: \(name) did not start. Focus session #\(session.id) started: \(minutes) minutes.")
             } else {
                 Output.note(outcome == .exit ? "Exited: \(name) did not start." : "The gate was closed: \(name) did not start.")
             }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeDoses
 import ChimeStore
@@ -68,12 +69,21 @@ struct MedicationOptions: ParsableArguments {
     var start: String?
     @Option(help: ArgumentHelp("The last day, YYYY-MM-DD (default none).", valueName: "date"))
     var end: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("A dose is overdue this long after its time (default 30m).", valueName: "duration"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "A dose is overdue this long after its time (default 30m, or the config file's doses.grace).",
+            valueName: "duration"
+        )
+    )
     var grace: DurationOption<GraceWindow>?
     @Option(
         name: .customLong("missed-after"),
         parsing: .unconditional,
-        help: ArgumentHelp("A dose unanswered this long after its time is missed (default 4h; or at the next dose).", valueName: "duration")
+        help: ArgumentHelp(
+            "A dose unanswered this long after its time is missed (default 4h, or the config file's doses.missed_after; or at the next dose).",
+            valueName: "duration"
+        )
     )
     var missedAfter: DurationOption<MissedAfter>?
     @Option(parsing: .unconditional, help: ArgumentHelp("Doses in stock: each dose taken takes one.", valueName: "count"))
@@ -130,8 +140,10 @@ struct MedicationOptions: ParsableArguments {
         draft.instructions = instructions ?? ""
         draft.prescribedBy = prescribedBy ?? ""
         draft.endDay = parsed.endDay
-        if let grace = parsed.grace { draft.grace = grace }
-        if let missedAfter = parsed.missedAfter { draft.missedAfter = missedAfter }
+        // Not given: `$CHIME_DOSE_GRACE` / `$CHIME_DOSE_MISSED_AFTER`, the config file's, else the defaults.
+        let config = try Settings.current()
+        draft.grace = parsed.grace ?? Int(config.seconds(.doseGrace))
+        draft.missedAfter = parsed.missedAfter ?? Int(config.seconds(.doseMissedAfter))
         draft.stock = stock
         if let refillDays { draft.refillDays = refillDays.count }
         return draft

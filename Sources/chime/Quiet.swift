@@ -22,7 +22,9 @@ struct Quiet: AsyncParsableCommand {
             now; 'off' ends it now (and the daily window until its end) and the summary comes; \
             'status' shows what is in effect and how many alerts are held; 'hours START-END' sets \
             a daily window in the system's zone ('hours off' removes it); 'doses come' (the \
-            default) or 'doses wait'; 'focus-hold on' (the default) or 'focus-hold off'.
+            default) or 'doses wait'; 'focus-hold on' (the default) or 'focus-hold off'. The config \
+            file's quiet.hours applies while no window is stored: 'hours START-END' stores one \
+            that beats it, 'hours off' removes the stored one (the file's applies again).
             Examples:
               chime quiet 1h
               chime quiet until 09:00
@@ -124,6 +126,9 @@ struct QuietReport: Report {
     var reasons: [String]
     @Nullable var until: String?
     @Nullable var hours: String?
+    /// Where the window comes from: "stored" ('chime quiet hours'), "config" (the config file's
+    /// quiet.hours or $CHIME_QUIET_HOURS, while none is stored), or "none".
+    var hoursSource: String
     var doses: String
     var focusHold: Bool
     var focusSessionHolds: Bool
@@ -134,6 +139,7 @@ struct QuietReport: Report {
     enum CodingKeys: String, CodingKey {
         case quiet, reasons, until, hours, doses, held, desktop
         case focusHold = "focus_hold"
+        case hoursSource = "hours_source"
         case focusSessionHolds = "focus_session_holds"
         case desktopDoNotDisturb = "desktop_do_not_disturb"
     }
@@ -158,6 +164,8 @@ struct QuietReport: Report {
         until = period.map { TimeText.iso($0.end) }
         end = period?.end
         hours = state.settings.hours?.description
+        let stored = (try? store.storedQuietHours()) ?? nil
+        hoursSource = stored != nil ? "stored" : (state.settings.hours != nil ? "config" : "none")
         doses = state.settings.essential.rawValue
         focusHold = state.settings.familyHold
         let session = store.isFile ? try? FocusTimer(store: store).current().openSession : nil
@@ -177,7 +185,7 @@ struct QuietReport: Report {
         } else {
             lines.append("Quiet:        off")
         }
-        lines.append("Quiet hours:  " + (hours ?? "none"))
+        lines.append("Quiet hours:  " + (hours ?? "none") + (hoursSource == "config" ? " (the config file's; 'chime config show')" : ""))
         lines.append("Doses:        " + (doses == "wait" ? "wait for the end of quiet" : "come through quiet"))
         lines.append(
             "Focus hold:   " + (focusHold ? (focusSessionHolds ? "on (a focus session is running: plain reminders held)" : "on") : "off")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeDoses
 import ChimeFocus
@@ -22,16 +23,19 @@ struct Run: AsyncParsableCommand {
             when a server appears it switches to the desktop and shows there, once, what was only \
             printed; when the server leaves, back to the console. 'chime doctor' says where the \
             running runner's alerts go now. With no session bus it is the console.
+
+            The config file (chime config path) is read when the runner starts (its notifier, \
+            snooze length, dose repeats, quiet hours, store): restart the runner after an edit.
             """
     )
 
     @Option(
         help: ArgumentHelp(
-            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line).",
+            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line). Default: $CHIME_NOTIFIER, else the config file's notifier, else auto.",
             valueName: "notifier"
         )
     )
-    var notifier: NotifierChoice = .auto
+    var notifier: NotifierChoice?
     @Option(
         help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"),
         completion: .list(Logger.Level.allCases.map(\.rawValue))
@@ -55,13 +59,21 @@ struct Run: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "chime.runner")
+        let config = try Settings.current()
         let store = try global.openStore(.create, runner: true)
+        let chosen = notifier ?? NotifierChoice(rawValue: config.text(.notifier)) ?? .auto
         // `chime run --json` is the JSON stream, whatever the desktop offers.
-        let choice: NotifierChoice = notifier == .auto && global.json ? .json : notifier
+        let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
         let sink = try await choice.make(json: global.json, follow: true)
         // The focus session's live alert is for a desktop, where it is replaced in place; a
         // console or JSON stream gets one line per alert, not one per stage.
-        let families = Self.families(store: store, logger: logger, liveAlerts: !(sink is ConsoleNotifier))
+        let families = Self.families(
+            store: store,
+            logger: logger,
+            liveAlerts: !(sink is ConsoleNotifier),
+            snoozeLength: .seconds(config.seconds(.snooze)),
+            doseRepeats: config.doseRepeats
+        )
         let runner = try Runner(store: store, notifier: sink, families: families, logger: logger)
         try await runner.runUntilSignalled()
     }
@@ -72,7 +84,15 @@ struct Run: AsyncParsableCommand {
 
     /// The reminder families the runner serves, in the order they are prepared before each
     /// pass; each logs what it did on its own (the composition root: a new family is added here).
-    static func families(store: ReminderStore, logger log: Logger, liveAlerts: Bool = true) -> [any ReminderFamily] {
+    /// - Parameter snoozeLength: how long an alert's "Snooze" lasts (the config file's `reminders.snooze`).
+    /// - Parameter doseRepeats: how an unanswered dose alert repeats (`doses.repeat_every`, `repeat_count`).
+    static func families(
+        store: ReminderStore,
+        logger log: Logger,
+        liveAlerts: Bool = true,
+        snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
+        doseRepeats: DoseRepeats = DoseRepeats()
+    ) -> [any ReminderFamily] {
         let focus = FocusFamily(
             timer: FocusTimer(store: store),
             liveAlert: liveAlerts,
@@ -88,7 +108,7 @@ struct Run: AsyncParsableCommand {
             }
         )
         let doses = DoseFamily(
-            book: DoseBook(store: store),
+            book: DoseBook(store: store, repeats: doseRepeats),
             onChange: { settled in
                 if !settled.missed.isEmpty {
                     log.notice("Doses missed: their window passed unanswered", metadata: ["dose.ids": "\(settled.missed)"])
@@ -113,7 +133,7 @@ struct Run: AsyncParsableCommand {
                 }
             }
         )
-        let plain = PlainReminders(store: store) { id, until in
+        let plain = PlainReminders(store: store, snoozeLength: snoozeLength) { id, until in
             log.info("Reminder snoozed from its alert", metadata: ["reminder.id": .string(id), "until": .string(TimeText.iso(until))])
         }
         return [focus, doses, plain]

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeRunner
 import ChimeStore
@@ -14,7 +15,8 @@ struct GlobalOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "The store file.",
-            discussion: "Default: $CHIME_STORE, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
+            discussion:
+                "Default: $CHIME_STORE, else the config file's store, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
             valueName: "path"
         ),
         completion: .file()
@@ -24,10 +26,11 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print one JSON document instead of human text.")
     var json = false
 
-    /// The store's path: `--store`, else `$CHIME_STORE`, else the default location.
+    /// The store's path: `--store`, else `$CHIME_STORE`, else the config file's, else the
+    /// default location (with a bad config file, as if there were none: the gate's launch).
     var storePath: String {
         if let store, !store.isEmpty { return store }
-        return ReminderStore.defaultPath()
+        return Settings.ifValid?.text(.store) ?? ReminderStore.defaultPath()
     }
 
     /// Opens the store. The default location's directory is created; a path a person named is not.
@@ -39,16 +42,22 @@ struct GlobalOptions: ParsableArguments {
     func openStore(_ access: ReminderStore.Access, runner: Bool = false) throws(ChimeError) -> ReminderStore {
         if let store, store.isEmpty { throw ChimeError.invalid("store path", store, expected: "a file path") }
         let path = storePath
+        let config = Settings.ifValid
         do {
-            return try ReminderStore(
+            let opened = try ReminderStore(
                 path: path,
                 schemas: Run.schemas,
                 access: access,
-                // The default location's directory is made; a path a person named is not.
-                createDirectory: store == nil && ProcessInfo.processInfo.environment["CHIME_STORE"].map(\.isEmpty) ?? true,
+                // The default location's directory is made; a path a person named (flag,
+                // $CHIME_STORE, the config file) is not.
+                createDirectory: store == nil
+                    && (config.map { !$0.storeIsNamed } ?? (ProcessInfo.processInfo.environment["CHIME_STORE"].map(\.isEmpty) ?? true)),
                 deferCheckpoints: runner,
                 readOnlyFallback: !runner
             )
+            // The config file's quiet hours apply while 'chime quiet hours' stored none.
+            opened.setQuietHoursDefault(config?.quietHours)
+            return opened
         } catch {
             // The runner recovers from it at its next wake-up: wake it now (not from a command
             // that only reads, such as doctor, which changes nothing).

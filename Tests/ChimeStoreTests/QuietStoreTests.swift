@@ -36,6 +36,28 @@ import Testing
         #expect(try again.quietState().settings.hours == window)
     }
 
+    @Test func theConfigFilesWindowAppliesWhileNoneIsStoredAndIsNeverWrittenAsAChoice() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
+        let file = try QuietSettings.Window.parse("22:00-07:00")
+        store.setQuietHoursDefault(file)
+        #expect(try store.quietState().settings.hours == file)
+        #expect(try store.storedQuietHours() == nil)
+
+        // A change to something else sees the file's window and does not store it.
+        try store.updateQuiet { $0.until = Fixture.at(60) }
+        #expect(try store.storedQuietHours() == nil)
+        // A stored window beats the file's; removing it gives the file's back.
+        let chosen = try QuietSettings.Window.parse("21:00-06:00")
+        try store.updateQuiet { $0.settings.hours = chosen }
+        #expect(try store.storedQuietHours() == chosen)
+        #expect(try store.quietState().settings.hours == chosen)
+        try store.updateQuiet { $0.settings.hours = nil }
+        #expect(try store.storedQuietHours() == nil)
+        #expect(try store.quietState().settings.hours == file)
+    }
+
     @Test func heldOccurrencesStayDueUntilReleasedAndThenCarryWhenTheyWereHeld() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -1,0 +1,108 @@
+import ChimeCore
+import Foundation
+import TOMLKit
+
+/// The config file's text: parsed with TOMLKit, every key checked against ``ConfigKey``.
+enum ConfigFile {
+    /// The tables the file may have, in the example's order.
+    static let sections = ["reminders", "focus", "doses", "quiet", "gate"]
+
+    /// Each key's value and the line it was found on.
+    /// - Throws: ``ChimeError/Code/config``: the first problem, as one line.
+    static func parse(
+        _ text: String,
+        path: String,
+        environment: [String: String]
+    ) throws(ChimeError) -> [ConfigKey: (value: ConfigValue, line: Int?)] {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            let at = error.source.begin
+            throw ChimeError(.config, "config file \(path):\(at.line):\(at.column): \(error.description)")
+        } catch {
+            throw ChimeError(.config, "config file \(path): \(error)")
+        }
+        let lines = KeyLines(text)
+        var found: [ConfigKey: (value: ConfigValue, line: Int?)] = [:]
+        func check(_ name: String, _ value: any TOMLValueConvertible, in section: String?) throws(ChimeError) {
+            let dotted = section.map { "\($0).\(name)" } ?? name
+            let line = lines.line(of: name, in: section)
+            let at = "config file \(path)" + (line.map { ":\($0)" } ?? "")
+            guard let key = ConfigKey(rawValue: dotted) else {
+                if section == nil, value.type != .table {
+                    throw ChimeError(
+                        .config,
+                        "\(at): unknown key '\(name)': expected \(Self.list(ConfigKey.allCases.filter { $0.section == nil }.map(\.name))) "
+                            + "at the top level, or a section \(Self.list(sections.map { "[\($0)]" }))"
+                    )
+                }
+                let keys = ConfigKey.allCases.filter { $0.section == section }.map(\.name)
+                throw ChimeError(.config, "\(at): unknown key '\(dotted)': expected \(Self.list(keys)) in [\(section ?? "")]")
+            }
+            let typed = Self.typed(value)
+            let parsed = key.parse(toml: typed, home: environment["HOME"])
+            guard let parsed else { throw ChimeError(.config, "\(at): invalid \(key.rawValue) \(typed.written): expected \(key.accepted)") }
+            found[key] = (parsed, line)
+        }
+        for (name, value) in table {
+            if let inner = value.table, ConfigKey(rawValue: name) == nil {
+                guard sections.contains(name) else {
+                    let line = lines.line(ofSection: name)
+                    throw ChimeError(
+                        .config,
+                        "config file \(path)\(line.map { ":\($0)" } ?? ""): unknown section [\(name)]: expected "
+                            + Self.list(sections.map { "[\($0)]" })
+                    )
+                }
+                for (innerName, innerValue) in inner { try check(innerName, innerValue, in: name) }
+            } else {
+                try check(name, value, in: nil)
+            }
+        }
+        return found
+    }
+
+    static func typed(_ value: any TOMLValueConvertible) -> ConfigTOMLValue {
+        switch value.type {
+        case .string: .string(value.string ?? "")
+        case .int: .integer(value.int ?? 0)
+        case .bool: .boolean(value.bool ?? false)
+        default: .other(value.tomlValue.debugDescription)
+        }
+    }
+
+    /// "a, b or c".
+    static func list(_ items: [String]) -> String {
+        items.count < 2 ? items.joined() : items.dropLast().joined(separator: ", ") + " or " + items.last!
+    }
+}
+
+/// The line each key is on. TOMLKit (toml++ underneath) gives positions only for syntax errors,
+/// not for values, so the lines of a file that parsed are found here: `[section]` headers and
+/// `key =` lines (bare or quoted keys, and dotted `section.key =` at the top level).
+struct KeyLines {
+    private var keys: [String: Int] = [:]
+    private var sections: [String: Int] = [:]
+
+    init(_ text: String) {
+        var section: String?
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[") {
+                let name = line.dropFirst().prefix { $0 != "]" }.trimmingCharacters(in: .whitespaces)
+                section = name
+                if sections[name] == nil { sections[name] = index + 1 }
+            } else if !line.hasPrefix("#"), let equals = line.firstIndex(of: "=") {
+                let key = line[..<equals].split(separator: ".").map {
+                    $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+                }.joined(separator: ".")
+                let dotted = section.map { "\($0).\(key)" } ?? key
+                if keys[dotted] == nil { keys[dotted] = index + 1 }
+            }
+        }
+    }
+
+    func line(of name: String, in section: String?) -> Int? { keys[section.map { "\($0).\(name)" } ?? name] }
+    func line(ofSection name: String) -> Int? { sections[name] ?? keys.first { $0.key.hasPrefix(name + ".") }?.value }
+}
