@@ -8,6 +8,11 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The two programs a person runs (and the Debian package ships): resolve every symbol at start-up
+/// (`-z now`, "bindnow"), so that with the RELRO segment the linker already gives them the whole
+/// GOT is read-only after start-up. Swift's linker gives PIE and RELRO, not BIND_NOW (lintian).
+let hardened: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]
+
 let package = Package(
     name: "Chime",
     platforms: [.macOS(.v15)],
@@ -112,6 +117,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
+            linkerSettings: hardened,
             plugins: ["ChimeVersionPlugin"]
         ),
         // The desktop notifier: libnotify on a GLib main loop of its own thread.
@@ -127,6 +133,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict,
+            linkerSettings: hardened,
             plugins: ["ChimeVersionPlugin"]
         ),
         .executableTarget(

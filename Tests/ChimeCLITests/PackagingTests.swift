@@ -40,6 +40,15 @@ struct PackagingTests {
         #expect(result.stdout == version + "\n")
     }
 
+    /// The man page's title line names the same version (`.TH CHIME 1 DATE "chime VERSION" …`).
+    @Test func manPageVersionIsTheChangelogs() throws {
+        let sandbox = try Sandbox()
+        let version = try Self.changelogVersion(in: sandbox)
+        let page = try String(contentsOf: Self.packaging.appendingPathComponent("chime.1"), encoding: .utf8)
+        let title = try #require(page.split(separator: "\n").first { $0.hasPrefix(".TH ") })
+        #expect(title.contains("\"chime \(version)\""), "packaging/chime.1: \(title); the changelog says \(version)")
+    }
+
     @Test(arguments: ["chime.desktop", "chime-runner.desktop"])
     func desktopEntryIsValid(_ name: String) throws {
         let sandbox = try Sandbox()
