@@ -8,6 +8,11 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The two programs a person runs (and the Debian package ships): resolve every symbol at start-up
+/// (`-z now`, "bindnow"), so that with the RELRO segment the linker already gives them the whole
+/// GOT is read-only after start-up. Swift's linker gives PIE and RELRO, not BIND_NOW (lintian).
+let hardened: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]
+
 let package = Package(
     name: "Chime",
     platforms: [.macOS(.v15)],
@@ -113,6 +118,10 @@ let package = Package(
         .target(name: "ChimeGtk", dependencies: ["ChimeCore", "ChimeGateway", "CGtk"], swiftSettings: strict),
         // Xlib, for the window's tests only: a window manager's close request (WM_DELETE_WINDOW).
         .systemLibrary(name: "CX11", path: "Sources/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
+        // Chime's version from packaging/debian/changelog's first entry (one source of truth for
+        // `chime --version` and the Debian package): a tool and the build-tool plugin that runs it.
+        .executableTarget(name: "chime-version", swiftSettings: strict),
+        .plugin(name: "ChimeVersionPlugin", capability: .buildTool(), dependencies: ["chime-version"]),
         // A development tool: the gate's window on its own, with a countdown, printing what
         // happens (choices, first frame, CPU) for the window's tests and figures.
         .executableTarget(
@@ -121,7 +130,9 @@ let package = Package(
                 "ChimeCore", "ChimeGateway", "ChimeGtk",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            linkerSettings: hardened,
+            plugins: ["ChimeVersionPlugin"]
         ),
         // The desktop notifier: libnotify on a GLib main loop of its own thread.
         .target(name: "ChimeLibnotify", dependencies: ["ChimeCore", "CLibnotify"], swiftSettings: strict),
@@ -136,7 +147,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            linkerSettings: hardened,
+            plugins: ["ChimeVersionPlugin"]
         ),
         .executableTarget(
             name: "chime-bench",

@@ -18,7 +18,8 @@ struct GateWindowTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chime-gate-window",
         abstract:
-            "The gate's window: with --protocol, the window of 'chime gate open'; alone, a countdown that prints what happens (for tests and figures)."
+            "The gate's window: with --protocol, the window of 'chime gate open'; alone, a countdown that prints what happens (for tests and figures).",
+        version: ChimeVersion.string
     )
 
     @Option(help: "The gated program's name.") var program = "Firefox"

@@ -16,7 +16,7 @@ struct Chime: AsyncParsableCommand {
             6 a runner already runs for the store, 7 not delivered, 8 too late (cancel: the alert was already \
             shown), 78 a bad config file, 1 anything else.
             """,
-        version: "0.1.0",
+        version: ChimeVersion.string,
         groupedSubcommands: [
             CommandGroup(
                 name: "Reminders",
