@@ -26,7 +26,8 @@ struct Chime: AsyncParsableCommand {
                 ]
             ),
             CommandGroup(
-                name: "Runner", subcommands: [Run.self, Doctor.self, Quiet.self, ServiceCommand.self, ConfigCommand.self]
+                name: "Runner",
+                subcommands: [Run.self, Doctor.self, Quiet.self, ServiceCommand.self, ConfigCommand.self]
             ),
             CommandGroup(name: "Focus", subcommands: [Focus.self, ForestCommand.self, Stats.self]),
             CommandGroup(
