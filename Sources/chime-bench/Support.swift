@@ -223,9 +223,10 @@ func launchRunner(store: String, notifier: String, environment: [String: String]
     return process
 }
 
-/// Starts `chime run` on `store`, waits until it is up, and returns it.
-func startRunner(store: String, runtime: String) throws -> Process {
-    var environment = ProcessInfo.processInfo.environment
+/// Starts `chime run` on `store` (in `base`, else this process's environment), waits until it
+/// is up, and returns it.
+func startRunner(store: String, runtime: String, base: [String: String]? = nil) throws -> Process {
+    var environment = base ?? ProcessInfo.processInfo.environment
     environment["XDG_RUNTIME_DIR"] = runtime
     let process = try launchRunner(store: store, notifier: "json", environment: environment)
     let paths = RunnerPaths(storePath: store, environment: environment)
