@@ -206,6 +206,8 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeGateway", "ChimeGtk", "ChimeTesting", "CX11"],
             swiftSettings: strict
         ),
+        // FastParse (chime's hot commands parsed without argument-parser) against argument-parser.
+        .testTarget(name: "ChimeFastParseTests", dependencies: ["chime"], swiftSettings: strict),
         .testTarget(
             name: "ChimeCLITests",
             dependencies: [

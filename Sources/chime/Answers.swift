@@ -9,6 +9,7 @@ import Foundation
 
 struct Snooze: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "snooze",
         abstract: "Snooze the alert showing for a reminder: it comes back once, 10 minutes later (or DURATION).",
         discussion: """
             What the alert's "Snooze 10 min" button does, from a terminal: the alert shown last for ID \
@@ -103,6 +104,7 @@ struct Snooze: AsyncParsableCommand {
 
 struct Done: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "done",
         abstract: "Mark the alert showing for a reminder done, and close it.",
         discussion: """
             What the alert's "Done" button does, from a terminal: the alert shown last for ID (within the \

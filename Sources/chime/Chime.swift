@@ -52,6 +52,18 @@ enum Main {
             try await withTaskExecutorPreference(RunnerThread.shared) {
                 // Help only alone: `chime in 5m -h` is a usage error, not help and exit 0.
                 // (Not in a completion request: its words are the line being typed.)
+                // The hot commands' plain forms skip argument-parser (see FastParse); they all
+                // check the config file first, as below.
+                switch completing ? nil : FastParse.parse(arguments) {
+                case .version:
+                    print(ChimeVersion.string)
+                    return
+                case .command(var fast):
+                    _ = try Settings.current()
+                    try await fast.run()
+                    return
+                case nil: break
+                }
                 if !completing { try CommandWords.checkHelp(arguments) }
                 var command = try Chime.parseAsRoot(arguments)
                 // No command runs on half a config: the whole file is checked first (but the

@@ -212,6 +212,7 @@ struct Every: AsyncParsableCommand {
 
 struct Next: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "next",
         abstract: "Preview a reminder's next occurrences, in local time with the zone offset."
     )
 
@@ -268,7 +269,7 @@ struct Next: AsyncParsableCommand {
 }
 
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List pending reminders, the next due first.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List pending reminders, the next due first.")
 
     @OptionGroup var global: GlobalOptions
 
@@ -318,6 +319,7 @@ struct List: AsyncParsableCommand {
 
 struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "cancel",
         abstract: "Cancel pending reminders by identifier.",
         discussion: """
             All of them or none: when one id is not pending, nothing is cancelled (exit 3); the same id twice \
@@ -384,6 +386,7 @@ struct Cancel: AsyncParsableCommand {
 
 struct Notify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "notify",
         abstract: "Show an alert now, like notify-send, through Chime's notifier."
     )
 

@@ -12,6 +12,7 @@ import Glibc
 
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "doctor",
         abstract: "Say what Chime sees: session bus, notification server, store, runner.",
         discussion: """
             Every D-Bus call it makes has a 1 s timeout; it never starts a bus or a server. It checks \

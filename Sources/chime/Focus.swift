@@ -12,6 +12,7 @@ import Glibc
 
 struct Focus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "focus",
         abstract: "Focus sessions: grow a tree for 25 minutes of focus; pause, resume or give up.",
         discussion: """
             One session at a time. Focus time is time awake: a suspended machine does not grow the \

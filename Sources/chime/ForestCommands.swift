@@ -177,6 +177,7 @@ struct ForestShow: AsyncParsableCommand {
 
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stats",
         abstract: "Focus stats: trees, focus time, streaks, completion rate, and trees per day for 30 days.",
         discussion: """
             A streak counts consecutive local days (midnight to midnight) with at least one completed \

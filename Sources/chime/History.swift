@@ -6,6 +6,7 @@ import Foundation
 
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "history",
         abstract: "What fired: when it was due, how late it was shown, where, and what was done with it.",
         discussion: """
             One line per alert, oldest first, from the delivery ledger: every reminder's, or those of one id \
@@ -135,6 +136,7 @@ struct History: AsyncParsableCommand {
 
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "Everything about one reminder, its body included, and its next occurrences.",
         discussion: """
             The latest reminder with the id, pending or not. See what it did with 'chime history ID'.
@@ -221,6 +223,7 @@ struct Show: AsyncParsableCommand {
 
 struct Edit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "edit",
         abstract: "Change a pending reminder's time, title or body, keeping its id.",
         discussion: """
             --at moves a one-shot; it reads the times 'chime at' reads (tomorrow 09:00, mon 9am, 2026-12-24 \

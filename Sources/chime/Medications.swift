@@ -7,6 +7,7 @@ import Foundation
 
 struct Med: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "med",
         abstract: "Medications: add one with its schedule; list, show, edit, deactivate or delete them.",
         discussion: """
             Each dose falls due at its schedule's times and the runner shows the alert "Medication \

@@ -8,6 +8,7 @@ import Foundation
 
 struct Quiet: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "quiet",
         abstract: "Quiet hours and do-not-disturb: hold ordinary alerts, then one summary.",
         discussion: """
             While quiet, ordinary alerts are held (they stay due in the store: a restart loses \

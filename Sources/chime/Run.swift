@@ -11,6 +11,7 @@ import Logging
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run the reminder runner: fire each occurrence when due.",
         discussion: """
             One runner per store. It sleeps until the next deadline (no polling), wakes at once when \
