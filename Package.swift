@@ -13,6 +13,18 @@ let strict: [SwiftSetting] = [
 /// GOT is read-only after start-up. Swift's linker gives PIE and RELRO, not BIND_NOW (lintian).
 let hardened: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]
 
+/// Where Debian's libnotify-dev puts the headers libnotify's and GLib's need (what
+/// `pkg-config --cflags libnotify` prints, less libpng's, libmount's and blkid's, which its
+/// headers do not include); glibconfig.h is in the multiarch directory.
+#if arch(arm64)
+let multiarch = "aarch64-linux-gnu"
+#else
+let multiarch = "x86_64-linux-gnu"
+#endif
+let glibHeaders = [
+    "-I/usr/include/glib-2.0", "-I/usr/lib/\(multiarch)/glib-2.0/include", "-I/usr/include/gdk-pixbuf-2.0",
+]
+
 let package = Package(
     name: "Chime",
     platforms: [.macOS(.v15)],
@@ -100,12 +112,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // libnotify (Debian libnotify-dev 0.8.1) and GDBus, for the desktop notifier.
-        .systemLibrary(
-            name: "CLibnotify",
-            path: "Sources/CLibnotify",
-            pkgConfig: "libnotify",
-            providers: [.apt(["libnotify-dev"])]
+        // libnotify (Debian libnotify-dev 0.8.1) and GDBus for the desktop notifier, opened with
+        // dlopen the first time an alert is shown (see its header for why, with the figures),
+        // and the GLib calls Swift cannot make (macros, variadic functions). Only the headers are
+        // used at build time: no pkgConfig, whose `-lnotify -lgio-2.0 …` would put libnotify and
+        // the 14 libraries it pulls in back into every start of chime (SwiftPM places them before
+        // any linker flag, so `--as-needed` cannot drop them).
+        .target(
+            name: "CLibnotifyLoader",
+            cSettings: [.unsafeFlags(glibHeaders)]
         ),
         // GTK 4 (Debian libgtk-4-dev 4.8.3), for the gateway's window.
         .systemLibrary(
@@ -135,7 +150,11 @@ let package = Package(
             plugins: ["ChimeVersionPlugin"]
         ),
         // The desktop notifier: libnotify on a GLib main loop of its own thread.
-        .target(name: "ChimeLibnotify", dependencies: ["ChimeCore", "CLibnotify"], swiftSettings: strict),
+        .target(
+            name: "ChimeLibnotify",
+            dependencies: ["ChimeCore", "CLibnotifyLoader"],
+            swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]
+        ),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
         .target(name: "ChimeTesting", dependencies: ["ChimeCore"], swiftSettings: strict),
         .executableTarget(

@@ -1,4 +1,4 @@
-import CLibnotify
+internal import CLibnotifyLoader
 import ChimeCore
 import Foundation
 
@@ -46,6 +46,9 @@ public struct DesktopDoNotDisturb: Sendable, Hashable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> DesktopDoNotDisturb {
         var sources: [Source] = []
+        // Without libnotify (and so GIO) neither setting can be read, and no alert reaches the
+        // desktop either: the runner's console fallback and `chime doctor` say so.
+        guard Libnotify.open() == nil else { return DesktopDoNotDisturb(sources: sources) }
         let desktop = environment["XDG_CURRENT_DESKTOP"]?.uppercased() ?? ""
         if desktop.contains("GNOME") || !(environment["GSETTINGS_BACKEND"] ?? "").isEmpty, let banners = gnomeShowBanners() {
             sources.append(Source(name: "gnome", active: !banners, detail: "show-banners is \(banners)"))
@@ -53,14 +56,14 @@ public struct DesktopDoNotDisturb: Sendable, Hashable {
         if SessionBus.address(environment: environment) != nil {
             let timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
             var error: UnsafeMutablePointer<GError>?
-            if let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) {
+            if let connection = libnotify.g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) {
                 if let inhibited = boolProperty(connection, interface: "org.freedesktop.Notifications", name: "Inhibited", timeoutMs) {
                     sources.append(Source(name: "plasma", active: inhibited, detail: "Inhibited is \(inhibited)"))
                 }
                 if let paused = boolProperty(connection, interface: "org.dunstproject.cmd0", name: "paused", timeoutMs) {
                     sources.append(Source(name: "dunst", active: paused, detail: "paused is \(paused)"))
                 }
-                g_object_unref(UnsafeMutableRawPointer(connection))
+                libnotify.g_object_unref(UnsafeMutableRawPointer(connection))
             } else {
                 _ = SessionBus.message(error)
             }
@@ -71,26 +74,28 @@ public struct DesktopDoNotDisturb: Sendable, Hashable {
     /// `org.gnome.desktop.notifications show-banners`, or nil when the schema is not installed.
     static func gnomeShowBanners() -> Bool? {
         // Looked up first: g_settings_new aborts the process for a schema that is not installed.
-        guard let source = g_settings_schema_source_get_default(),
-            let schema = g_settings_schema_source_lookup(source, "org.gnome.desktop.notifications", 1)
+        guard let source = libnotify.g_settings_schema_source_get_default(),
+            let schema = libnotify.g_settings_schema_source_lookup(source, "org.gnome.desktop.notifications", 1)
         else { return nil }
-        defer { g_settings_schema_unref(schema) }
-        guard g_settings_schema_has_key(schema, "show-banners") != 0, let settings = g_settings_new_full(schema, nil, nil) else {
+        defer { libnotify.g_settings_schema_unref(schema) }
+        guard libnotify.g_settings_schema_has_key(schema, "show-banners") != 0,
+            let settings = libnotify.g_settings_new_full(schema, nil, nil)
+        else {
             return nil
         }
-        defer { g_object_unref(UnsafeMutableRawPointer(settings)) }
-        return g_settings_get_boolean(settings, "show-banners") != 0
+        defer { libnotify.g_object_unref(UnsafeMutableRawPointer(settings)) }
+        return libnotify.g_settings_get_boolean(settings, "show-banners") != 0
     }
 
     /// A boolean property of the notification server's object, or nil when it has none (or
     /// did not answer in time).
     static func boolProperty(_ connection: OpaquePointer, interface: String, name: String, _ timeoutMs: Int32) -> Bool? {
         // Non-variadic GVariant builders: Swift cannot call g_variant_new("(ss)", …).
-        var items: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
-        let parameters = items.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
+        var items: [OpaquePointer?] = [libnotify.g_variant_new_string(interface), libnotify.g_variant_new_string(name)]
+        let parameters = items.withUnsafeMutableBufferPointer { libnotify.g_variant_new_tuple($0.baseAddress, 2) }
         var error: UnsafeMutablePointer<GError>?
         guard
-            let reply = g_dbus_connection_call_sync(
+            let reply = libnotify.g_dbus_connection_call_sync(
                 connection,
                 "org.freedesktop.Notifications",
                 "/org/freedesktop/Notifications",
@@ -107,14 +112,16 @@ public struct DesktopDoNotDisturb: Sendable, Hashable {
             _ = SessionBus.message(error)
             return nil
         }
-        defer { g_variant_unref(reply) }
-        guard String(cString: g_variant_get_type_string(reply)) == "(v)", let boxed = g_variant_get_child_value(reply, 0) else {
+        defer { libnotify.g_variant_unref(reply) }
+        guard String(cString: libnotify.g_variant_get_type_string(reply)!) == "(v)",
+            let boxed = libnotify.g_variant_get_child_value(reply, 0)
+        else {
             return nil
         }
-        defer { g_variant_unref(boxed) }
-        guard let value = g_variant_get_variant(boxed) else { return nil }
-        defer { g_variant_unref(value) }
-        guard String(cString: g_variant_get_type_string(value)) == "b" else { return nil }
-        return g_variant_get_boolean(value) != 0
+        defer { libnotify.g_variant_unref(boxed) }
+        guard let value = libnotify.g_variant_get_variant(boxed) else { return nil }
+        defer { libnotify.g_variant_unref(value) }
+        guard String(cString: libnotify.g_variant_get_type_string(value)!) == "b" else { return nil }
+        return libnotify.g_variant_get_boolean(value) != 0
     }
 }

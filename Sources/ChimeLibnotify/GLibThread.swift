@@ -1,4 +1,4 @@
-import CLibnotify
+internal import CLibnotifyLoader
 import Foundation
 
 /// A thread running a GLib main loop on a context of its own, where every libnotify call is
@@ -12,15 +12,15 @@ final class GLibThread: @unchecked Sendable {
     let context: OpaquePointer
 
     init(name: String) {
-        context = g_main_context_new()
+        context = libnotify.g_main_context_new()!  // GLib aborts rather than return NULL
         let address = UInt(bitPattern: context)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread {
             let context = OpaquePointer(bitPattern: address)
-            g_main_context_push_thread_default(context)
-            let loop = g_main_loop_new(context, 0)
+            libnotify.g_main_context_push_thread_default(context)
+            let loop = libnotify.g_main_loop_new(context, 0)
             started.signal()
-            g_main_loop_run(loop)
+            libnotify.g_main_loop_run(loop)
         }
         thread.name = name
         thread.start()

@@ -1,4 +1,4 @@
-import CLibnotify
+internal import CLibnotifyLoader
 import ChimeCore
 import Foundation
 import Synchronization
@@ -85,11 +85,14 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                 DesktopStatus(problem: "No session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist.")
             )
         }
+        if let problem = Libnotify.open() {
+            return .failure(DesktopStatus(busAddress: address, problem: problem + "."))
+        }
         let timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let loop = GLibThread(name: "chime-glib")
         let outcome: ConnectOutcome = await loop.run {
             var error: UnsafeMutablePointer<GError>?
-            guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+            guard let connection = libnotify.g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
                 return .failed(
                     DesktopStatus(
                         busAddress: address,
@@ -99,11 +102,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             }
             var status = serverStatus(connection, address: address, timeoutMs: timeoutMs)
             if !status.isAvailable && !follow {
-                g_object_unref(UnsafeMutableRawPointer(connection))
+                libnotify.g_object_unref(UnsafeMutableRawPointer(connection))
                 return .failed(status)
             }
             // The first libnotify call, on this thread: its signals come to this thread's loop.
-            guard notify_init(appName) != 0 else {
+            guard libnotify.notify_init(appName) != 0 else {
                 status.problem = "libnotify could not be initialised"
                 return .failed(status)
             }
@@ -129,7 +132,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             status.problem = "No notification server answered on the session bus."
             return status
         }
-        g_free(owner)
+        libnotify.g_free(owner)
         let info = SessionBus.strings(chime_server_information(connection, timeoutMs, &error))
         if info.count == 4 {
             (status.serverName, status.serverVendor, status.serverVersion, status.specVersion) = (info[0], info[1], info[2], info[3])
@@ -144,7 +147,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// watch holds the notifier for the life of the process (the runner's).
     private func watch() {
         let me = Unmanaged.passRetained(self).toOpaque()
-        _ = g_bus_watch_name_on_connection(
+        _ = libnotify.g_bus_watch_name_on_connection(
             connection,
             "org.freedesktop.Notifications",
             G_BUS_NAME_WATCHER_FLAGS_NONE,
@@ -174,7 +177,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         } else {
             current.withLock { $0 = DesktopStatus(busAddress: address, problem: "No notification server answered on the session bus.") }
             // What the old server showed is gone with it: a note posted again is a new alert.
-            for notification in names.keys { g_object_unref(notification) }
+            for notification in names.keys { libnotify.g_object_unref(notification) }
             shown = [:]
             names = [:]
         }
@@ -197,7 +200,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let result: Result<Void, ChimeError> = await loop.run { [self] in
             var error: UnsafeMutablePointer<GError>?
             if let notification = shown[alert.id] {
-                if notify_notification_close(notification, &error) == 0 {
+                if libnotify.notify_notification_close(notification, &error) == 0 {
                     return .failure(ChimeError(.delivery, "The alert '\(alert.id)' could not be closed: \(SessionBus.message(error))"))
                 }
             } else if let serverID = alert.serverID, chime_close_notification(connection, serverID, timeoutMs, &error) == 0 {
@@ -242,7 +245,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                 ChimeError(.delivery, "No notification server answered on the session bus. Start one, or run with --notifier console.")
             )
         }
-        g_free(owner)
+        libnotify.g_free(owner)
         let status = status
         // The summary is plain text in the Desktop Notifications specification (markup is for
         // the body only): servers show it as it is or escape it themselves (dunst, mako, LXQt),
@@ -259,11 +262,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         if let existing = shown[note.id] {
             // Replaced in place: the hints are the new note's only (a live note's `transient`
             // must not stay on the alert that replaces it).
-            notify_notification_clear_hints(existing)
-            notify_notification_update(existing, title, body, note.icon)
+            libnotify.notify_notification_clear_hints(existing)
+            _ = libnotify.notify_notification_update(existing, title, body, note.icon)
             notification = existing
         } else {
-            notification = notify_notification_new(title, body, note.icon)
+            notification = libnotify.notify_notification_new(title, body, note.icon)!  // a GObject: never NULL
             let me = Unmanaged.passUnretained(self).toOpaque()
             chime_connect_closed(
                 notification,
@@ -280,30 +283,30 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             case .normal: NOTIFY_URGENCY_NORMAL
             case .critical: NOTIFY_URGENCY_CRITICAL
             }
-        notify_notification_set_urgency(notification, urgency)
+        libnotify.notify_notification_set_urgency(notification, urgency)
         if let timeout = note.timeout {
             let ms = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-            notify_notification_set_timeout(notification, Int32(clamping: max(ms, 1)))
+            libnotify.notify_notification_set_timeout(notification, Int32(clamping: max(ms, 1)))
         } else {
             // Sticky and critical alerts stay until answered (persistent); the rest as the server decides.
             let persistent = note.sticky || note.urgency == .critical
-            notify_notification_set_timeout(notification, persistent ? NOTIFY_EXPIRES_NEVER : NOTIFY_EXPIRES_DEFAULT)
+            libnotify.notify_notification_set_timeout(notification, persistent ? NOTIFY_EXPIRES_NEVER : NOTIFY_EXPIRES_DEFAULT)
         }
-        notify_notification_set_category(notification, note.category ?? (note.isSummary ? "x-chime.summary" : "x-chime.reminder"))
-        notify_notification_set_hint_string(notification, "desktop-entry", "chime")
-        if note.sticky { notify_notification_set_hint(notification, "resident", g_variant_new_boolean(1)) }
-        if note.transient { notify_notification_set_hint(notification, "transient", g_variant_new_boolean(1)) }
+        libnotify.notify_notification_set_category(notification, note.category ?? (note.isSummary ? "x-chime.summary" : "x-chime.reminder"))
+        libnotify.notify_notification_set_hint_string(notification, "desktop-entry", "chime")
+        if note.sticky { libnotify.notify_notification_set_hint(notification, "resident", libnotify.g_variant_new_boolean(1)) }
+        if note.transient { libnotify.notify_notification_set_hint(notification, "transient", libnotify.g_variant_new_boolean(1)) }
         // A sound: the spec's sound-name hint on a server that plays sounds, else a console bell (below).
         let playsSound = status.capabilities.contains("sound")
-        if let sound = note.sound, playsSound { notify_notification_set_hint_string(notification, "sound-name", sound) }
+        if let sound = note.sound, playsSound { libnotify.notify_notification_set_hint_string(notification, "sound-name", sound) }
         for (key, value) in note.hints.sorted(by: { $0.key < $1.key }) {
-            notify_notification_set_hint_string(notification, key, value)
+            libnotify.notify_notification_set_hint_string(notification, key, value)
         }
-        notify_notification_clear_actions(notification)
+        libnotify.notify_notification_clear_actions(notification)
         if status.capabilities.contains("actions") {
             let me = Unmanaged.passUnretained(self).toOpaque()
             for action in note.actions {
-                notify_notification_add_action(
+                libnotify.notify_notification_add_action(
                     notification,
                     action.key,
                     action.label,
@@ -316,9 +319,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                 )
             }
         }
-        guard notify_notification_show(notification, &error) != 0 else {
+        guard libnotify.notify_notification_show(notification, &error) != 0 else {
             let message = SessionBus.message(error)
-            if shown[note.id] == nil { g_object_unref(notification) }
+            if shown[note.id] == nil { libnotify.g_object_unref(notification) }
             return .failure(ChimeError(.delivery, "The notification server did not show the alert: \(message)"))
         }
         shown[note.id] = notification
@@ -331,7 +334,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         guard let id = names.removeValue(forKey: notification) else { return }
         shown[id] = nil
         let reason: NoteResponse.CloseReason =
-            switch notify_notification_get_closed_reason(notification) {
+            switch libnotify.notify_notification_get_closed_reason(notification) {
             case 1: .expired
             case 2: .dismissed
             case 3: .closedByCall
@@ -340,7 +343,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         responder.yield(NoteResponse(noteID: id, kind: .closed(reason)))
         // Not inside its own signal emission: release it on the next turn of the loop.
         let pointer = UInt(bitPattern: notification)
-        loop.enqueue { g_object_unref(UnsafeMutableRawPointer(bitPattern: pointer)) }
+        loop.enqueue { libnotify.g_object_unref(UnsafeMutableRawPointer(bitPattern: pointer)) }
     }
 
     private func invoked(_ notification: UnsafeMutablePointer<NotifyNotification>, _ action: String) {

@@ -1,6 +1,18 @@
-import CLibnotify
+internal import CLibnotifyLoader
 import ChimeCore
 import Foundation
+
+/// libnotify's functions, and GLib's, GObject's and GIO's, opened on first use rather than at
+/// every start of chime (see CLibnotifyLoader's header for why, with the figures). Only valid
+/// once ``Libnotify/open()`` returned nil: every entry point of this module asks first.
+var libnotify: chime_libnotify_api { chime_libnotify().pointee }
+
+enum Libnotify {
+    /// Opens libnotify once; nil, or why it cannot be used (the dynamic loader's words).
+    static func open() -> String? {
+        chime_libnotify_open().map { "libnotify could not be loaded: " + String(cString: $0) }
+    }
+}
 
 /// What the desktop offers: the session bus, the notification server on it, its capabilities.
 public struct DesktopStatus: Error, Sendable, Hashable {
@@ -37,14 +49,14 @@ enum SessionBus {
     /// A GError's message, freeing it.
     static func message(_ error: UnsafeMutablePointer<GError>?) -> String {
         guard let error else { return "unknown error" }
-        defer { g_error_free(error) }
+        defer { libnotify.g_error_free(error) }
         return String(cString: error.pointee.message)
     }
 
     /// Strings from a NULL-terminated `gchar **`, freeing it.
     static func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
         guard let vector else { return [] }
-        defer { g_strfreev(vector) }
+        defer { libnotify.g_strfreev(vector) }
         var result: [String] = []
         var index = 0
         while let item = vector[index] {
