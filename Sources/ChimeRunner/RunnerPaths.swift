@@ -226,7 +226,15 @@ public final class RunnerLock: Sendable {
     private static func read(_ fd: Int32) -> (pid: Int32?, socket: String?) {
         let lines = text(fd).split(separator: "\n", omittingEmptySubsequences: false)
         guard !lines.isEmpty else { return (nil, nil) }
-        let pid = lines.first.flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
+        // Blanks trimmed by hand (the runner writes this file, with ASCII blanks at most):
+        // `trimmingCharacters(in: .whitespaces)` built Foundation's Unicode character set, 1.05 M
+        // of the 20.5 M instructions of a whole `chime in 5m x` (callgrind).
+        let pid = lines.first.flatMap { line -> Int32? in
+            var digits = line[...]
+            while let first = digits.first, first == " " || first == "\t" { digits = digits.dropFirst() }
+            while let last = digits.last, last == " " || last == "\t" || last == "\r" { digits = digits.dropLast() }
+            return Int32(digits)
+        }
         let socket = lines.dropFirst().first.map(String.init).flatMap { $0.hasPrefix("/") ? $0 : nil }
         return (pid, socket)
     }

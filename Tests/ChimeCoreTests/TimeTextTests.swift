@@ -22,6 +22,18 @@ struct TimeTextTests {
         #expect(TimeText.clock(instant, in: TimeZone(identifier: "Asia/Kolkata")!) == "19:00")
     }
 
+    @Test(arguments: [
+        (1_795_354_200.0, "UTC", false, "Sun 2026-11-22 13:30 +00:00"),
+        (1_795_354_200.0, "Asia/Kolkata", true, "Sun 2026-11-22 19:00:00 +05:30"),
+        (1_795_323_605.0, "America/St_Johns", true, "Sun 2026-11-22 01:30:05 -03:30"),
+        (-62_135_596_800.0, "UTC", false, "Mon 0001-01-01 00:00 +00:00"),
+        (253_402_300_799.0, "UTC", true, "Fri 9999-12-31 23:59:59 +00:00"),
+    ])
+    func localIsWeekdayDateTimeAndOffsetPaddedWithZeros(seconds: Double, zone: String, withSeconds: Bool, text: String) {
+        let shown = TimeText.local(Date(timeIntervalSince1970: seconds), in: TimeZone(identifier: zone)!, seconds: withSeconds)
+        #expect(shown == text)
+    }
+
     @Test func dstNotesNameTheShiftAndTheRepeat() {
         #expect(LocalResolution.exact.note == nil)
         #expect(

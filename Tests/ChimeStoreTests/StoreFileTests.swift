@@ -28,6 +28,28 @@ struct StoreFileTests {
         withExtendedLifetime(store) {}
     }
 
+    /// The store is first looked at through an SQLite URI (read-only), whose path is
+    /// percent-encoded by hand: a name with the URI's own characters, a space and non-ASCII
+    /// letters must reach the same file.
+    @Test func storeAtPathWithURICharactersOpensTheSameFileTwice() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let folder = directory.file("a b?c#d%41e&f=g;ü😀")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let path = folder + "/chime.sqlite"
+
+        do {
+            let store = try ReminderStore(path: path, schemas: [])
+            try store.schedule(Fixture.once("tea", at: 60), now: Fixture.t0, systemZone: Fixture.utc)
+        }
+
+        // Opened again (inspected through the URI first): the reminder is there, and no
+        // file was made at a decoded or half-decoded name.
+        let again = try ReminderStore(path: path, schemas: [])
+        #expect(try again.pending().map(\.id) == ["tea"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["a b?c#d%41e&f=g;ü😀"])
+    }
+
     @Test func storeIsInWALJournalMode() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
