@@ -45,12 +45,13 @@ struct Import: AsyncParsableCommand {
             replace: !noReplace,
             now: now,
             systemZone: .current,
-            name: { "\(source): reminder \($0 + 1)" }
-        ) { deliver in
-            guard let first else { return }
-            try deliver(first)
-            while let chunk = try reader.next() { try deliver(chunk) }
-        }
+            name: { "\(source): reminder \($0 + 1)" },
+            produce: { deliver in
+                guard let first else { return }
+                try deliver(first)
+                while let chunk = try reader.next() { try deliver(chunk) }
+            }
+        )
         let running = pokeRunner(store, json: global.json)
         let report = Imported(imported: scheduled.ids.count, replaced: scheduled.replaced, ids: scheduled.ids, runner: running)
         emit(report, json: global.json)
