@@ -5,7 +5,12 @@
 /// Hand-written because Foundation's `JSONDecoder` has no streaming API: it decodes one whole
 /// document held in memory (100,000 reminders cost 120 MB of RSS that way). This checks only
 /// what splitting needs (the array's brackets, commas, and where strings start and end, escaped
-/// quotes included); each element is then decoded, and so checked, by `JSONDecoder`.
+/// quotes included); each element is then decoded, and so checked, on its own.
+///
+/// An element that lies in one piece is handed over where it lies, without a copy; only one
+/// that straddles two pieces is gathered. (The first version copied every element byte by byte
+/// into an array and each chunk again into a `Data`: 10% of `chime import`'s time on 100,000
+/// reminders, `perf record`.)
 public struct JSONArraySplitter {
     /// Where a byte is in the text: 1-based line and column (columns count characters, not
     /// bytes), and the 0-based byte offset.
@@ -51,31 +56,154 @@ public struct JSONArraySplitter {
     }
 
     private var state = State.start
-    private var position = Position()
-    private var current: [UInt8] = []
+    /// The start of an element that began in an earlier piece.
+    private var carry: [UInt8] = []
     private var currentStart = Position()
     private var depth = 0
     private var inString = false
     private var escaped = false
     private var count = 0
+    // Where the next byte is: its offset, its line, where that line starts, and how many UTF-8
+    // continuation bytes came before it and before the line (a column counts characters).
+    private var offset = 0
+    private var line = 1
+    private var lineStart = 0
+    private var continuations = 0
+    private var continuationsBeforeLine = 0
 
     public init() {}
 
     /// True once the closing bracket has been read.
     public var isComplete: Bool { state == .done }
 
+    /// Where the next byte is.
+    private var position: Position {
+        Position(line: line, column: offset - lineStart - (continuations - continuationsBeforeLine) + 1, offset: offset)
+    }
+
     /// Reads `bytes`, handing each element that ends in them to `element`.
     public mutating func feed(_ bytes: some Sequence<UInt8>, element: (Element) throws -> Void) throws {
-        for byte in bytes {
-            try step(byte, element: element)
-            position.offset += 1
-            if byte == 0x0A {
-                position.line += 1
-                position.column = 1
-            } else if byte & 0xC0 != 0x80 {
-                position.column += 1
+        let array = Array(bytes)
+        try array.withUnsafeBufferPointer { buffer in
+            try feed(buffer) { bytes, index, start in try element(Element(bytes: Array(bytes), index: index, start: start)) }
+        }
+    }
+
+    /// Reads `buffer`, handing each element that ends in it to `element`: its bytes (valid only
+    /// during the call), its 0-based index and where it starts.
+    public mutating func feed(
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        element: (_ bytes: UnsafeBufferPointer<UInt8>, _ index: Int, _ start: Position) throws -> Void
+    ) throws {
+        // Where the current element starts in `buffer` (0 when it began in an earlier piece).
+        var start = 0
+        var index = 0
+        let end = buffer.count
+        func emit(_ through: Int) throws {
+            let bytes = UnsafeBufferPointer(rebasing: buffer[start..<through])
+            let number = count
+            count += 1
+            if carry.isEmpty {
+                try element(bytes, number, currentStart)
+            } else {
+                carry.append(contentsOf: bytes)
+                try carry.withUnsafeBufferPointer { try element($0, number, currentStart) }
+                carry.removeAll(keepingCapacity: true)
             }
         }
+        while index < end {
+            let byte = buffer[index]
+            switch state {
+            case .element:
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = false
+                        if depth == 0 {
+                            state = .after
+                            try emit(index + 1)
+                        }
+                    }
+                    break
+                }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    if depth == 0 {
+                        // The end of a bare scalar element (`[5]`), or a stray closing brace.
+                        guard byte == UInt8(ascii: "]"), index > start || !carry.isEmpty else {
+                            throw SyntaxError(position: position, found: byte)
+                        }
+                        state = .done
+                        try emit(index)
+                    } else {
+                        depth -= 1
+                        if depth == 0 {
+                            state = .after
+                            try emit(index + 1)
+                        }
+                    }
+                case UInt8(ascii: ","):
+                    if depth == 0 {
+                        state = .comma
+                        try emit(index)
+                    }
+                case 0x20, 0x0A, 0x0D, 0x09:
+                    if depth == 0 {
+                        state = .after
+                        try emit(index)
+                    }
+                default:
+                    break
+                }
+            case .start:
+                guard !Self.isSpace(byte) else { break }
+                guard byte == UInt8(ascii: "[") else { throw SyntaxError(position: position, found: byte) }
+                state = .opened
+            case .opened, .comma:
+                guard !Self.isSpace(byte) else { break }
+                if byte == UInt8(ascii: "]") && state == .opened {
+                    state = .done
+                    break
+                }
+                guard byte != UInt8(ascii: ","), byte != UInt8(ascii: "]"), byte != UInt8(ascii: "}") else {
+                    throw SyntaxError(position: position, found: byte)
+                }
+                state = .element
+                currentStart = position
+                start = index
+                depth = 0
+                // The element's first byte, read again as part of it.
+                continue
+            case .after:
+                guard !Self.isSpace(byte) else { break }
+                if byte == UInt8(ascii: ",") {
+                    state = .comma
+                } else if byte == UInt8(ascii: "]") {
+                    state = .done
+                } else {
+                    throw SyntaxError(position: position, found: byte)
+                }
+            case .done:
+                guard Self.isSpace(byte) else { throw SyntaxError(position: position, found: byte) }
+            }
+            offset += 1
+            if byte == 0x0A {
+                line += 1
+                lineStart = offset
+                continuationsBeforeLine = continuations
+            } else if byte & 0xC0 == 0x80 {
+                continuations += 1
+            }
+            index += 1
+        }
+        if state == .element { carry.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<end])) }
     }
 
     /// Says that the text has ended: throws unless the array was closed.
@@ -84,90 +212,4 @@ public struct JSONArraySplitter {
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
-
-    private mutating func step(_ byte: UInt8, element: (Element) throws -> Void) throws {
-        switch state {
-        case .start:
-            guard !Self.isSpace(byte) else { return }
-            guard byte == UInt8(ascii: "[") else { throw SyntaxError(position: position, found: byte) }
-            state = .opened
-        case .opened, .comma:
-            guard !Self.isSpace(byte) else { return }
-            if byte == UInt8(ascii: "]") && state == .opened {
-                state = .done
-                return
-            }
-            guard byte != UInt8(ascii: ","), byte != UInt8(ascii: "]") else { throw SyntaxError(position: position, found: byte) }
-            state = .element
-            currentStart = position
-            current.removeAll(keepingCapacity: true)
-            depth = 0
-            try inElement(byte, element: element)
-        case .element:
-            try inElement(byte, element: element)
-        case .after:
-            guard !Self.isSpace(byte) else { return }
-            if byte == UInt8(ascii: ",") {
-                state = .comma
-            } else if byte == UInt8(ascii: "]") {
-                state = .done
-            } else {
-                throw SyntaxError(position: position, found: byte)
-            }
-        case .done:
-            guard Self.isSpace(byte) else { throw SyntaxError(position: position, found: byte) }
-        }
-    }
-
-    private mutating func inElement(_ byte: UInt8, element: (Element) throws -> Void) throws {
-        if inString {
-            current.append(byte)
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                inString = false
-                if depth == 0 { try end(element) }
-            }
-            return
-        }
-        switch byte {
-        case UInt8(ascii: "\""):
-            inString = true
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            depth += 1
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-            if depth == 0 {
-                // The end of a bare scalar element (`[5]`), or a stray closing brace.
-                guard byte == UInt8(ascii: "]"), !current.isEmpty else { throw SyntaxError(position: position, found: byte) }
-                try end(element)
-                state = .done
-                return
-            }
-            depth -= 1
-            current.append(byte)
-            if depth == 0 { try end(element) }
-            return
-        case UInt8(ascii: ","):
-            if depth == 0 {
-                try end(element)
-                state = .comma
-                return
-            }
-        default:
-            if depth == 0 && Self.isSpace(byte) {
-                try end(element)
-                return
-            }
-        }
-        current.append(byte)
-    }
-
-    private mutating func end(_ element: (Element) throws -> Void) throws {
-        state = .after
-        let index = count
-        count += 1
-        try element(Element(bytes: current, index: index, start: currentStart))
-    }
 }

@@ -34,6 +34,8 @@ public enum ReminderImport {
         var icon: String?
         var sound: String?
 
+        init() {}
+
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: AnyKey.self)
             try refuseUnknownKeys(container, known: itemKeys, in: decoder.codingPath)

@@ -84,7 +84,8 @@ extension ReminderStore {
         rng: inout SystemRandomNumberGenerator,
         in db: Database,
         firstIndex: Int = 0,
-        name: ((Int) -> String)? = nil
+        name: ((Int) -> String)? = nil,
+        inserts: BatchInsert.Pair? = nil
     ) throws -> [ScheduleResult] {
         let rows = validated.map { new, nextDue in
             BatchInsert.Row(
@@ -122,8 +123,8 @@ extension ReminderStore {
             guard c.byMonthDay != nil || c.untilDay != nil || c.ruleCount != nil else { return }
             try extras.execute(arguments: [c.byMonth, c.byMonthDay, c.untilDay, c.ruleCount, c.countStartMicros, row.id])
         }
-        let single = try BatchInsert(db, rowsPerStatement: 1)
-        let chunk = rows.count >= Self.insertChunk ? try BatchInsert(db, rowsPerStatement: Self.insertChunk) : nil
+        let single = try inserts?.single ?? BatchInsert(db, rowsPerStatement: 1)
+        let chunk = rows.count >= Self.insertChunk ? try inserts?.chunk ?? BatchInsert(db, rowsPerStatement: Self.insertChunk) : nil
         var index = 0
         while index < rows.count {
             // Fast path: a whole chunk in one statement. A taken id anywhere in it fails the

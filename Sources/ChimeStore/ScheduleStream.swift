@@ -28,6 +28,7 @@ extension ReminderStore {
         try write { db in
             var rng = SystemRandomNumberGenerator()
             var scheduled = ScheduledIds()
+            let inserts = try BatchInsert.Pair(db)
             try produce { chunk in
                 let first = scheduled.ids.count
                 let validated = try Self.validate(chunk, now: now, systemZone: systemZone, firstIndex: first, name: name)
@@ -38,7 +39,8 @@ extension ReminderStore {
                     rng: &rng,
                     in: db,
                     firstIndex: first,
-                    name: name
+                    name: name,
+                    inserts: inserts
                 )
                 for result in results {
                     scheduled.ids.append(result.reminder.id)

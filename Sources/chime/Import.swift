@@ -41,17 +41,24 @@ struct Import: AsyncParsableCommand {
         let reader = ReminderImport.Reader(try open(), source: source, now: now)
         let first = try reader.next()
         let store = try global.openStore(.create)
-        let scheduled = try store.scheduleStream(
-            replace: !noReplace,
-            now: now,
-            systemZone: .current,
-            name: { "\(source): reminder \($0 + 1)" },
-            produce: { deliver in
-                guard let first else { return }
-                try deliver(first)
-                while let chunk = try reader.next() { try deliver(chunk) }
-            }
-        )
+        let scheduled: ScheduledIds
+        do {
+            scheduled = try store.scheduleStream(
+                replace: !noReplace,
+                now: now,
+                systemZone: .current,
+                name: { "\(source): reminder \($0 + 1)" },
+                produce: { deliver in
+                    guard let first else { return }
+                    try deliver(first)
+                    while let chunk = try reader.next() { try deliver(chunk) }
+                }
+            )
+        } catch {
+            // Rolled back; a store this command made for it goes too: no trace of a bad file.
+            store.discardIfUnused()
+            throw error
+        }
         let running = pokeRunner(store, json: global.json)
         let report = Imported(imported: scheduled.ids.count, replaced: scheduled.replaced, ids: scheduled.ids, runner: running)
         emit(report, json: global.json)

@@ -86,4 +86,32 @@ struct ImportStreamTests {
         #expect(result.stderr.contains("the text ends before the JSON does"), "\(result.stderr)")
         #expect(try pendingIds(sandbox).isEmpty)
     }
+
+    @Test("A bad reminder after the first 1,000 leaves no store where there was none: no file, log or directory")
+    func badFileLeavesNoNewStore() throws {
+        // Named by $CHIME_STORE: the file, its -wal and -shm.
+        let sandbox = try Sandbox()
+        let path = try file(3_000, in: sandbox) { $0 == 2_345 ? #"{"id": "r2345", "title": "Late", "in": "5x"}"# : $1 }
+        let result = try sandbox.chime("import", path)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("reminder 2346 ('r2345'): invalid duration '5x'"), "\(result.stderr)")
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            #expect(!FileManager.default.fileExists(atPath: sandbox.store + suffix), "\(suffix)")
+        }
+
+        // The default store: the directory made for it goes too.
+        let defaults = try Sandbox(extra: ["CHIME_STORE": ""])
+        let data = try #require(defaults.environment["XDG_DATA_HOME"])
+        let badFile = try file(3_000, in: defaults) { $0 == 2_345 ? #"{"id": "r2345", "title": "Late", "in": "5x"}"# : $1 }
+        let again = try defaults.chime("import", badFile)
+        #expect(again.status == 64, "\(again.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: data + "/chime"))
+
+        // A store that was there is kept, as it was.
+        #expect(try defaults.chime("in", "10m", "Keep me", "--id", "keep").status == 0)
+        let before = try defaults.chime("list", "--json").stdout
+        #expect(try defaults.chime("import", badFile).status == 64)
+        #expect(FileManager.default.fileExists(atPath: data + "/chime/chime.sqlite"))
+        #expect(try defaults.chime("list", "--json").stdout == before)
+    }
 }
