@@ -114,7 +114,7 @@ public enum ReminderImport {
                 "\(source) is not valid JSON\(JSONSyntax.errorPosition(in: data).map { " \($0)" } ?? ""): expected an array of reminders"
             )
         }
-        var seen: [String: Int] = [:]
+        var seen: [String: Int]? = [:]
         var batch: [NewReminder] = []
         batch.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
@@ -123,17 +123,17 @@ public enum ReminderImport {
         return batch
     }
 
-    /// The reminder of `item`, the `index`th of the file, or an error naming it; `seen` holds
-    /// the index of each id read so far, to refuse an id given twice.
-    static func check(_ item: Item, index: Int, seen: inout [String: Int], source: String, now: Date) throws(ChimeError) -> NewReminder {
+    /// The reminder of `item`, the `index`th of the file, or an error naming it; `seen`, when
+    /// not nil, holds the index of each id read so far, to refuse an id given twice.
+    static func check(_ item: Item, index: Int, seen: inout [String: Int]?, source: String, now: Date) throws(ChimeError) -> NewReminder {
         let name = "reminder \(index + 1)" + (item.id.map { " ('\($0)')" } ?? "")
         do throws(ChimeError) {
             let new = try reminder(item, now: now)
             if let id = new.id {
-                if let first = seen[id] {
+                if let first = seen?[id] {
                     throw ChimeError(.usage, "the id '\(id)' is also reminder \(first + 1)'s: give each reminder its own id")
                 }
-                seen[id] = index
+                seen?[id] = index
             }
             return new
         } catch {

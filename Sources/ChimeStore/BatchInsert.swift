@@ -20,7 +20,7 @@ final class BatchInsert {
     }
 
     /// The two statements a batch uses, prepared once for a stream of batches
-    /// (``ReminderStore/scheduleStream(replace:now:systemZone:name:produce:)``) rather than
+    /// (``ReminderStore/scheduleStream(replace:now:systemZone:keepIds:name:produce:)``) rather than
     /// once for each of its chunks.
     struct Pair {
         var single: BatchInsert

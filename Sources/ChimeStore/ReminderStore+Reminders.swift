@@ -85,7 +85,8 @@ extension ReminderStore {
         in db: Database,
         firstIndex: Int = 0,
         name: ((Int) -> String)? = nil,
-        inserts: BatchInsert.Pair? = nil
+        inserts: BatchInsert.Pair? = nil,
+        streamAfterKey: Int64? = nil
     ) throws -> [ScheduleResult] {
         let rows = validated.map { new, nextDue in
             BatchInsert.Row(
@@ -149,6 +150,16 @@ extension ReminderStore {
                     try single.insert([row][...], createdMicros: nowMicros)
                     break
                 } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    if let streamAfterKey, row.new.id != nil, !replaced,
+                        let key = try Int64.fetchOne(
+                            db.cachedStatement(sql: "SELECT key FROM reminder WHERE id = ? AND state = 'pending'"),
+                            arguments: [row.id]
+                        ), key > streamAfterKey
+                    {
+                        // Made by this stream: the n-th row it inserted is its n-th reminder.
+                        let message = "the id '\(row.id)' is also reminder \(key - streamAfterKey)'s: give each reminder its own id"
+                        throw ChimeError(.usage, name.map { "\($0(firstIndex + index)): \(message)" } ?? message)
+                    }
                     if row.new.id == nil {
                         // Taken by a pending reminder: draw again, longer once the short ones get crowded.
                         generatedTries += 1

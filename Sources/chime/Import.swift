@@ -47,6 +47,8 @@ struct Import: AsyncParsableCommand {
                 replace: !noReplace,
                 now: now,
                 systemZone: .current,
+                // The ids are printed only with --json.
+                keepIds: global.json,
                 name: { "\(source): reminder \($0 + 1)" },
                 produce: { deliver in
                     guard let first else { return }
@@ -60,7 +62,7 @@ struct Import: AsyncParsableCommand {
             throw error
         }
         let running = pokeRunner(store, json: global.json)
-        let report = Imported(imported: scheduled.ids.count, replaced: scheduled.replaced, ids: scheduled.ids, runner: running)
+        let report = Imported(imported: scheduled.count, replaced: scheduled.replaced, ids: scheduled.ids, runner: running)
         emit(report, json: global.json)
     }
 
