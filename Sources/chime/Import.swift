@@ -49,6 +49,8 @@ struct Import: AsyncParsableCommand {
                 systemZone: .current,
                 // The ids are printed only with --json.
                 keepIds: global.json,
+                // The reader hands over reminders that it checked (`validated()`).
+                prevalidated: true,
                 name: { "\(source): reminder \($0 + 1)" },
                 produce: { deliver in
                     guard let first else { return }
