@@ -161,7 +161,10 @@ struct GateWindowTests {
             percent.append(try #require(Self.value("percent", in: line)))
             #expect(try #require(Self.value("draws", in: line)) >= 40)
             let cpuStatus = await gate.exitStatus()
-            #expect(cpuStatus == 0, "exit status \(cpuStatus.map(String.init) ?? "none (still running after 10 s)"): \(gate.lines) \(gate.stderr)")
+            #expect(
+                cpuStatus == 0,
+                "exit status \(cpuStatus.map(String.init) ?? "none (still running after 10 s)"): \(gate.lines) \(gate.stderr)"
+            )
         }
         print(
             """
