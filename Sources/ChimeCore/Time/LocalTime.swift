@@ -73,7 +73,7 @@ extension Character {
 }
 
 extension StringProtocol {
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         // Most text has nothing to trim: a printable ASCII byte at each end is not white space
         // (nor part of a white-space character), and Character.isWhitespace's look-up of Unicode
         // properties was 2% of `chime import`'s time (`perf`).
