@@ -1,5 +1,5 @@
 // chime-bench: Chime's figures, printed as tables of medians over several runs, each with a baseline measured in the
-// same run. Build in release: `swift build -c release --static-swift-stdlib`, then
+// same run. Build in release as installed: `scripts/release-build`, then
 // `.build/release/chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus|doses] [--quick]`.
 // One file per workload: W1 Schedule.swift, W2 Cancel.swift, W3 Lateness.swift, W4 Crash.swift, W5 Idle.swift; CLI.swift;
 // Desktop.swift; Focus.swift; Doses.swift. What they share: Support.swift.
@@ -16,7 +16,7 @@ struct ChimeBench: AsyncParsableCommand {
         commandName: "chime-bench",
         abstract: "Chime's figures: tables of medians over several runs, each with a baseline measured in the same run.",
         discussion: """
-            Build in release (swift build -c release --static-swift-stdlib); chime is looked for beside \
+            Build in release as installed (scripts/release-build); chime is looked for beside \
             chime-bench, or at $CHIME_EXECUTABLE.
             Examples:
               chime-bench                  (all of them)
