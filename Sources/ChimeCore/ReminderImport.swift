@@ -11,6 +11,9 @@ public enum ReminderImport {
         "title", "id", "body", "at", "in", "every", "zone", "trigger", "next_due", "kind", "recurring", "next_due_local", "created",
         "urgency", "sticky", "icon", "sound",
     ]
+    /// The keys of a reminder, in an error message.
+    static let expectedItemKeys =
+        "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\" or \"sound\" (or the keys 'chime list --json' prints)"
     /// The keys of the object form: `chime list --json` prints "reminders" and "runner".
     static let wrapperKeys = ["reminders", "runner"]
 
@@ -30,6 +33,8 @@ public enum ReminderImport {
         var sticky: Bool?
         var icon: String?
         var sound: String?
+
+        init() {}
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: AnyKey.self)
@@ -99,10 +104,7 @@ public enum ReminderImport {
                 ? JSONDecoder().decode(Wrapped.self, from: data).reminders : JSONDecoder().decode([Item].self, from: data)
         } catch let error as UnknownKey {
             let position = describe(error.path)
-            let expected =
-                position.isEmpty
-                ? "\"reminders\" (an array of reminders)"
-                : "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\" or \"sound\" (or the keys 'chime list --json' prints)"
+            let expected = position.isEmpty ? "\"reminders\" (an array of reminders)" : expectedItemKeys
             throw ChimeError(.usage, "\(source): \(position)unknown key \"\(error.key)\": expected \(expected)")
         } catch let error as DecodingError {
             throw ChimeError(.usage, "\(source): \(describe(error, data: data))")
@@ -112,25 +114,31 @@ public enum ReminderImport {
                 "\(source) is not valid JSON\(JSONSyntax.errorPosition(in: data).map { " \($0)" } ?? ""): expected an array of reminders"
             )
         }
-        var seen: [String: Int] = [:]
+        var seen: [String: Int]? = [:]
         var batch: [NewReminder] = []
         batch.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            let name = "reminder \(index + 1)" + (item.id.map { " ('\($0)')" } ?? "")
-            do throws(ChimeError) {
-                let new = try reminder(item, now: now)
-                if let id = new.id {
-                    if let first = seen[id] {
-                        throw ChimeError(.usage, "the id '\(id)' is also reminder \(first + 1)'s: give each reminder its own id")
-                    }
-                    seen[id] = index
-                }
-                batch.append(new)
-            } catch {
-                throw ChimeError(error.code, "\(source): \(name): \(error.message)")
-            }
+            batch.append(try check(item, index: index, seen: &seen, source: source, now: now))
         }
         return batch
+    }
+
+    /// The reminder of `item`, the `index`th of the file, or an error naming it; `seen`, when
+    /// not nil, holds the index of each id read so far, to refuse an id given twice.
+    static func check(_ item: Item, index: Int, seen: inout [String: Int]?, source: String, now: Date) throws(ChimeError) -> NewReminder {
+        let name = "reminder \(index + 1)" + (item.id.map { " ('\($0)')" } ?? "")
+        do throws(ChimeError) {
+            let new = try reminder(item, now: now)
+            if let id = new.id {
+                if let first = seen?[id] {
+                    throw ChimeError(.usage, "the id '\(id)' is also reminder \(first + 1)'s: give each reminder its own id")
+                }
+                seen?[id] = index
+            }
+            return new
+        } catch {
+            throw ChimeError(error.code, "\(source): \(name): \(error.message)")
+        }
     }
 
     static func reminder(_ item: Item, now: Date) throws(ChimeError) -> NewReminder {
@@ -194,7 +202,7 @@ public enum ReminderImport {
     }
 
     /// "reminder 3: \"title\": " for a coding path, or "" at the top.
-    private static func describe(_ codingPath: [any CodingKey]) -> String {
+    static func describe(_ codingPath: [any CodingKey]) -> String {
         var position = ""
         for key in codingPath {
             if let index = key.intValue {
@@ -207,7 +215,7 @@ public enum ReminderImport {
     }
 
     /// A decoding error in JSON's terms: "expected an object", never a Swift type.
-    private static func describe(_ error: DecodingError, data: Data) -> String {
+    static func describe(_ error: DecodingError, data: Data) -> String {
         func jsonType(_ type: Any.Type) -> String {
             switch type {
             case is String.Type: "a string"
@@ -242,7 +250,8 @@ public enum ReminderImport {
 enum JSONSyntax {
     /// "at line 2, column 8 (byte 23): unexpected 'x'" or "at line 1, column 27 (byte 26): the
     /// text ends before the JSON does"; nil when `data` is valid JSON.
-    static func errorPosition(in data: Data) -> String? {
+    /// - Parameter start: where `data` starts in a longer text (an element of an array).
+    static func errorPosition(in data: Data, start: JSONArraySplitter.Position = .init()) -> String? {
         let bytes = [UInt8](data)
         var scanner = Scanner(bytes: bytes)
         let failure: Int
@@ -255,17 +264,23 @@ enum JSONSyntax {
         } catch {
             failure = error.offset
         }
-        var line = 1
+        var line = start.line
         var lineStart = 0
         for index in 0..<min(failure, bytes.count) where bytes[index] == 0x0A {
             line += 1
             lineStart = index + 1
         }
         // Columns count characters, not bytes.
-        let column = String(decoding: bytes[lineStart..<min(failure, bytes.count)], as: UTF8.self).count + 1
-        let place = "at line \(line), column \(column) (byte \(failure))"
-        guard failure < bytes.count else { return place + ": the text ends before the JSON does" }
-        let byte = bytes[failure]
+        var column = String(decoding: bytes[lineStart..<min(failure, bytes.count)], as: UTF8.self).count + 1
+        if line == start.line { column += start.column - 1 }
+        let position = JSONArraySplitter.Position(line: line, column: column, offset: start.offset + failure)
+        return describe(position, found: failure < bytes.count ? bytes[failure] : nil)
+    }
+
+    /// "at line 2, column 8 (byte 23): unexpected 'x'"; `found` nil: the text ended there.
+    static func describe(_ position: JSONArraySplitter.Position, found: UInt8?) -> String {
+        let place = "at line \(position.line), column \(position.column) (byte \(position.offset))"
+        guard let byte = found else { return place + ": the text ends before the JSON does" }
         let shown = (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : String(format: "byte 0x%02X", byte)
         return place + ": unexpected \(shown)"
     }

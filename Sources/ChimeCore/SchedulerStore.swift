@@ -182,11 +182,31 @@ extension SchedulerStore {
 }
 
 extension Date {
+    /// Microseconds from 1970 to Date's own reference instant, 2001-01-01T00:00:00Z.
+    static let referenceMicros: Int64 = 978_307_200_000_000
+
     /// The instant `micros` microseconds after 1970-01-01T00:00:00Z.
+    ///
+    /// Counted from 2001, where Date keeps its Double, so that `Date(micros: m).micros == m` for
+    /// every instant whose microseconds a Double can tell apart (some 272 years either side of 2001).
+    /// Through 1970 the two conversions round twice each way: in 1831 an occurrence stored as
+    /// `m + 1` read back as `m`, a microsecond before itself, and came due a second time.
     public init(micros: Int64) {
-        self.init(timeIntervalSince1970: Double(micros) / 1_000_000)
+        let (fromReference, overflow) = micros.subtractingReportingOverflow(Self.referenceMicros)
+        if overflow {
+            self.init(timeIntervalSince1970: Double(micros) / 1_000_000)
+        } else {
+            self.init(timeIntervalSinceReferenceDate: Double(fromReference) / 1_000_000)
+        }
     }
 
-    /// Microseconds since 1970, rounded to the nearest: how the store keeps instants.
-    public var micros: Int64 { Int64((timeIntervalSince1970 * 1_000_000).rounded()) }
+    /// Microseconds since 1970, rounded to the nearest: how the store keeps instants. The inverse of
+    /// `init(micros:)`: whole seconds and the fraction are scaled apart (both exactly), so that the
+    /// only rounding is the last one.
+    public var micros: Int64 {
+        let r = timeIntervalSinceReferenceDate
+        guard abs(r) < 9e12 else { return Int64((timeIntervalSince1970 * 1_000_000).rounded()) }
+        let seconds = r.rounded(.down)
+        return Int64(seconds) * 1_000_000 + Int64(((r - seconds) * 1_000_000).rounded()) + Self.referenceMicros
+    }
 }

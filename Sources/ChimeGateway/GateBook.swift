@@ -298,6 +298,6 @@ public struct GateBook: Sendable {
         )
     }
 
-    static func micros(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1e6).rounded()) }
-    static func date(_ micros: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(micros) / 1e6) }
+    static func micros(_ date: Date) -> Int64 { date.micros }
+    static func date(_ micros: Int64) -> Date { Date(micros: micros) }
 }

@@ -43,8 +43,10 @@ final class GtkThread: Sendable {
         thread.start()
     }
 
-    /// Runs `body` on the GTK thread, starting its loop if it is parked.
-    func enqueue(_ body: @escaping @Sendable () -> Void) {
+    /// Runs `body` on the GTK thread, starting its loop if it is parked; then `after`, once the
+    /// loop has been stopped if that left it idle (nothing of GTK's runs after `after` but the
+    /// return from the loop).
+    func enqueue(_ body: @escaping @Sendable () -> Void, after: (@Sendable () -> Void)? = nil) {
         state.withLock { state in
             state.queued += 1
             if !state.running {
@@ -56,6 +58,7 @@ final class GtkThread: Sendable {
             state.withLock { $0.queued -= 1 }
             body()
             stopIfIdle()
+            after?()
         }
         chime_gtk_enqueue(
             { data in
@@ -81,10 +84,12 @@ final class GtkThread: Sendable {
         return result.withLock { $0! }
     }
 
-    /// Runs `body` on the GTK thread and returns its result.
+    /// Runs `body` on the GTK thread and returns its result, once the GTK thread is done with
+    /// it (its loop stopped if that left it idle).
     func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            enqueue { continuation.resume(returning: body()) }
+            let result = Mutex<T?>(nil)
+            enqueue({ result.withLock { $0 = body() } }, after: { continuation.resume(returning: result.withLock { $0! }) })
         }
     }
 

@@ -86,7 +86,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             )
         }
         if let problem = Libnotify.open() {
-            return .failure(DesktopStatus(busAddress: address, problem: problem + "."))
+            return .failure(DesktopStatus(busAddress: address, problem: problem + ".", remedy: "Install the libnotify4 package"))
         }
         let timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let loop = GLibThread(name: "chime-glib")

@@ -20,6 +20,9 @@ public struct DesktopStatus: Error, Sendable, Hashable {
     public var busAddress: String?
     /// Why the desktop cannot be used, or nil when it can.
     public var problem: String?
+    /// What a person can do about `problem`, when it is not the usual (start a notification
+    /// server): "Install the libnotify4 package" when libnotify cannot be loaded.
+    public var remedy: String?
     public var serverName: String?
     public var serverVendor: String?
     public var serverVersion: String?

@@ -19,6 +19,19 @@ final class BatchInsert {
         var nextDueMicros: Int64
     }
 
+    /// The two statements a batch uses, prepared once for a stream of batches
+    /// (``ReminderStore/scheduleStream(replace:now:systemZone:keepIds:name:produce:)``) rather than
+    /// once for each of its chunks.
+    struct Pair {
+        var single: BatchInsert
+        var chunk: BatchInsert
+
+        init(_ db: Database) throws {
+            single = try BatchInsert(db, rowsPerStatement: 1)
+            chunk = try BatchInsert(db, rowsPerStatement: ReminderStore.insertChunk)
+        }
+    }
+
     static let columnCount: Int32 = 17
     private let statement: OpaquePointer
     private let connection: OpaquePointer

@@ -37,107 +37,151 @@ extension ReminderStore {
         now: Date,
         systemZone: TimeZone
     ) throws(ChimeError) -> [ScheduleResult] {
-        var validated: [(reminder: NewReminder, nextDue: Int64)] = []
-        validated.reserveCapacity(batch.count)
-        for new in batch {
-            let checked = try new.validated()
-            guard let nextDue = checked.trigger.nextOccurrence(after: now, systemZone: systemZone) else {
-                if case .bounded(_, let end) = checked.trigger {
-                    throw ChimeError(
-                        .usage,
-                        "'\(checked.title)' would never fire: its rule ends (\(end.summary)) before its first occurrence"
-                    )
-                }
-                throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
-            }
-            validated.append((checked, nextDue.micros))
-        }
+        let validated = try Self.validate(batch, now: now, systemZone: systemZone)
         return try write { db in
             var rng = SystemRandomNumberGenerator()
-            let nowMicros = now.micros
-            let rows = validated.map { new, nextDue in
-                BatchInsert.Row(
-                    id: new.id ?? ReminderIdentifier.generate(using: &rng),
-                    new: new,
-                    columns: TriggerColumns(new.trigger),
-                    nextDueMicros: nextDue
-                )
-            }
-            var results: [ScheduleResult] = []
-            results.reserveCapacity(rows.count)
-            func result(_ row: BatchInsert.Row, replaced: Bool) -> ScheduleResult {
-                let reminder = Reminder(
-                    id: row.id,
-                    title: row.new.title,
-                    body: row.new.body,
-                    trigger: row.new.trigger,
-                    kind: row.new.kind,
-                    createdAt: Date(micros: nowMicros),
-                    nextDue: Date(micros: row.nextDueMicros),
-                    presentation: row.new.presentation
-                )
-                return ScheduleResult(reminder: reminder, replaced: replaced)
-            }
-            // v8's columns (a monthly or yearly rule, a rule's end), set after the insert: few rows
-            // have them, and binding them in BatchInsert would cost every one-shot of a large batch.
-            let extras = try db.cachedStatement(
-                sql: """
-                    UPDATE reminder SET by_month = ?, by_month_day = ?, until_day = ?, rule_count = ?, count_start_us = ?
-                    WHERE id = ? AND state = 'pending'
-                    """
-            )
-            func setExtras(_ row: BatchInsert.Row) throws {
-                let c = row.columns
-                guard c.byMonthDay != nil || c.untilDay != nil || c.ruleCount != nil else { return }
-                try extras.execute(arguments: [c.byMonth, c.byMonthDay, c.untilDay, c.ruleCount, c.countStartMicros, row.id])
-            }
-            let single = try BatchInsert(db, rowsPerStatement: 1)
-            let chunk = rows.count >= Self.insertChunk ? try BatchInsert(db, rowsPerStatement: Self.insertChunk) : nil
-            var index = 0
-            while index < rows.count {
-                // Fast path: a whole chunk in one statement. A taken id anywhere in it fails the
-                // statement (nothing inserted), and the rows go one by one below.
-                if let chunk, rows.count - index >= Self.insertChunk {
-                    let slice = rows[index..<(index + Self.insertChunk)]
-                    do {
-                        try chunk.insert(slice, createdMicros: nowMicros)
-                        for row in slice {
-                            try setExtras(row)
-                            results.append(result(row, replaced: false))
-                        }
-                        index += Self.insertChunk
-                        continue
-                    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {}
+            return try Self.insert(validated, replace: replace, nowMicros: now.micros, rng: &rng, in: db)
+        }
+    }
+
+    /// Each reminder of `batch` checked, with its first due instant; `name(i)` prefixes the
+    /// message of an error about the reminder at `firstIndex + i` ("reminders.json: reminder 3").
+    /// With `prevalidated`, each is taken to be `validated()` already (its checks are not run
+    /// again).
+    static func validate(
+        _ batch: [NewReminder],
+        now: Date,
+        systemZone: TimeZone,
+        firstIndex: Int = 0,
+        name: ((Int) -> String)? = nil,
+        prevalidated: Bool = false
+    ) throws(ChimeError) -> [(reminder: NewReminder, nextDue: Int64)] {
+        var validated: [(reminder: NewReminder, nextDue: Int64)] = []
+        validated.reserveCapacity(batch.count)
+        for (offset, new) in batch.enumerated() {
+            do throws(ChimeError) {
+                let checked = prevalidated ? new : try new.validated()
+                guard let nextDue = checked.trigger.nextOccurrence(after: now, systemZone: systemZone) else {
+                    if case .bounded(_, let end) = checked.trigger {
+                        throw ChimeError(
+                            .usage,
+                            "'\(checked.title)' would never fire: its rule ends (\(end.summary)) before its first occurrence"
+                        )
+                    }
+                    throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
                 }
-                var row = rows[index]
-                var generatedTries = 0
-                var replaced = false
-                while true {
-                    do {
-                        try single.insert([row][...], createdMicros: nowMicros)
-                        break
-                    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                        if row.new.id == nil {
-                            // Taken by a pending reminder: draw again, longer once the short ones get crowded.
-                            generatedTries += 1
-                            row.id = ReminderIdentifier.generate(length: 4 + generatedTries / 3, using: &rng)
-                        } else if replace && !replaced {
-                            try Self.end(id: row.id, as: "replaced", at: nowMicros, in: db)
-                            replaced = true
-                        } else {
-                            throw ChimeError(
-                                .conflict,
-                                "a pending reminder already has the id '\(row.id)': cancel it, choose another --id, or leave out --no-replace"
-                            )
-                        }
+                validated.append((checked, nextDue.micros))
+            } catch {
+                guard let name else { throw error }
+                throw ChimeError(error.code, "\(name(firstIndex + offset)): \(error.message)")
+            }
+        }
+        return validated
+    }
+
+    /// Inserts `validated` in the open transaction of `db`; see ``scheduleBatch(_:replace:now:systemZone:)``.
+    static func insert(
+        _ validated: [(reminder: NewReminder, nextDue: Int64)],
+        replace: Bool,
+        nowMicros: Int64,
+        rng: inout SystemRandomNumberGenerator,
+        in db: Database,
+        firstIndex: Int = 0,
+        name: ((Int) -> String)? = nil,
+        inserts: BatchInsert.Pair? = nil,
+        streamAfterKey: Int64? = nil
+    ) throws -> [ScheduleResult] {
+        let rows = validated.map { new, nextDue in
+            BatchInsert.Row(
+                id: new.id ?? ReminderIdentifier.generate(using: &rng),
+                new: new,
+                columns: TriggerColumns(new.trigger),
+                nextDueMicros: nextDue
+            )
+        }
+        var results: [ScheduleResult] = []
+        results.reserveCapacity(rows.count)
+        func result(_ row: BatchInsert.Row, replaced: Bool) -> ScheduleResult {
+            let reminder = Reminder(
+                id: row.id,
+                title: row.new.title,
+                body: row.new.body,
+                trigger: row.new.trigger,
+                kind: row.new.kind,
+                createdAt: Date(micros: nowMicros),
+                nextDue: Date(micros: row.nextDueMicros),
+                presentation: row.new.presentation
+            )
+            return ScheduleResult(reminder: reminder, replaced: replaced)
+        }
+        // v8's columns (a monthly or yearly rule, a rule's end), set after the insert: few rows
+        // have them, and binding them in BatchInsert would cost every one-shot of a large batch.
+        let extras = try db.cachedStatement(
+            sql: """
+                UPDATE reminder SET by_month = ?, by_month_day = ?, until_day = ?, rule_count = ?, count_start_us = ?
+                WHERE id = ? AND state = 'pending'
+                """
+        )
+        func setExtras(_ row: BatchInsert.Row) throws {
+            let c = row.columns
+            guard c.byMonthDay != nil || c.untilDay != nil || c.ruleCount != nil else { return }
+            try extras.execute(arguments: [c.byMonth, c.byMonthDay, c.untilDay, c.ruleCount, c.countStartMicros, row.id])
+        }
+        let single = try inserts?.single ?? BatchInsert(db, rowsPerStatement: 1)
+        let chunk = rows.count >= Self.insertChunk ? try inserts?.chunk ?? BatchInsert(db, rowsPerStatement: Self.insertChunk) : nil
+        var index = 0
+        while index < rows.count {
+            // Fast path: a whole chunk in one statement. A taken id anywhere in it fails the
+            // statement (nothing inserted), and the rows go one by one below.
+            if let chunk, rows.count - index >= Self.insertChunk {
+                let slice = rows[index..<(index + Self.insertChunk)]
+                do {
+                    try chunk.insert(slice, createdMicros: nowMicros)
+                    for row in slice {
+                        try setExtras(row)
+                        results.append(result(row, replaced: false))
+                    }
+                    index += Self.insertChunk
+                    continue
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {}
+            }
+            var row = rows[index]
+            var generatedTries = 0
+            var replaced = false
+            while true {
+                do {
+                    try single.insert([row][...], createdMicros: nowMicros)
+                    break
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    if let streamAfterKey, row.new.id != nil, !replaced,
+                        let key = try Int64.fetchOne(
+                            db.cachedStatement(sql: "SELECT key FROM reminder WHERE id = ? AND state = 'pending'"),
+                            arguments: [row.id]
+                        ), key > streamAfterKey
+                    {
+                        // Made by this stream: the n-th row it inserted is its n-th reminder.
+                        let message = "the id '\(row.id)' is also reminder \(key - streamAfterKey)'s: give each reminder its own id"
+                        throw ChimeError(.usage, name.map { "\($0(firstIndex + index)): \(message)" } ?? message)
+                    }
+                    if row.new.id == nil {
+                        // Taken by a pending reminder: draw again, longer once the short ones get crowded.
+                        generatedTries += 1
+                        row.id = ReminderIdentifier.generate(length: 4 + generatedTries / 3, using: &rng)
+                    } else if replace && !replaced {
+                        try Self.end(id: row.id, as: "replaced", at: nowMicros, in: db)
+                        replaced = true
+                    } else {
+                        let message =
+                            "a pending reminder already has the id '\(row.id)': cancel it, choose another --id, or leave out --no-replace"
+                        throw ChimeError(.conflict, name.map { "\($0(firstIndex + index)): \(message)" } ?? message)
                     }
                 }
-                try setExtras(row)
-                results.append(result(row, replaced: replaced))
-                index += 1
             }
-            return results
+            try setExtras(row)
+            results.append(result(row, replaced: replaced))
+            index += 1
         }
+        return results
     }
 
     /// Rows per INSERT statement in a batch (17 values each, well under SQLite's 32,766).

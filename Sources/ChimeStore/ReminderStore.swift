@@ -34,6 +34,11 @@ public final class ReminderStore: Sendable {
     /// Whether the store is the file at ``path``: false when an empty store in memory (or an
     /// upgraded copy of an older one) stands in for it (see ``Access``).
     public let isFile: Bool
+    /// The files this process made for the store (the store, and its write-ahead log and
+    /// shared-memory file where none was there), and the directory it made for it: see
+    /// ``discardIfUnused()``.
+    private let madeFiles: [String]
+    private let madeDirectory: String?
     private let connection: Mutex<DatabaseQueue>
     var dbQueue: DatabaseQueue { connection.withLock { $0 } }
     /// Why this store takes no writes, when it was opened for reading only (its file system
@@ -111,10 +116,11 @@ public final class ReminderStore: Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
+        var madeDirectory: String?
         if !directory.isEmpty, !fileManager.fileExists(atPath: directory, isDirectory: &isDirectory) {
             if access != .create {
                 // Nothing to read or change: an empty store stands in, and no directory is made.
-                (isFile, log, unwritable) = (false, nil, nil)
+                (isFile, log, unwritable, self.madeFiles, self.madeDirectory) = (false, nil, nil, [], nil)
                 connection = Mutex(try Self.emptyStore(path, migrator))
                 return
             }
@@ -127,6 +133,7 @@ public final class ReminderStore: Sendable {
                     withIntermediateDirectories: true,
                     attributes: [.posixPermissions: 0o700]
                 )
+                madeDirectory = directory
             } catch {
                 throw ChimeError(.store, "cannot create store directory '\(directory)': \(Self.reason(error))")
             }
@@ -137,16 +144,19 @@ public final class ReminderStore: Sendable {
         let found = try StoreFile.inspect(path, known: known)
         if let pid = StoreFile.processWithRemovedLog(path) { throw Self.logRemoved(path, holder: pid) }
         var upToDate = false
+        var madeFiles: [String] = []
         switch (found, access) {
         case (.absent, .create):
-            try Self.createFile(path, migrator)
+            if try Self.createFile(path, migrator) {
+                madeFiles = [path] + ["-wal", "-shm"].map { path + $0 }.filter { !fileManager.fileExists(atPath: $0) }
+            }
         case (.absent, _), (.empty, .read), (.empty, .update):
-            (isFile, log, unwritable) = (false, nil, nil)
+            (isFile, log, unwritable, self.madeFiles, self.madeDirectory) = (false, nil, nil, [], nil)
             connection = Mutex(try Self.emptyStore(path, migrator))
             return
         case (.chime(let applied), .read) where applied != Set(known):
             // An older store: read through an upgraded copy, never upgrade the file on a read.
-            (isFile, log, unwritable) = (false, nil, nil)
+            (isFile, log, unwritable, self.madeFiles, self.madeDirectory) = (false, nil, nil, [], nil)
             connection = Mutex(try Self.upgradedCopy(path, migrator))
             return
         case (.chime(let applied), _):
@@ -163,6 +173,8 @@ public final class ReminderStore: Sendable {
             busyTimeout: busyTimeout
         )
         isFile = true
+        self.madeFiles = madeFiles
+        self.madeDirectory = madeFiles.isEmpty ? nil : madeDirectory
         connection = Mutex(queue)
         unwritable = fault
         log = fault == nil ? LogWatch(storePath: path) : nil
@@ -310,7 +322,8 @@ public final class ReminderStore: Sendable {
 
     /// Creates the missing store file with mode 0600 (SQLite gives its -wal and -shm files the
     /// same mode); one made meanwhile by another process is looked at as any existing file.
-    private static func createFile(_ path: String, _ migrator: DatabaseMigrator) throws(ChimeError) {
+    /// Makes the store file at `path`; false when another process made it first.
+    private static func createFile(_ path: String, _ migrator: DatabaseMigrator) throws(ChimeError) -> Bool {
         let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if created < 0 && errno != EEXIST {
             let reason = String(cString: strerror(errno))
@@ -319,9 +332,36 @@ public final class ReminderStore: Sendable {
         }
         if created >= 0 {
             close(created)
-        } else {
-            _ = try StoreFile.inspect(path, known: migrator.migrations)
+            return true
         }
+        _ = try StoreFile.inspect(path, known: migrator.migrations)
+        return false
+    }
+
+    /// Removes the store this process made (the file, its write-ahead log and shared-memory
+    /// file, and the directory made for it) when it holds nothing but its empty tables: for a
+    /// command whose one write failed and was rolled back (`chime import` of a file found bad
+    /// after its first chunk), so that it leaves no store where there was none. Closes the
+    /// store: it cannot be used afterwards. Does nothing to a store that was there before this
+    /// process opened it, nor to one that holds a row (another process wrote to it meanwhile).
+    public func discardIfUnused() {
+        guard !madeFiles.isEmpty else { return }
+        let queue = dbQueue
+        let unused =
+            (try? queue.read { db in
+                let tables = try String.fetchAll(
+                    db,
+                    sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations'"
+                )
+                for table in tables
+                where try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table.quotedDatabaseIdentifier))") == true {
+                    return false
+                }
+                return true
+            }) ?? false
+        guard unused, (try? queue.close()) != nil else { return }
+        for file in madeFiles { unlink(file) }
+        if let madeDirectory { rmdir(madeDirectory) }
     }
 
     static func storeError(_ error: any Error, path: String) -> ChimeError {

@@ -4,6 +4,11 @@
 // One file per workload: W1 Schedule.swift, W2 Cancel.swift, W3 Lateness.swift, W4 Crash.swift, W5 Idle.swift; CLI.swift;
 // Desktop.swift; Focus.swift; Doses.swift. What they share: Support.swift.
 import ArgumentParser
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct ChimeBench: AsyncParsableCommand {
@@ -17,7 +22,7 @@ struct ChimeBench: AsyncParsableCommand {
               chime-bench                  (all of them)
               chime-bench lateness --quick
             """,
-        subcommands: [All.self] + workloads,
+        subcommands: [All.self, ChildPeak.self] + workloads,
         defaultSubcommand: All.self
     )
 
@@ -65,5 +70,24 @@ struct All: AsyncParsableCommand {
     mutating func run() async throws {
         options.printHeader("all")
         for workload in ChimeBench.workloads { try await workload.measure(options) }
+    }
+}
+
+/// Runs a command and prints its wall seconds, exit status, peak RSS (kB) and this process's
+/// own peak RSS (kB) when it started it: see `runMeasuredAlone`.
+struct ChildPeak: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "child-peak",
+        abstract: "Run a command; print its wall seconds, status, peak RSS kB and this helper's own.",
+        shouldDisplay: false
+    )
+
+    @Argument(parsing: .captureForPassthrough) var command: [String]
+
+    func run() throws {
+        guard let executable = command.first else { throw ValidationError("name a command to run") }
+        let floor = procStatus(getpid(), "VmHWM") ?? -1
+        let run = try runMeasured(executable, Array(command.dropFirst()))
+        print(fmt(run.seconds, 6), run.status, run.maxRSSkB, floor)
     }
 }

@@ -243,3 +243,29 @@ func stop(_ process: Process) {
 
 /// The families' tables, as `chime` opens every store (see `Run.schemas` in the chime target).
 let chimeSchemas: [StoreSchema] = [.focus, .doses, .gateway]
+
+/// ``runMeasured(_:_:environment:)`` from a small process: `chime-bench child-peak` starts
+/// `executable`, waits for it and prints its figures. Its peak RSS is then its own.
+///
+/// Why: a child started by this process reports, in wait4's ru_maxrss, at least this process's
+/// own peak RSS (hundreds of MB after a 100,000-reminder batch): posix_spawn's child runs in
+/// the parent's memory until it execs, and Linux keeps the larger of the memory it leaves
+/// (`exec_mmap` records its high-water mark in the child's `signal->maxrss`) and its own. The
+/// helper's child inherits the helper's small mark instead, reported as `floorkB`.
+func runMeasuredAlone(
+    _ executable: String,
+    _ arguments: [String],
+    environment: [String: String] = ProcessInfo.processInfo.environment
+) throws -> (seconds: Double, status: Int32, maxRSSkB: Int, floorkB: Int) {
+    let output = temporaryDirectory("child-peak") + "/figures"
+    defer { try? FileManager.default.removeItem(atPath: (output as NSString).deletingLastPathComponent) }
+    let bench = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let helper = try spawn(bench, ["child-peak", executable] + arguments, environment: environment, output: output)
+    var status: Int32 = 0
+    waitpid(helper, &status, 0)
+    let fields = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: " ")
+    guard (status >> 8) & 0xff == 0, fields.count == 4, let seconds = Double(fields[0]), let code = Int32(fields[1]),
+        let rss = Int(fields[2]), let floor = Int(fields[3].trimmingCharacters(in: .whitespacesAndNewlines))
+    else { throw ChimeError(.failure, "chime-bench child-peak \(executable) failed") }
+    return (seconds, code, rss, floor)
+}

@@ -59,7 +59,7 @@ struct GateWindowTool: AsyncParsableCommand {
                     drawn.continuation.finish()
                 }
                 for await _ in drawn.stream {}
-                first.close()
+                await first.closeAndWait()
                 var choices: [GateChoice] = []
                 for await choice in first.choices { choices.append(choice) }
                 emit("first-window closed choices=\(choices.count)")
@@ -91,7 +91,7 @@ struct GateWindowTool: AsyncParsableCommand {
                 + [GateChoice.exit, .deepen, .proceed].map { "\($0.rawValue)=\(frames[$0]?.description ?? "none")" }.joined(separator: " ")
         )
         if exitAfterFirstFrame {
-            window.close()
+            await window.closeAndWait()
             emit("closed")
             return
         }
@@ -144,7 +144,7 @@ struct GateWindowTool: AsyncParsableCommand {
             }
             await group.next()
             group.cancelAll()
-            window.close()
+            await window.closeAndWait()
             await group.waitForAll()
         }
     }

@@ -55,7 +55,7 @@ enum ProtocolMode {
             }
         }
         // chime asked to close, or went away (its end of the pipe closed).
-        window.close()
+        await window.closeAndWait()
         choices.cancel()
         return 0
     }

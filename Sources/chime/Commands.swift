@@ -487,7 +487,8 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
             case .success(let desktop):
                 throw ChimeError(.delivery, (desktop.status.problem ?? "No desktop.") + " Start one, or use --notifier auto or console.")
             case .failure(let status):
-                throw ChimeError(.delivery, (status.problem ?? "No desktop.") + " Start one, or use --notifier auto or console.")
+                let remedy = status.remedy ?? "Start one"
+                throw ChimeError(.delivery, (status.problem ?? "No desktop.") + " \(remedy), or use --notifier auto or console.")
             }
         case .auto:
             switch await LibnotifyNotifier.connect(follow: follow) {

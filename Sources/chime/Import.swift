@@ -33,19 +33,38 @@ struct Import: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let data = try read()
+        let source = file == "-" ? "standard input" : file
         let now = Date()
-        let batch = try ReminderImport.reminders(from: data, source: file == "-" ? "standard input" : file, now: now)
-        // Only a file that parsed whole reaches the store.
+        // Read as a stream, a chunk at a time, all in one transaction: a bad reminder anywhere
+        // rolls back what the chunks before it wrote. The first chunk is read before the store
+        // is opened, so a file that is bad from the start never creates one.
+        let reader = ReminderImport.Reader(try open(), source: source, now: now)
+        let first = try reader.next()
         let store = try global.openStore(.create)
-        let results = try store.scheduleBatch(batch, replace: !noReplace, now: now, systemZone: .current)
+        let scheduled: ScheduledIds
+        do {
+            scheduled = try store.scheduleStream(
+                replace: !noReplace,
+                now: now,
+                systemZone: .current,
+                // The ids are printed only with --json.
+                keepIds: global.json,
+                // The reader hands over reminders that it checked (`validated()`).
+                prevalidated: true,
+                name: { "\(source): reminder \($0 + 1)" },
+                produce: { deliver in
+                    guard let first else { return }
+                    try deliver(first)
+                    while let chunk = try reader.next() { try deliver(chunk) }
+                }
+            )
+        } catch {
+            // Rolled back; a store this command made for it goes too: no trace of a bad file.
+            store.discardIfUnused()
+            throw error
+        }
         let running = pokeRunner(store, json: global.json)
-        let report = Imported(
-            imported: results.count,
-            replaced: results.filter(\.replaced).count,
-            ids: results.map(\.reminder.id),
-            runner: running
-        )
+        let report = Imported(imported: scheduled.count, replaced: scheduled.replaced, ids: scheduled.ids, runner: running)
         emit(report, json: global.json)
     }
 
@@ -62,12 +81,15 @@ struct Import: AsyncParsableCommand {
         }
     }
 
-    private func read() throws(ChimeError) -> Data {
-        if file == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        guard let data = FileManager.default.contents(atPath: file) else {
+    private func open() throws(ChimeError) -> FileHandle {
+        if file == "-" { return FileHandle.standardInput }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let handle = FileHandle(forReadingAtPath: file)
+        else {
             let reason = FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist"
             throw ChimeError(.usage, "import file '\(file)' \(reason): name a JSON file, or - for standard input")
         }
-        return data
+        return handle
     }
 }

@@ -328,7 +328,12 @@ extension KillTests {
             let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas)
             let pid = runner.process.processIdentifier
             var shown: [String] = []
-            for round in 0..<3 {
+            // Rounds whose stop came in time (the runner had recorded both and posted neither),
+            // and rounds where this process was later than the 25 ms between recording and
+            // posting (a loaded machine): those did not test the stop, and are retried.
+            var stoppedInTime: [Int] = []
+            var late: [Int] = []
+            for round in 0..<8 where stoppedInTime.count < 3 {
                 // Given two reminders due at one instant, recorded by the runner 25 ms ahead of it
                 // (2.5 s ahead: on a loaded machine the `chime in` below took over a second, and
                 // the instant passed before the runner was stopped)
@@ -352,16 +357,28 @@ extension KillTests {
                 // When the runner is stopped (a busy machine, SIGSTOP) across that instant, and one
                 // of them is cancelled meanwhile: committed, and the runner poked, before its instant
                 Glibc.kill(pid, SIGSTOP)
+                let states = try store.ledger(id: "kept\(round)").map(\.state) + store.ledger(id: "dropped\(round)").map(\.state)
+                guard states == ["due", "due"] else {
+                    // Too late: the runner went on to post before the stop. Not this test's case.
+                    Glibc.kill(pid, SIGCONT)
+                    late.append(round)
+                    shown += await runner.lines(for: 0.5)
+                    continue
+                }
                 let cancel = try sandbox.chime("cancel", "dropped\(round)")
                 let pause = due.addingTimeInterval(0.02).timeIntervalSinceNow
                 if pause > 0 { try await Task.sleep(for: .seconds(pause)) }
                 Glibc.kill(pid, SIGCONT)
                 #expect(cancel.status == 0, "\(cancel.stderr)")
+                stoppedInTime.append(round)
                 shown += await runner.lines(for: 0.5)
             }
-            // Then the cancelled ones never show, and the others do, once
+            // Then the cancelled ones never show, and the others do, once (and in a round stopped
+            // too late, both showed once: nothing lost there either)
+            #expect(stoppedInTime.count == 3, "only \(stoppedInTime.count) of 8 rounds stopped the runner in time")
             let ids = try shown.map { try #require(jsonObject($0)["id"] as? String) }
-            #expect(ids.sorted() == ["kept0", "kept1", "kept2"], "\(shown)")
+            let expected = stoppedInTime.map { "kept\($0)" } + late.flatMap { ["kept\($0)", "dropped\($0)"] }
+            #expect(ids.sorted() == expected.sorted(), "\(shown)")
             #expect(await runner.terminate() == 0)
         }
 

@@ -873,6 +873,25 @@ struct NextOccurrencePropertyTests {
             #expect(occurrences.allSatisfy { $0.resolution == .exact })
         }
     }
+
+    static let storeMicros = Generator<Int64, Shrink.None<Int64>> { rng in
+        // Within 2^33 seconds of 2001 (1729 to 2273), where a Double still tells microseconds apart.
+        let span: Int64 = 8_589_934_591_000_000
+        return 978_307_200_000_000 + Int64.random(in: -span...span, using: &rng)
+    }
+
+    @Test("An instant read back from the store is the instant that was stored, to the microsecond")
+    func storeMicrosRoundTrip() async {
+        // Found by `strictlyAfter`: every 29,456,707 s from 1809, an occurrence stored as m + 1
+        // came back as m, a microsecond before itself, and was due again.
+        for m: Int64 in [-4_342_609_893_114_392, -4_342_609_893_114_391, 0, -1, 1, 978_307_200_000_000, 4_102_444_800_000_001] {
+            #expect(Date(micros: m).micros == m, "\(m) µs")
+        }
+        await propertyCheck(count: 10_000, input: Self.storeMicros) { m in
+            #expect(Date(micros: m).micros == m, "\(m) µs")
+            #expect(Date(micros: m) < Date(micros: m + 1), "\(m) µs and the next")
+        }
+    }
 }
 
 // MARK: - What the properties found

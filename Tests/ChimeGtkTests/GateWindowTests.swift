@@ -160,7 +160,11 @@ struct GateWindowTests {
             cpu.append(try #require(Self.value("cpu-ms", in: line)))
             percent.append(try #require(Self.value("percent", in: line)))
             #expect(try #require(Self.value("draws", in: line)) >= 40)
-            #expect(await gate.exitStatus() == 0)
+            let cpuStatus = await gate.exitStatus()
+            #expect(
+                cpuStatus == 0,
+                "exit status \(cpuStatus.map(String.init) ?? "none (still running after 10 s)"): \(gate.lines) \(gate.stderr)"
+            )
         }
         print(
             """

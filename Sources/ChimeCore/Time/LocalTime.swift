@@ -73,8 +73,15 @@ extension Character {
 }
 
 extension StringProtocol {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
+    package func trimmingWhitespace() -> String {
+        // Most text has nothing to trim: a printable ASCII byte at each end is not white space
+        // (nor part of a white-space character), and Character.isWhitespace's look-up of Unicode
+        // properties was 2% of `chime import`'s time (`perf`).
+        let text = String(self)
+        if let first = text.utf8.first, let last = text.utf8.last, (0x21..<0x7F).contains(first), (0x21..<0x7F).contains(last) {
+            return text
+        }
+        var s = Substring(text)
         while let f = s.first, f.isWhitespace { s.removeFirst() }
         while let l = s.last, l.isWhitespace { s.removeLast() }
         return String(s)
