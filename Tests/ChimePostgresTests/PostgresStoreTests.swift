@@ -262,6 +262,39 @@ import Testing
         }
     }
 
+    @Test func aCancelWhileAnOccurrenceIsBeingPostedLeavesItToItsRunnerAndTheReaperCancelsItOnceExpired() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                for id in ["shown", "stalled"] {
+                    try await store.schedule(
+                        NewReminder(id: id, title: id, trigger: .once(now.addingTimeInterval(1))),
+                        systemZone: Self.utc
+                    )
+                }
+                try await store.advanceClock(by: 2)
+                let claimed = try await store.claimDue(owner: "a", lease: .seconds(30))
+                #expect(claimed.map(\.reminderID).sorted() == ["shown", "stalled"])
+                // Cancelled from another host while being posted: in flight, not pulled from under the runner.
+                for id in ["shown", "stalled"] {
+                    #expect(try await store.cancel(id: id).inFlight == 1)
+                    #expect(try await store.ledger(id: id).map(\.state) == ["posting"])
+                }
+                // The runner showed one: the ledger says so (what a person saw).
+                let shown = claimed.filter { $0.reminderID == "shown" }.map(\.key)
+                #expect(try await store.markPosted(shown, owner: "a", noteID: "n", systemZone: Self.utc).posted == shown)
+                // The other's runner died: once its lease is over, the reaper cancels it rather than
+                // returning it to be claimed.
+                try await store.expireLeases()
+                #expect(try await store.reapExpiredLeases() == 1)
+                #expect(try await store.ledger(id: "stalled").map(\.state) == ["cancelled"])
+                #expect(try await store.ledger(id: "shown").map(\.state) == ["posted"])
+                #expect(try await store.claimDue(owner: "b", lease: .seconds(30)).isEmpty)
+                #expect(try await store.pending().isEmpty)
+            }
+        }
+    }
+
     @Test func aRecurringReminderGetsItsNextOccurrenceExactlyOnceWhenTwoOwnersRace() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { a in
