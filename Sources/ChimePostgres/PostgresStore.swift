@@ -145,17 +145,28 @@ extension PostgresStore {
             }
             let c = TriggerColumns(checked.trigger)
             let dueMicros = nextDue.micros
-            let inserted = try await connection.rows(
-                """
-                INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
-                    by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us)
-                VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
-                    \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
-                    \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros))
-                RETURNING key
-                """,
-                logger: logger
-            )
+            // Another host inserting the same id at the same moment (neither saw the other's row
+            // pending): the unique index on pending ids decides, and the loser is told as if it
+            // had seen it (SQLSTATE 23505, unique_violation).
+            let inserted: [PostgresRow]
+            do {
+                inserted = try await connection.rows(
+                    """
+                    INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
+                        by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us)
+                    VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
+                        \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
+                        \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros))
+                    RETURNING key
+                    """,
+                    logger: logger
+                )
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                throw ChimeError(
+                    .conflict,
+                    "a pending reminder already has the id '\(id)' (scheduled from elsewhere just now): cancel it or choose another --id"
+                )
+            }
             var key: Int64?
             for row in inserted {
                 let value = try row.decode(Int64.self)

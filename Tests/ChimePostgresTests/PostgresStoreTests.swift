@@ -115,6 +115,32 @@ import Testing
         }
     }
 
+    @Test func twoHostsSchedulingTheSameIdAtOnceGetOneReminderAndOneConflict() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { a in
+                try await PostgresStore.withStore(url) { b in
+                    let now = try await a.databaseNow()
+                    for round in 0..<20 {
+                        let new = NewReminder(id: "same-\(round)", title: "Same", trigger: .once(now.addingTimeInterval(600)))
+                        @Sendable func attempt(_ store: PostgresStore) async throws -> Bool {
+                            do {
+                                try await store.schedule(new, replace: false, systemZone: Self.utc)
+                                return true
+                            } catch let error as ChimeError where error.code == .conflict {
+                                return false
+                            }
+                        }
+                        async let first = attempt(a)
+                        async let second = attempt(b)
+                        let outcomes = try await [first, second]
+                        #expect(outcomes.filter { $0 }.count == 1, "round \(round)")
+                    }
+                    #expect(try await a.pending().count == 20)
+                }
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func scheduleAndCancelNotifyTheChangesChannel() async throws {
         try await withFreshDatabase { url in
