@@ -40,6 +40,7 @@ let package = Package(
         .library(name: "ChimeGateway", targets: ["ChimeGateway"]),
         .library(name: "ChimeGtk", targets: ["ChimeGtk"]),
         .library(name: "ChimeConfig", targets: ["ChimeConfig"]),
+        .library(name: "ChimePostgres", targets: ["ChimePostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -50,6 +51,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // The config file's TOML (its parse errors carry line and column).
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The PostgreSQL store for several runners (issue 20); chime does not link it yet.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Reminder, Trigger, time-zone arithmetic, Scheduler, Notifier protocol. No GLib, no SQLite,
@@ -97,6 +100,17 @@ let package = Package(
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway",
                 .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strict
+        ),
+        // The store on PostgreSQL for several runners sharing one database (issue 20): claims under
+        // a lease with FOR UPDATE SKIP LOCKED, fenced marks, the database's clock. Not linked
+        // into chime yet (its start-up must not pay for NIO).
+        .target(
+            name: "ChimePostgres",
+            dependencies: [
+                "ChimeCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -189,6 +203,15 @@ let package = Package(
         .testTarget(
             name: "ChimeStoreTests",
             dependencies: ["ChimeCore", "ChimeStore", "ChimeTesting", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // Against a real PostgreSQL server: scripts/test starts one (scripts/postgres-server).
+        .testTarget(
+            name: "ChimePostgresTests",
+            dependencies: [
+                "ChimeCore", "ChimePostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -620,80 +620,22 @@ extension ReminderStore {
     }
 }
 
-/// A ``Trigger`` spread over plain columns, so that a batch insert needs no encoder and the
-/// store can be read with the sqlite3 shell. A monthly or yearly rule is a `weekly` row narrowed
-/// by `by_month_day` (and `by_month`); a rule's end is `until_day` or `rule_count` (see v8).
-struct TriggerColumns {
-    var kind: String
-    var atMicros: Int64?
-    var times: String?
-    var days: Int?
-    var zone: String?
-    var intervalSeconds: Int64?
-    var anchorMicros: Int64?
-    var byMonth: Int?
-    var byMonthDay: Int?
-    var untilDay: Int?
-    var ruleCount: Int?
-    var countStartMicros: Int64?
-
-    init(_ trigger: Trigger) {
-        var rule = trigger
-        if case .bounded(let base, let end) = trigger {
-            rule = base
-            switch end {
-            case .until(let day): untilDay = day
-            case .count(let count, let start): (ruleCount, countStartMicros) = (count, start.micros)
-            }
-        }
-        switch rule {
-        case .once(let date):
-            kind = "once"
-            atMicros = date.micros
-        case .weekly(let times, let days, let zone):
-            kind = "weekly"
-            self.times = times.map(\.description).joined(separator: ",")
-            self.days = Int(days.rawValue)
-            if case .fixed(let identifier) = zone { self.zone = identifier }
-        case .interval(let seconds, let anchor):
-            kind = "interval"
-            intervalSeconds = seconds
-            anchorMicros = anchor.micros
-        case .calendar(let rule):
-            kind = "weekly"
-            times = rule.times.map(\.description).joined(separator: ",")
-            days = Int(WeekdaySet.everyDay.rawValue)
-            if case .fixed(let identifier) = rule.zone { zone = identifier }
-            byMonth = rule.month
-            byMonthDay = rule.day
-        case .bounded:
-            // A rule bounded twice is never made (TimeParsing makes one end at most).
-            preconditionFailure("a bounded rule inside a bounded rule")
-        }
-    }
-
+extension TriggerColumns {
+    /// The trigger of a reminder row (the columns ChimeCore's ``TriggerColumns`` names).
     static func trigger(from row: Row) throws -> Trigger {
-        let base: Trigger
-        switch row["trigger_kind"] as String {
-        case "once":
-            return .once(Date(micros: row["at_us"]))
-        case "weekly":
-            let times = try LocalTime.parseList(row["times"])
-            let zone: ZoneRule = (row["zone"] as String?).map { .fixed($0) } ?? .floating
-            if let day = row["by_month_day"] as Int? {
-                base = .calendar(CalendarRule(month: row["by_month"], day: day, times: times, zone: zone))
-            } else {
-                base = .weekly(times: times, days: WeekdaySet(rawValue: UInt8(row["days"] as Int)), zone: zone)
-            }
-        case "interval":
-            base = .interval(seconds: row["interval_s"], anchor: Date(micros: row["anchor_us"]))
-        case let other:
-            throw ChimeError(.store, "unknown trigger kind '\(other)' in the store")
-        }
-        if let day = row["until_day"] as Int? { return .bounded(base, .until(day: day)) }
-        if let count = row["rule_count"] as Int?, let start = row["count_start_us"] as Int64? {
-            return .bounded(base, .count(count, start: Date(micros: start)))
-        }
-        return base
+        try TriggerColumns(
+            kind: row["trigger_kind"],
+            atMicros: row["at_us"],
+            times: row["times"],
+            days: row["days"],
+            zone: row["zone"],
+            intervalSeconds: row["interval_s"],
+            anchorMicros: row["anchor_us"],
+            byMonth: row["by_month"],
+            byMonthDay: row["by_month_day"],
+            untilDay: row["until_day"],
+            ruleCount: row["rule_count"],
+            countStartMicros: row["count_start_us"]
+        ).trigger()
     }
 }

@@ -1,0 +1,129 @@
+import ChimeCore
+import Logging
+import PostgresNIO
+
+/// One named, forward-only step of the PostgreSQL schema. Applied once, in order, recorded by
+/// name in `chime_migrations`; never edited once shipped (a change is a new migration).
+public struct PostgresMigration: Sendable, Hashable {
+    public var name: String
+    /// One statement each: postgres-nio sends a query with the extended protocol, which takes a
+    /// single statement (PostgreSQL 15 docs, 55.2.3 "Extended Query").
+    public var statements: [String]
+}
+
+/// The schema of the PostgreSQL store.
+///
+/// The reminder table has the SQLite store's columns for a trigger (ChimeCore's
+/// ``TriggerColumns``) and its states; times are microseconds since 1970 (`*_us`), as in the
+/// SQLite store, so that an ``OccurrenceKey`` is the same on both. The ledger (`occurrence`) is
+/// unique on (reminder, due instant): an occurrence is recorded once, however many runners race.
+/// Lease times are `timestamptz`, compared only with the database's `now()`.
+public enum PostgresSchema {
+    public static let migrations: [PostgresMigration] = [
+        PostgresMigration(
+            name: "0001-reminders-and-ledger",
+            statements: [
+                // The database's clock, in the store's unit: every comparison with "now" goes
+                // through it, so runners whose clocks disagree agree on what is due. extract()
+                // returns numeric since PostgreSQL 14, so the product is exact.
+                """
+                CREATE FUNCTION chime_now_us() RETURNS bigint LANGUAGE sql STABLE
+                AS 'SELECT (extract(epoch FROM now()) * 1000000)::bigint'
+                """,
+                """
+                CREATE TABLE reminder (
+                    key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    id text NOT NULL,
+                    kind text NOT NULL DEFAULT 'plain',
+                    title text NOT NULL,
+                    body text NOT NULL DEFAULT '',
+                    state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'cancelled', 'replaced')),
+                    trigger_kind text NOT NULL,
+                    at_us bigint, times text, days integer, zone text, interval_s bigint, anchor_us bigint,
+                    by_month integer, by_month_day integer, until_day integer, rule_count integer, count_start_us bigint,
+                    created_us bigint NOT NULL,
+                    next_due_us bigint,
+                    last_due_us bigint,
+                    ended_us bigint
+                )
+                """,
+                "CREATE UNIQUE INDEX reminder_pending_id ON reminder (id) WHERE state = 'pending'",
+                """
+                CREATE TABLE occurrence (
+                    reminder_key bigint NOT NULL REFERENCES reminder (key),
+                    due_us bigint NOT NULL,
+                    state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'posting', 'posted', 'cancelled')),
+                    missed_count integer NOT NULL DEFAULT 0,
+                    attempts integer NOT NULL DEFAULT 0,
+                    lease_owner text,
+                    lease_until timestamptz,
+                    claimed_at timestamptz,
+                    posted_at timestamptz,
+                    note_id text,
+                    PRIMARY KEY (reminder_key, due_us)
+                )
+                """,
+                // What claimDue scans (the pending, by due time) and what the reaper scans.
+                "CREATE INDEX occurrence_pending_due ON occurrence (due_us) WHERE state = 'pending'",
+                "CREATE INDEX occurrence_posting_lease ON occurrence (lease_until) WHERE state = 'posting'",
+            ]
+        )
+    ]
+
+    /// A key for `pg_advisory_xact_lock`, so that two `store init`s at once apply each
+    /// migration once (the second waits, then finds them applied). "chime" in ASCII.
+    static let migrationLock: Int64 = 0x63_68_69_6D_65
+}
+
+extension PostgresStore {
+    /// Brings the database's schema up to date (`chime store init`): applies, in one
+    /// transaction, each migration of ``PostgresSchema/migrations`` not yet recorded in
+    /// `chime_migrations`. Running it again changes nothing.
+    /// - Returns: the names of the migrations it applied (empty when up to date).
+    /// - Throws: `.store` when the database has a migration this Chime does not know (it was
+    ///   made by a newer Chime): nothing is changed then.
+    @discardableResult
+    public func migrate() async throws -> [String] {
+        try await transaction { connection in
+            try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
+            try await connection.run(
+                """
+                CREATE TABLE IF NOT EXISTS chime_migrations (
+                    name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                """,
+                logger: logger
+            )
+            var applied: [String] = []
+            for row in try await connection.rows("SELECT name FROM chime_migrations", logger: logger) {
+                applied.append(try row.decode(String.self))
+            }
+            let known = Set(PostgresSchema.migrations.map(\.name))
+            if let unknown = applied.sorted().first(where: { !known.contains($0) }) {
+                throw ChimeError(
+                    .store,
+                    "the database has the migration '\(unknown)', which this Chime does not know: it was made by a newer Chime"
+                )
+            }
+            var done: [String] = []
+            for migration in PostgresSchema.migrations where !applied.contains(migration.name) {
+                for statement in migration.statements {
+                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.run("INSERT INTO chime_migrations (name) VALUES (\(migration.name))", logger: logger)
+                done.append(migration.name)
+            }
+            return done
+        }
+    }
+
+    /// The names of the migrations recorded in the database, in the order they were applied.
+    public func appliedMigrations() async throws -> [String] {
+        var names: [String] = []
+        let rows = try await client.rows("SELECT name FROM chime_migrations ORDER BY applied_at, name", logger: logger)
+        for row in rows {
+            let name = try row.decode(String.self)
+            names.append(name)
+        }
+        return names
+    }
+}

@@ -1,0 +1,297 @@
+import ChimeCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The reminder store on PostgreSQL, for several runners sharing one database (issue 20;
+/// DESIGN.md "Beyond one machine"). The SQLite store (ChimeStore) stays the embedded default;
+/// this one mirrors its scheduler side, asynchronously (postgres-nio is async):
+///
+/// - ``schedule(_:replace:systemZone:)``, ``cancel(id:)``, ``pending(limit:)``: as
+///   `ReminderStore`'s, with the trigger in ChimeCore's ``TriggerColumns``. Scheduling records
+///   the reminder's first occurrence in the ledger as `pending`.
+/// - ``claimDue(owner:lease:limit:)``: one statement takes the due occurrences under a lease
+///   (`FOR UPDATE SKIP LOCKED`), so two runners never take the same one.
+/// - ``markPosted(_:owner:noteID:systemZone:)``: fenced on the lease; in the same transaction
+///   the next occurrence of a recurring reminder is recorded (at most once: the ledger's key).
+/// - ``reapExpiredLeases()``: any runner returns expired leases (there is no leader).
+///
+/// Every time comparison uses the database's `now()` (through `chime_now_us()`), never the
+/// host's clock. The client is postgres-nio's `PostgresClient` (a pool; README "Creating a
+/// client": it works while its `run()` runs), which ``withStore(_:logger:_:)`` runs.
+public final class PostgresStore: Sendable {
+    public let client: PostgresClient
+    let logger: Logger
+
+    /// The channel `NOTIFY`ed (in the same transaction) when a reminder is scheduled or cancelled;
+    /// its payload is the reminder's id.
+    public static let changesChannel = "chime_changes"
+
+    /// A store on `client`, which the caller runs (`client.run()`).
+    public init(client: PostgresClient, logger: Logger = PostgresStore.silentLogger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// A logger that drops everything (postgres-nio logs each query at debug level).
+    public static let silentLogger = Logger(label: "chime.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Runs `body` with a store on a client of its own for `url`, running the client for the
+    /// time of `body` and shutting it down after (by cancelling its `run()`, as postgres-nio's
+    /// README says). `connections`: the most connections its pool opens (postgres-nio's default, 20,
+    /// would let a few runners and tests exhaust a server's default 100).
+    public static func withStore<Result: Sendable>(
+        _ url: PostgresURL,
+        connections: Int = 4,
+        logger: Logger = PostgresStore.silentLogger,
+        _ body: @Sendable (PostgresStore) async throws -> Result
+    ) async throws -> Result {
+        var configuration = url.clientConfiguration
+        configuration.options.maximumConnections = max(1, connections)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(PostgresStore(client: client, logger: logger))
+        }
+    }
+
+    /// The database's clock: the instant every comparison of this store uses.
+    public func databaseNow() async throws -> Date {
+        let rows = try await client.rows("SELECT chime_now_us()", logger: logger)
+        for row in rows {
+            let micros = try row.decode(Int64.self)
+            return Date(micros: micros)
+        }
+        throw ChimeError(.store, "the database did not answer SELECT chime_now_us()")
+    }
+}
+
+// MARK: - Reminders
+
+extension PostgresStore {
+    /// The reminder columns ``reminder(from:)`` reads.
+    static let reminderColumns = """
+        key, id, kind, title, body, created_us, next_due_us, last_due_us, trigger_kind, at_us, times, days, zone,
+        interval_s, anchor_us, by_month, by_month_day, until_day, rule_count, count_start_us
+        """
+
+    static func reminder(from row: PostgresRow) throws -> (key: Int64, reminder: Reminder) {
+        let r = row.makeRandomAccess()
+        let columns = TriggerColumns(
+            kind: try r["trigger_kind"].decode(String.self),
+            atMicros: try r["at_us"].decode(Int64?.self),
+            times: try r["times"].decode(String?.self),
+            days: try r["days"].decode(Int?.self),
+            zone: try r["zone"].decode(String?.self),
+            intervalSeconds: try r["interval_s"].decode(Int64?.self),
+            anchorMicros: try r["anchor_us"].decode(Int64?.self),
+            byMonth: try r["by_month"].decode(Int?.self),
+            byMonthDay: try r["by_month_day"].decode(Int?.self),
+            untilDay: try r["until_day"].decode(Int?.self),
+            ruleCount: try r["rule_count"].decode(Int?.self),
+            countStartMicros: try r["count_start_us"].decode(Int64?.self)
+        )
+        let reminder = Reminder(
+            id: try r["id"].decode(String.self),
+            title: try r["title"].decode(String.self),
+            body: try r["body"].decode(String.self),
+            trigger: try columns.trigger(),
+            kind: try r["kind"].decode(String.self),
+            createdAt: Date(micros: try r["created_us"].decode(Int64.self)),
+            nextDue: try r["next_due_us"].decode(Int64?.self).map(Date.init(micros:)),
+            lastDue: try r["last_due_us"].decode(Int64?.self).map(Date.init(micros:))
+        )
+        return (try r["key"].decode(Int64.self), reminder)
+    }
+
+    /// Schedules one reminder and records its first occurrence in the ledger, due at the
+    /// trigger's first instant after the database's `now()`. With `replace`, a pending reminder
+    /// with the same id is replaced (its pending occurrences cancelled); without, that is a
+    /// `.conflict`. Notifies ``changesChannel``.
+    /// - Throws: `.usage` for a bad reminder or one that would never fire; `.conflict`.
+    @discardableResult
+    public func schedule(_ new: NewReminder, replace: Bool = true, systemZone: TimeZone) async throws -> Reminder {
+        let checked = try new.validated()
+        return try await transaction { connection in
+            let nowMicros = try await Self.now(connection, logger)
+            guard let nextDue = checked.trigger.nextOccurrence(after: Date(micros: nowMicros), systemZone: systemZone) else {
+                throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
+            }
+            var rng = SystemRandomNumberGenerator()
+            var id = checked.id ?? ReminderIdentifier.generate(using: &rng)
+            if checked.id == nil {
+                // A generated id taken by a pending reminder: draw again, longer after a few tries.
+                var tries = 0
+                while try await Self.pendingKey(id: id, connection, logger) != nil {
+                    tries += 1
+                    id = ReminderIdentifier.generate(length: 4 + tries / 3, using: &rng)
+                }
+            } else if let old = try await Self.pendingKey(id: id, connection, logger) {
+                guard replace else {
+                    throw ChimeError(
+                        .conflict,
+                        "a pending reminder already has the id '\(id)': cancel it, choose another --id, or leave out --no-replace"
+                    )
+                }
+                try await connection.run(
+                    "UPDATE reminder SET state = 'replaced', ended_us = \(nowMicros) WHERE key = \(old)",
+                    logger: logger
+                )
+                try await connection.run(
+                    "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(old) AND state = 'pending'",
+                    logger: logger
+                )
+            }
+            let c = TriggerColumns(checked.trigger)
+            let dueMicros = nextDue.micros
+            // Another host inserting the same id at the same moment (neither saw the other's row
+            // pending): the unique index on pending ids decides, and the loser is told as if it
+            // had seen it (SQLSTATE 23505, unique_violation).
+            let inserted: [PostgresRow]
+            do {
+                inserted = try await connection.rows(
+                    """
+                    INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
+                        by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us)
+                    VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
+                        \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
+                        \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros))
+                    RETURNING key
+                    """,
+                    logger: logger
+                )
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                throw ChimeError(
+                    .conflict,
+                    "a pending reminder already has the id '\(id)' (scheduled from elsewhere just now): cancel it or choose another --id"
+                )
+            }
+            var key: Int64?
+            for row in inserted {
+                let value = try row.decode(Int64.self)
+                key = value
+            }
+            guard let key else { throw ChimeError(.store, "INSERT INTO reminder returned no key") }
+            try await connection.run(
+                "INSERT INTO occurrence (reminder_key, due_us) VALUES (\(key), \(dueMicros))",
+                logger: logger
+            )
+            try await Self.notifyChange(id: id, connection, logger)
+            return Reminder(
+                id: id,
+                title: checked.title,
+                body: checked.body,
+                trigger: checked.trigger,
+                kind: checked.kind,
+                createdAt: Date(micros: nowMicros),
+                nextDue: Date(micros: dueMicros)
+            )
+        }
+    }
+
+    /// What ``cancel(id:)`` did.
+    public struct Cancellation: Sendable, Hashable {
+        public var cancelled: Reminder
+        /// Occurrences that were being posted (claimed under a lease) when the cancel committed:
+        /// they are left to their runner, which records them as posted if it shows them.
+        public var inFlight: Int
+    }
+
+    /// Cancels the pending reminder `id` and its pending occurrences, for every runner.
+    /// Notifies ``changesChannel``.
+    /// - Throws: `.notFound` when no pending reminder has that id (saying what became of it).
+    @discardableResult
+    public func cancel(id: String) async throws -> Cancellation {
+        try ReminderIdentifier.validate(id)
+        return try await transaction { connection in
+            let rows = try await connection.rows(
+                """
+                UPDATE reminder SET state = 'cancelled', ended_us = chime_now_us() WHERE id = \(id) AND state = 'pending'
+                RETURNING \(unescaped: Self.reminderColumns)
+                """,
+                logger: logger
+            )
+            var found: (key: Int64, reminder: Reminder)?
+            for row in rows { found = try Self.reminder(from: row) }
+            guard let found else { throw try await Self.notFound(id: id, connection, logger) }
+            try await connection.run(
+                "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(found.key) AND state = 'pending'",
+                logger: logger
+            )
+            var inFlight = 0
+            let posting = try await connection.rows(
+                "SELECT count(*) FROM occurrence WHERE reminder_key = \(found.key) AND state = 'posting'",
+                logger: logger
+            )
+            for row in posting {
+                let count = try row.decode(Int64.self)
+                inFlight = Int(count)
+            }
+            try await Self.notifyChange(id: id, connection, logger)
+            return Cancellation(cancelled: found.reminder, inFlight: inFlight)
+        }
+    }
+
+    /// The pending reminders, soonest first (then by id).
+    public func pending(limit: Int? = nil) async throws -> [Reminder] {
+        let rows = try await client.rows(
+            """
+            SELECT \(unescaped: Self.reminderColumns) FROM reminder WHERE state = 'pending'
+            ORDER BY next_due_us, id LIMIT \(Int64(limit ?? Int(Int32.max)))
+            """,
+            logger: logger
+        )
+        var result: [Reminder] = []
+        for row in rows { result.append(try Self.reminder(from: row).reminder) }
+        return result
+    }
+
+    static func now(_ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
+        for row in try await connection.rows("SELECT chime_now_us()", logger: logger) {
+            return try row.decode(Int64.self)
+        }
+        throw ChimeError(.store, "the database did not answer SELECT chime_now_us()")
+    }
+
+    static func pendingKey(id: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64? {
+        let rows = try await connection.rows(
+            "SELECT key FROM reminder WHERE id = \(id) AND state = 'pending' FOR UPDATE",
+            logger: logger
+        )
+        for row in rows {
+            let key = try row.decode(Int64.self)
+            return key
+        }
+        return nil
+    }
+
+    /// `NOTIFY chime_changes, id`: delivered to the listeners when the transaction commits
+    /// (PostgreSQL 15 docs, NOTIFY: "if a NOTIFY is executed inside a transaction, the notify
+    /// events are not delivered until and unless the transaction is committed"). pg_notify()
+    /// rather than NOTIFY, which takes no bound parameter.
+    static func notifyChange(id: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.run("SELECT pg_notify(\(changesChannel), \(id))", logger: logger)
+    }
+
+    /// A not-found error that says what became of the id, when it existed (as the SQLite store's).
+    static func notFound(id: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> ChimeError {
+        var last: String?
+        let rows = try await connection.rows(
+            "SELECT state FROM reminder WHERE id = \(id) ORDER BY key DESC LIMIT 1",
+            logger: logger
+        )
+        for row in rows {
+            let state = try row.decode(String.self)
+            last = state
+        }
+        let what =
+            switch last {
+            case "done": "it has already fired"
+            case "cancelled": "it was cancelled"
+            case "replaced": "it was replaced"
+            default: "see 'chime list' for pending reminders"
+            }
+        return ChimeError(.notFound, "no pending reminder has the id '\(id)': \(what)")
+    }
+}

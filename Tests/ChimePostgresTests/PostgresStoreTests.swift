@@ -1,0 +1,420 @@
+import ChimeCore
+import ChimePostgres
+import Foundation
+import PostgresNIO
+import Testing
+
+/// The PostgreSQL store against a real server (scripts/postgres-server, started once per run by
+/// scripts/test), each test on a database of its own. Time is the database's: tests move it by
+/// rewriting stored instants (``PostgresStore/advanceClock(by:)``) or ending leases in SQL, and
+/// never sleep for it; the one test of a real lease waits for a 50 ms lease, polling, bounded.
+@Suite struct PostgresStoreTests {
+    static let utc = TimeZone(identifier: "UTC")!
+
+    @Test func missingServerFailsWithOneLineSayingHowToStartIt() throws {
+        #expect {
+            _ = try TestServer.url(environment: [:])
+        } throws: { error in
+            let text = String(describing: error)
+            return text.contains("CHIME_TEST_POSTGRES_URL is not set") && text.contains("scripts/postgres-server start")
+                && !text.contains("\n")
+        }
+    }
+
+    @Test func migrationsAreNamedForwardOnlyAndIdempotent() async throws {
+        try await withFreshDatabase(migrated: false) { url in
+            let names = PostgresSchema.migrations.map(\.name)
+            // Two `store init`s at once, on two clients: each migration is applied once.
+            async let first = PostgresStore.withStore(url) { try await $0.migrate() }
+            async let second = PostgresStore.withStore(url) { try await $0.migrate() }
+            let (a, b) = try await (first, second)
+            #expect((a + b).sorted() == names.sorted())
+            #expect(a.isEmpty || b.isEmpty)
+            try await PostgresStore.withStore(url) { store in
+                #expect(try await store.migrate() == [])
+                #expect(try await store.migrate() == [])
+                #expect(try await store.appliedMigrations() == names)
+                #expect(try await store.count("SELECT count(*) FROM chime_migrations") == names.count)
+                // A database made by a newer Chime: refused, nothing changed.
+                for try await _ in try await store.client.query("INSERT INTO chime_migrations (name) VALUES ('9999-from-the-future')") {}
+                await #expect {
+                    try await store.migrate()
+                } throws: { error in
+                    (error as? ChimeError)?.code == .store && "\(error)".contains("9999-from-the-future")
+                }
+                #expect(try await store.count("SELECT count(*) FROM chime_migrations") == names.count + 1)
+            }
+        }
+    }
+
+    @Test func scheduleListAndCancelRoundTrip() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                let eight = LocalTime(hour: 8, minute: 0)!
+                let triggers: [(String, Trigger)] = [
+                    ("tea", .once(now.addingTimeInterval(3600))),
+                    ("stretch", .interval(seconds: 1800, anchor: now)),
+                    ("standup", .weekly(times: [eight], days: .weekdays, zone: .fixed("Europe/Berlin"))),
+                    ("rent", .calendar(CalendarRule(month: nil, day: 1, times: [eight], zone: .floating))),
+                    ("pills", .bounded(.weekly(times: [eight], days: .everyDay, zone: .floating), .count(5, start: now))),
+                ]
+                var scheduled: [Reminder] = []
+                for (id, trigger) in triggers {
+                    scheduled.append(
+                        try await store.schedule(NewReminder(id: id, title: "Do \(id)", body: "b", trigger: trigger), systemZone: Self.utc)
+                    )
+                }
+                let generated = try await store.schedule(
+                    NewReminder(title: "No id", trigger: .once(now.addingTimeInterval(60))),
+                    systemZone: Self.utc
+                )
+                #expect(generated.id.hasPrefix("r"))
+                let pending = try await store.pending()
+                #expect(Set(pending.map(\.id)) == Set(triggers.map(\.0) + [generated.id]))
+                // The trigger comes back as it went in (ChimeCore's TriggerColumns, both ways).
+                for reminder in scheduled {
+                    let back = try #require(pending.first { $0.id == reminder.id })
+                    #expect(back.trigger == reminder.trigger)
+                    #expect(back.nextDue == reminder.nextDue)
+                    #expect(back.title == reminder.title && back.body == "b")
+                }
+                #expect(pending.map(\.nextDue) == pending.map(\.nextDue).sorted { ($0 ?? .distantFuture) < ($1 ?? .distantFuture) })
+
+                let cancelled = try await store.cancel(id: "tea")
+                #expect(cancelled.cancelled.id == "tea" && cancelled.inFlight == 0)
+                #expect(try await store.pending().contains { $0.id == "tea" } == false)
+                #expect(try await store.ledger(id: "tea").map(\.state) == ["cancelled"])
+                await #expect {
+                    try await store.cancel(id: "tea")
+                } throws: { error in
+                    (error as? ChimeError)?.code == .notFound && "\(error)".contains("it was cancelled")
+                }
+                await #expect {
+                    try await store.cancel(id: "nothing")
+                } throws: { error in
+                    (error as? ChimeError)?.code == .notFound
+                }
+                // Same id again: a conflict without replace; replaced with it.
+                let again = NewReminder(id: "stretch", title: "Stretch again", trigger: .once(now.addingTimeInterval(600)))
+                await #expect {
+                    try await store.schedule(again, replace: false, systemZone: Self.utc)
+                } throws: { error in
+                    (error as? ChimeError)?.code == .conflict
+                }
+                try await store.schedule(again, systemZone: Self.utc)
+                #expect(try await store.pending().filter { $0.id == "stretch" }.map(\.title) == ["Stretch again"])
+                #expect(try await store.ledger(id: "stretch").map(\.state).sorted() == ["cancelled", "pending"])
+                // A time already past (by the database's clock) never fires.
+                await #expect {
+                    try await store.schedule(NewReminder(title: "Late", trigger: .once(now.addingTimeInterval(-1))), systemZone: Self.utc)
+                } throws: { error in
+                    (error as? ChimeError)?.code == .usage
+                }
+            }
+        }
+    }
+
+    @Test func twoHostsSchedulingTheSameIdAtOnceGetOneReminderAndOneConflict() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { a in
+                try await PostgresStore.withStore(url) { b in
+                    let now = try await a.databaseNow()
+                    for round in 0..<20 {
+                        let new = NewReminder(id: "same-\(round)", title: "Same", trigger: .once(now.addingTimeInterval(600)))
+                        @Sendable func attempt(_ store: PostgresStore) async throws -> Bool {
+                            do {
+                                try await store.schedule(new, replace: false, systemZone: Self.utc)
+                                return true
+                            } catch let error as ChimeError where error.code == .conflict {
+                                return false
+                            }
+                        }
+                        async let first = attempt(a)
+                        async let second = attempt(b)
+                        let outcomes = try await [first, second]
+                        #expect(outcomes.filter { $0 }.count == 1, "round \(round)")
+                    }
+                    #expect(try await a.pending().count == 20)
+                }
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func scheduleAndCancelNotifyTheChangesChannel() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                try await store.client.withConnection { connection in
+                    // Listening first (postgres-nio's listen sends LISTEN), then the changes.
+                    let payloads = try await connection.listen(on: PostgresStore.changesChannel) { notifications in
+                        let now = try await store.databaseNow()
+                        try await store.schedule(
+                            NewReminder(id: "ping", title: "Ping", trigger: .once(now.addingTimeInterval(60))),
+                            systemZone: Self.utc
+                        )
+                        try await store.cancel(id: "ping")
+                        var payloads: [String] = []
+                        for try await notification in notifications {
+                            payloads.append(notification.payload)
+                            if payloads.count == 2 { break }
+                        }
+                        return payloads
+                    }
+                    #expect(payloads == ["ping", "ping"])
+                }
+            }
+        }
+    }
+
+    @Test func timeComparisonsUseTheDatabaseClock() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                let due = now.addingTimeInterval(2)
+                try await store.schedule(NewReminder(id: "soon", title: "Soon", trigger: .once(due)), systemZone: Self.utc)
+                #expect(try await store.nextDeadlines().due == Date(micros: due.micros))
+                #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
+                // A second on (this test's statements take well under the second left).
+                try await store.advanceClock(by: 1)
+                #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
+                try await store.advanceClock(by: 1.5)
+                let claimed = try await store.claimDue(owner: "a", lease: .seconds(30))
+                #expect(claimed.map(\.reminderID) == ["soon"])
+                // The lease runs on the database's clock too: 30 s from its now, not yet reapable.
+                #expect(try await store.reapExpiredLeases() == 0)
+                let lease = try #require(try await store.nextDeadlines().leaseEnds)
+                let dbNow = try await store.databaseNow()
+                #expect(abs(lease.timeIntervalSince(dbNow) - 30) < 5)
+            }
+        }
+    }
+
+    @Test func aRealShortLeaseExpiresOnTheDatabaseClockAndIsReaped() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                try await store.schedule(NewReminder(id: "x", title: "X", trigger: .once(now.addingTimeInterval(1))), systemZone: Self.utc)
+                try await store.advanceClock(by: 2)
+                #expect(try await store.claimDue(owner: "a", lease: .milliseconds(50)).count == 1)
+                // Polled, bounded: a 50 ms lease on the database's clock is reaped within 5 s.
+                var reaped = 0
+                let clock = ContinuousClock()
+                let deadline = clock.now.advanced(by: .seconds(5))
+                while reaped == 0, clock.now < deadline {
+                    reaped = try await store.reapExpiredLeases()
+                    if reaped == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(reaped == 1)
+                #expect(try await store.ledger(id: "x").map(\.state) == ["pending"])
+            }
+        }
+    }
+
+    @Test func twoConcurrentClaimersNeverClaimTheSameOccurrence() async throws {
+        try await withFreshDatabase { url in
+            let rounds = 4
+            let perRound = 250
+            let limit = 7
+            try await PostgresStore.withStore(url) { seeder in
+                for round in 0..<rounds {
+                    let now = try await seeder.databaseNow()
+                    for index in 0..<perRound {
+                        let due = now.addingTimeInterval(600 + Double(index % 10) / 1000)
+                        try await seeder.schedule(
+                            NewReminder(id: "r\(round)-\(index)", title: "R", trigger: .once(due)),
+                            systemZone: Self.utc
+                        )
+                    }
+                    try await seeder.advanceClock(by: 601)
+                    // Two runners, each on a client (and connections) of its own, claiming in small batches.
+                    @Sendable func drain(_ owner: String) async throws -> [OccurrenceKey] {
+                        try await PostgresStore.withStore(url, connections: 1) { store in
+                            var keys: [OccurrenceKey] = []
+                            while true {
+                                let batch = try await store.claimDue(owner: owner, lease: .seconds(60), limit: limit)
+                                #expect(batch.count <= limit)
+                                if batch.isEmpty { return keys }
+                                keys += batch.map(\.key)
+                            }
+                        }
+                    }
+                    async let a = drain("a\(round)")
+                    async let b = drain("b\(round)")
+                    let (keysA, keysB) = try await (a, b)
+                    let claimedTwice = Set(keysA).intersection(keysB).count
+                    #expect(claimedTwice == 0, "round \(round): \(claimedTwice) occurrences claimed by both runners")
+                    #expect(keysA.count + keysB.count == perRound, "round \(round)")
+                    #expect(Set(keysA + keysB).count == perRound)
+                    let posting = try await seeder.count("SELECT count(*) FROM occurrence WHERE state = 'posting'")
+                    #expect(posting == perRound * (round + 1))
+                }
+            }
+        }
+    }
+
+    @Test func aFencedMarkAfterTheLeaseWasReapedAndReclaimedUpdatesNothingAndIsCounted() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { a in
+                try await PostgresStore.withStore(url) { b in
+                    let now = try await a.databaseNow()
+                    try await a.schedule(
+                        NewReminder(id: "once", title: "Once", trigger: .once(now.addingTimeInterval(1))),
+                        systemZone: Self.utc
+                    )
+                    try await a.advanceClock(by: 2)
+                    let claimedA = try await a.claimDue(owner: "runner-a", lease: .seconds(30))
+                    #expect(claimedA.count == 1)
+                    // Runner A stalls past its lease; B reaps it and claims the occurrence again.
+                    try await a.expireLeases()
+                    #expect(try await b.reapExpiredLeases() == 1)
+                    let claimedB = try await b.claimDue(owner: "runner-b", lease: .seconds(30))
+                    #expect(claimedB.map(\.key) == claimedA.map(\.key))
+                    // A wakes and marks: fenced, nothing written, counted as a lost lease.
+                    let markA = try await a.markPosted(claimedA.map(\.key), owner: "runner-a", noteID: "note-a", systemZone: Self.utc)
+                    #expect(markA.posted.isEmpty)
+                    #expect(markA.leaseLost == claimedA.map(\.key))
+                    let markB = try await b.markPosted(claimedB.map(\.key), owner: "runner-b", noteID: "note-b", systemZone: Self.utc)
+                    #expect(markB.posted == claimedB.map(\.key) && markB.leaseLost.isEmpty)
+                    let ledger = try await a.ledger(id: "once")
+                    #expect(ledger.map(\.state) == ["posted"])
+                    #expect(ledger.map(\.note) == ["note-b"])
+                    #expect(try await a.pending().isEmpty)
+                    // A mark repeated by the holder itself after it was recorded changes nothing either.
+                    let again = try await b.markPosted(claimedB.map(\.key), owner: "runner-b", noteID: "note-b2", systemZone: Self.utc)
+                    #expect(again.posted.isEmpty && again.leaseLost.count == 1)
+                }
+            }
+        }
+    }
+
+    @Test func aCancelWhileAnOccurrenceIsBeingPostedLeavesItToItsRunnerAndTheReaperCancelsItOnceExpired() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                for id in ["shown", "stalled"] {
+                    try await store.schedule(
+                        NewReminder(id: id, title: id, trigger: .once(now.addingTimeInterval(1))),
+                        systemZone: Self.utc
+                    )
+                }
+                try await store.advanceClock(by: 2)
+                let claimed = try await store.claimDue(owner: "a", lease: .seconds(30))
+                #expect(claimed.map(\.reminderID).sorted() == ["shown", "stalled"])
+                // Cancelled from another host while being posted: in flight, not pulled from under the runner.
+                for id in ["shown", "stalled"] {
+                    #expect(try await store.cancel(id: id).inFlight == 1)
+                    #expect(try await store.ledger(id: id).map(\.state) == ["posting"])
+                }
+                // The runner showed one: the ledger says so (what a person saw).
+                let shown = claimed.filter { $0.reminderID == "shown" }.map(\.key)
+                #expect(try await store.markPosted(shown, owner: "a", noteID: "n", systemZone: Self.utc).posted == shown)
+                // The other's runner died: once its lease is over, the reaper cancels it rather than
+                // returning it to be claimed.
+                try await store.expireLeases()
+                #expect(try await store.reapExpiredLeases() == 1)
+                #expect(try await store.ledger(id: "stalled").map(\.state) == ["cancelled"])
+                #expect(try await store.ledger(id: "shown").map(\.state) == ["posted"])
+                #expect(try await store.claimDue(owner: "b", lease: .seconds(30)).isEmpty)
+                #expect(try await store.pending().isEmpty)
+            }
+        }
+    }
+
+    @Test func aRecurringReminderGetsItsNextOccurrenceExactlyOnceWhenTwoOwnersRace() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { a in
+                try await PostgresStore.withStore(url) { b in
+                    let now = try await a.databaseNow()
+                    let scheduled = try await a.schedule(
+                        NewReminder(id: "water", title: "Water", trigger: .interval(seconds: 60, anchor: now)),
+                        systemZone: Self.utc
+                    )
+                    var due = try #require(scheduled.nextDue).micros
+                    let rounds = 25
+                    for round in 0..<rounds {
+                        try await a.advanceClock(by: 60)
+                        due -= 60_000_000
+                        // Both hold a claim on the same occurrence: A's expired and was reaped, B took it.
+                        let claimedA = try await a.claimDue(owner: "a", lease: .seconds(30))
+                        #expect(claimedA.map(\.key.dueMicros) == [due], "round \(round)")
+                        try await a.expireLeases()
+                        async let reapA = a.reapExpiredLeases()
+                        async let reapB = b.reapExpiredLeases()
+                        #expect(try await reapA + reapB == 1)
+                        let claimedB = try await b.claimDue(owner: "b", lease: .seconds(30))
+                        #expect(claimedB.map(\.key) == claimedA.map(\.key))
+                        // Both mark at once.
+                        async let markA = a.markPosted(claimedA.map(\.key), owner: "a", noteID: "a", systemZone: Self.utc)
+                        async let markB = b.markPosted(claimedB.map(\.key), owner: "b", noteID: "b", systemZone: Self.utc)
+                        let (resultA, resultB) = try await (markA, markB)
+                        #expect(resultA.posted.isEmpty && resultA.leaseLost.count == 1)
+                        #expect(resultB.posted.count == 1 && resultB.materialized == 1)
+                        due += 60_000_000
+                    }
+                    let ledger = try await a.ledger(id: "water")
+                    #expect(ledger.count == rounds + 1)
+                    #expect(ledger.filter { $0.state == "posted" }.count == rounds)
+                    #expect(ledger.filter { $0.state == "pending" }.map(\.due) == [due])
+                    #expect(Set(ledger.map(\.due)).count == ledger.count)
+                    #expect(try await a.pending().map(\.nextDue) == [Date(micros: due)])
+                }
+            }
+        }
+    }
+
+    @Test func aRecurringReminderMarkedTwiceByRacingMarksRecordsItsNextOccurrenceOnce() async throws {
+        // Without any stale owner: two marks of the same lease at once (a retried request) still
+        // record one next occurrence, the ledger's key deciding.
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { a in
+                try await PostgresStore.withStore(url) { b in
+                    let now = try await a.databaseNow()
+                    try await a.schedule(
+                        NewReminder(id: "tick", title: "Tick", trigger: .interval(seconds: 10, anchor: now)),
+                        systemZone: Self.utc
+                    )
+                    for _ in 0..<20 {
+                        try await a.advanceClock(by: 10)
+                        let keys = try await a.claimDue(owner: "same", lease: .seconds(30)).map(\.key)
+                        #expect(keys.count == 1)
+                        async let one = a.markPosted(keys, owner: "same", noteID: "1", systemZone: Self.utc)
+                        async let two = b.markPosted(keys, owner: "same", noteID: "2", systemZone: Self.utc)
+                        let (r1, r2) = try await (one, two)
+                        #expect(r1.posted.count + r2.posted.count == 1)
+                        #expect(r1.materialized + r2.materialized == 1)
+                    }
+                    let ledger = try await a.ledger(id: "tick")
+                    #expect(ledger.count == 21 && ledger.filter { $0.state == "pending" }.count == 1)
+                }
+            }
+        }
+    }
+}
+
+@Suite struct PostgresURLTests {
+    @Test func aSocketDirectoryInTheHostParameter() throws {
+        let url = try PostgresURL("postgresql:///chime?host=/tmp/pg%20dir&user=postgres", environment: [:])
+        #expect(url.endpoint == .socket(path: "/tmp/pg dir/.s.PGSQL.5432"))
+        #expect(url.user == "postgres" && url.database == "chime" && url.password == nil)
+    }
+
+    @Test func aTCPHostAndThePasswordFromTheEnvironment() throws {
+        let url = try PostgresURL("postgres://chime@db.example:6543/reminders", environment: ["PGPASSWORD": "s3cret"])
+        #expect(url.endpoint == .tcp(host: "db.example", port: 6543))
+        #expect(url.user == "chime" && url.database == "reminders" && url.password == "s3cret")
+    }
+
+    @Test(arguments: [
+        "mysql:///chime", "postgresql://u:pw@host/chime", "postgresql:///chime?password=x", "postgresql:///chime?sslmode=require",
+        "postgresql:///chime?port=http", "postgresql://host:0/chime", "postgresql:///a/b",
+    ])
+    func badURLsAreRefusedNamingTheValue(_ text: String) {
+        #expect {
+            _ = try PostgresURL(text, environment: [:])
+        } throws: { error in
+            guard let error = error as? ChimeError else { return false }
+            return error.code == .usage && error.message.contains("'\(text)'") && error.message.contains("expected")
+        }
+    }
+}

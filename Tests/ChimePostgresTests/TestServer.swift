@@ -1,0 +1,105 @@
+import ChimeCore
+import ChimePostgres
+import Foundation
+import PostgresNIO
+
+/// The real PostgreSQL server these tests run against: one per test run, started by
+/// scripts/test (scripts/postgres-server), found through `CHIME_TEST_POSTGRES_URL`. Each test
+/// makes a database of its own on it (``withFreshDatabase(_:)``), so tests are independent and
+/// may run in parallel.
+enum TestServer {
+    static let variable = "CHIME_TEST_POSTGRES_URL"
+
+    /// Thrown when no server was started: the test fails with this one line (never skipped).
+    struct NotStarted: Error, CustomStringConvertible {
+        var description: String {
+            "\(TestServer.variable) is not set: the PostgreSQL tests need a real server; run scripts/test, or "
+                + "scripts/postgres-server start /tmp/chime-pg && . /tmp/chime-pg/env before swift test"
+        }
+    }
+
+    static func url(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresURL {
+        guard let text = environment[variable], !text.isEmpty else { throw NotStarted() }
+        return try PostgresURL(text, environment: environment)
+    }
+}
+
+/// Runs `body` with a database of its own on the test server, dropped afterwards (also when
+/// `body` throws). With `migrated`, the store's schema is applied first.
+func withFreshDatabase(migrated: Bool = true, _ body: @Sendable (PostgresURL) async throws -> Void) async throws {
+    let server = try TestServer.url()
+    // An identifier made here of [a-z0-9_] only: CREATE DATABASE takes no bound parameter.
+    let name = "chime_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    try await PostgresStore.withStore(server, connections: 1) { admin in
+        for try await _ in try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)")) {}
+    }
+    let url = server.with(database: name)
+    do {
+        if migrated { _ = try await PostgresStore.withStore(url, connections: 1) { try await $0.migrate() } }
+        try await body(url)
+    } catch {
+        try? await dropDatabase(name, on: server)
+        throw error
+    }
+    try await dropDatabase(name, on: server)
+}
+
+private func dropDatabase(_ name: String, on server: PostgresURL) async throws {
+    try await PostgresStore.withStore(server, connections: 1) { admin in
+        // FORCE (PostgreSQL 13+): a client shut down a moment ago may still be disconnecting.
+        for try await _ in try await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) {}
+    }
+}
+
+extension PostgresStore {
+    /// Moves every stored instant `seconds` earlier: for the store, the database's clock moved
+    /// on by that much. Time is injected through SQL; no test sleeps for it.
+    func advanceClock(by seconds: Double) async throws {
+        let micros = Int64((seconds * 1_000_000).rounded())
+        // Each result read to its end (a failure comes with the end; see PostgresConnection.rows).
+        // Through negative values: the ledger's key (reminder, due) is checked row by row, and
+        // moving a due onto its neighbour's old value would collide half-way.
+        try await client.withTransaction(logger: PostgresStore.silentLogger) { connection in
+            for try await _ in try await connection.query(
+                "UPDATE occurrence SET due_us = -(due_us - \(micros))",
+                logger: PostgresStore.silentLogger
+            ) {}
+            for try await _ in try await connection.query("UPDATE occurrence SET due_us = -due_us", logger: PostgresStore.silentLogger) {}
+            for try await _ in try await connection.query(
+                """
+                UPDATE reminder SET next_due_us = next_due_us - \(micros), last_due_us = last_due_us - \(micros),
+                    at_us = at_us - \(micros), anchor_us = anchor_us - \(micros), created_us = created_us - \(micros)
+                """,
+                logger: PostgresStore.silentLogger
+            ) {}
+        }
+    }
+
+    /// Ends every lease now, by the database's clock (as if the lease's time had passed).
+    func expireLeases() async throws {
+        for try await _ in try await client.query(
+            "UPDATE occurrence SET lease_until = now() - interval '1 millisecond' WHERE state = 'posting'"
+        ) {}
+    }
+
+    /// The ledger of reminder `id`: each occurrence's due instant and state, by due instant.
+    func ledger(id: String) async throws -> [(due: Int64, state: String, owner: String?, note: String?)] {
+        let rows = try await client.query(
+            """
+            SELECT o.due_us, o.state, o.lease_owner, o.note_id FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+            WHERE r.id = \(id) ORDER BY o.due_us
+            """
+        )
+        var result: [(due: Int64, state: String, owner: String?, note: String?)] = []
+        for try await (due, state, owner, note) in rows.decode((Int64, String, String?, String?).self) {
+            result.append((due, state, owner, note))
+        }
+        return result
+    }
+
+    func count(_ sql: String) async throws -> Int {
+        var count = 0
+        for try await value in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { count = Int(value) }
+        return count
+    }
+}
