@@ -202,6 +202,46 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         #expect(sleeps.all.isEmpty)
     }
 
+    @Test(arguments: [408, 429, 500, 502, 503, 504])
+    func aStatusWorthRetryingIsRetried(_ code: Int) async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(HTTPResponseStatus(statusCode: code)), .ok])
+        let sleeps = RecordedSleeps()
+        _ = try await withNotifier(server, sleeps: sleeps) { try await $0.post(note()) }
+
+        #expect(server.received.count == 2)
+        #expect(sleeps.all.count == 1)
+    }
+
+    @Test(arguments: [301, 400, 401, 403, 404, 410, 413, 422])
+    func anyOtherStatusIsPermanentAndNotRetried(_ code: Int) async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(HTTPResponseStatus(statusCode: code)), .ok])
+        let sleeps = RecordedSleeps()
+        let error = await deliveryError {
+            try await withNotifier(server, sleeps: sleeps) { _ = try await $0.post(note()) }
+        }
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.contains("refused the alert: HTTP \(code)") == true)
+        #expect(server.received.count == 1)
+        #expect(sleeps.all.isEmpty)
+    }
+
+    @Test func anAlertThatDeliversNoOccurrenceIsPostedOnceKeyedByItsPostingTime() async throws {
+        // A family's live status (a focus session's tree): no ledger occurrence behind it.
+        let server = try await LoopbackHTTPServer.start([])
+        var live = Note(id: "focus-live", title: "Focus: 12m left", postedAt: Date(micros: dueMicros))
+        live.category = "x-chime.focus"
+        _ = try await withNotifier(server) { try await $0.post(live) }
+
+        let received = server.received
+        try #require(received.count == 1)
+        #expect(received[0].headers["Idempotency-Key"] == ["\"focus-live@\(dueMicros)\""])
+        let json = try received[0].json()
+        #expect(json["event"] as? String == "alert")
+        #expect(json["kind"] as? String == "x-chime.focus")
+        #expect(json["title"] as? String == "Focus: 12m left")
+    }
+
     @Test func aReceiverThatNeverAnswersTimesOutWithinTheBound() async throws {
         let server = try await LoopbackHTTPServer.start([.silence, .silence])
         let clock = ContinuousClock()
