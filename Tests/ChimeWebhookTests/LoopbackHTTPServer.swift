@@ -21,6 +21,8 @@ final class LoopbackHTTPServer: Sendable {
         var uri: String
         var headers: HTTPHeaders
         var body: Data
+        /// The client's port: the same for requests on one kept-alive connection.
+        var clientPort: Int?
         /// The body as a JSON object.
         func json() throws -> [String: Any] {
             try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
@@ -106,7 +108,15 @@ final class LoopbackHTTPServer: Sendable {
                 body.append(contentsOf: buffer.readableBytesView)
             case .end:
                 guard let head else { return }
-                let reply = server.next(after: Received(method: head.method, uri: head.uri, headers: head.headers, body: body))
+                let reply = server.next(
+                    after: Received(
+                        method: head.method,
+                        uri: head.uri,
+                        headers: head.headers,
+                        body: body,
+                        clientPort: context.channel.remoteAddress?.port
+                    )
+                )
                 guard case .answer(let status, let extra, let text) = reply else { return }
                 var headers = HTTPHeaders(extra)
                 headers.replaceOrAdd(name: "Content-Length", value: String(text.utf8.count))

@@ -105,6 +105,20 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         #expect(json["summary"] == nil)
     }
 
+    @Test func oneClientServesEveryPostOnOneKeptAliveConnection() async throws {
+        let server = try await LoopbackHTTPServer.start([])
+        let configuration = WebhookNotifier.Configuration(url: try WebhookURL(server.url))
+        try await WebhookNotifier.withWebhookNotifier(configuration) { notifier in
+            for day in 0..<3 { _ = try await notifier.post(note(due: dueMicros + Int64(day) * 86_400_000_000)) }
+        }
+        await server.stop()
+
+        let ports = server.received.map(\.clientPort)
+        #expect(ports.count == 3)
+        #expect(ports[0] != nil)
+        #expect(Set(ports).count == 1)
+    }
+
     @Test func keepsOneKeyAcrossRetriesOfAnOccurrenceAndChangesItPerOccurrence() async throws {
         let server = try await LoopbackHTTPServer.start([.answer(.serviceUnavailable), .ok, .ok])
         let later = dueMicros + 86_400_000_000
