@@ -13,9 +13,10 @@ import NIOPosix
 /// or another runner's after a crash) and different for every occurrence, so a receiver that
 /// keeps the keys it has seen shows each occurrence once although delivery is at-least-once.
 /// The field follows the IETF draft "The Idempotency-Key HTTP Header Field"
-/// (draft-ietf-httpapi-idempotency-key-header-06, February 2025): a Structured Field Item
-/// whose value is a String (RFC 8941 §3.3.3), hence the quotes; a key names one request
-/// "uniquely", and a client retrying a request sends the same key again.
+/// (draft-ietf-httpapi-idempotency-key-header-06, February 2025, §2 Syntax): "an Item
+/// Structured Header [RFC8941]. Its value MUST be a String" (RFC 8941 §3.3.3), hence the
+/// quotes, and a client sends one such field per request; a key is unique to one request, and
+/// a client retrying that request sends the same key again.
 ///
 /// Inside one ``post(_:)``: a small, bounded number of quick retries with exponential backoff
 /// and jitter, only where the request may not have reached the receiver or the receiver asked
@@ -29,7 +30,9 @@ import NIOPosix
 /// README asks ("If you create your own HTTPClient instances, you should shut them down using
 /// httpClient.shutdown()"), or use ``withWebhookNotifier(_:logger:_:)``.
 public final class WebhookNotifier: Notifier {
-    /// How the notifier posts and retries.
+    /// How the notifier posts and retries. With the defaults one post of one occurrence takes at
+    /// most 3 attempts of 10 s plus the waits between them (0.25 s and 0.5 s of backoff, or a
+    /// `Retry-After` of at most 5 s each): about 40 s before the scheduler's own backoff takes over.
     public struct Configuration: Sendable {
         public var url: WebhookURL
         /// The whole of one request (connect, send, answer), per attempt.
