@@ -276,7 +276,7 @@ public final class WebhookNotifier: Notifier {
             case .delivered:
                 return
             case .permanent(let reason):
-                throw ChimeError(.delivery, "webhook \(configuration.url.origin) refused the alert: \(reason)")
+                throw ChimeError(.delivery, "webhook \(configuration.url.origin) \(reason)")
             case .transient(let reason, let retryAfter):
                 let attempts = max(configuration.maxAttempts, 1)
                 if let retryAfter, retryAfter > configuration.retryAfterCap {
@@ -353,7 +353,7 @@ public final class WebhookNotifier: Notifier {
             return .transient(reason: "answered \(said)\(line)", retryAfter: retryAfter)
         default:
             // 3xx (redirects are not followed), 4xx: the receiver will answer the same again.
-            return .permanent(reason: "\(said)\(line)")
+            return .permanent(reason: "refused the alert: \(said)\(line)")
         }
     }
 
@@ -368,7 +368,7 @@ public final class WebhookNotifier: Notifier {
             case .remoteConnectionClosed:
                 return .transient(reason: "closed the connection before answering", retryAfter: nil)
             default:
-                return .permanent(reason: "\(error)")
+                return .permanent(reason: "failed: \(error)")
             }
         }
         if let error = error as? NIOConnectionError {
@@ -378,7 +378,7 @@ public final class WebhookNotifier: Notifier {
         if error is IOError || error is ChannelError {
             return .transient(reason: "could not be reached (\(error))", retryAfter: nil)
         }
-        return .permanent(reason: "\(error)")
+        return .permanent(reason: "failed: \(error)")
     }
 
     /// `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3); nil when it is neither.
