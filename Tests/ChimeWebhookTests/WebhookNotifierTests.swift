@@ -295,6 +295,25 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         #expect(sleeps.all.count == 2)
     }
 
+    @Test func anHTTPSURLOnAPlainHTTPServerIsADeliveryError() async throws {
+        // The TLS handshake meets a plain HTTP/1.1 server: it fails, within the timeout, as a delivery error.
+        let server = try await LoopbackHTTPServer.start([])
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await deliveryError {
+            try await withNotifier(server, url: "https://127.0.0.1:\(server.port)/hook", configure: { $0.timeout = .seconds(1) }) {
+                _ = try await $0.post(note())
+            }
+        }
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.hasPrefix("webhook https://127.0.0.1:\(server.port) ") == true, "\(String(describing: error))")
+        // A refused handshake (the certificate, the protocol) is not retried inside the post.
+        #expect(error?.message.contains(" failed: ") == true, "\(String(describing: error))")
+        #expect(server.received.isEmpty)
+        #expect(clock.now - start < .seconds(5))
+    }
+
     @Test(arguments: ["ftp://example.com/hook", "http://", "127.0.0.1:8080/hook", "http:/hook", "", "http://a b/hook", "hook"])
     func aBadURLIsOneLineNamingItAndWhatIsAccepted(_ text: String) {
         #expect(throws: ChimeError.self) { try WebhookURL(text) }
