@@ -41,6 +41,7 @@ let package = Package(
         .library(name: "ChimeGtk", targets: ["ChimeGtk"]),
         .library(name: "ChimeConfig", targets: ["ChimeConfig"]),
         .library(name: "ChimePostgres", targets: ["ChimePostgres"]),
+        .library(name: "ChimeWebhook", targets: ["ChimeWebhook"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -53,6 +54,10 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // The PostgreSQL store for several runners (issue 20); chime does not link it yet.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The webhook notifier's HTTP client (ChimeWebhook only; chime does not link it yet).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The webhook tests' loopback HTTP server (NIOHTTP1); async-http-client's own dependency.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         // Reminder, Trigger, time-zone arithmetic, Scheduler, Notifier protocol. No GLib, no SQLite,
@@ -169,6 +174,18 @@ let package = Package(
             dependencies: ["ChimeCore", "CLibnotifyLoader"],
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]
         ),
+        // The webhook notifier: a JSON POST per occurrence with an Idempotency-Key, on
+        // async-http-client. A library of its own so that chime's start-up does not load NIO.
+        .target(
+            name: "ChimeWebhook",
+            dependencies: [
+                "ChimeCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict,
+            plugins: ["ChimeVersionPlugin"]
+        ),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
         .target(name: "ChimeTesting", dependencies: ["ChimeCore"], swiftSettings: strict),
         .executableTarget(
@@ -240,6 +257,15 @@ let package = Package(
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeGateway", "ChimeTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ChimeWebhookTests",
+            dependencies: [
+                "ChimeCore", "ChimeWebhook", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -24,13 +24,27 @@ public struct Note: Sendable, Hashable {
         public var due: Date
         /// Earlier occurrences of the same recurring reminder folded into this one (missed while down).
         public var missedCount: Int
+        /// The reminder's kind (`plain`, or the family that owns it), for a channel that says it.
+        public var kind: String
+        /// Which post of this occurrence this is: 1 the first time, 2 after one failed post, …
+        public var attempt: Int
 
-        public init(reminderID: String, title: String, body: String = "", due: Date, missedCount: Int = 0) {
+        public init(
+            reminderID: String,
+            title: String,
+            body: String = "",
+            due: Date,
+            missedCount: Int = 0,
+            kind: String = "plain",
+            attempt: Int = 1
+        ) {
             self.reminderID = reminderID
             self.title = title
             self.body = body
             self.due = due
             self.missedCount = missedCount
+            self.kind = kind
+            self.attempt = attempt
         }
     }
 

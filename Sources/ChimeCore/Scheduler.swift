@@ -640,7 +640,9 @@ public actor Scheduler {
             title: occurrence.title,
             body: occurrence.body,
             due: occurrence.due,
-            missedCount: occurrence.missedCount
+            missedCount: occurrence.missedCount,
+            kind: occurrence.kind,
+            attempt: occurrence.attempts + 1
         )
     }
 

@@ -147,6 +147,9 @@ struct SchedulerPassTests {
         #expect(h.notifier.posts.count == 1)
         #expect(note.id == "tea")
         #expect(note.lateness(of: note.deliveries[0]) == .seconds(3))
+        // The delivery says which post this is (a webhook sends it) and the reminder's kind.
+        #expect(note.deliveries[0].attempt == 3)
+        #expect(note.deliveries[0].kind == "plain")
         entry = try #require(try h.store.ledger().first)
         #expect(entry.state == "posted")
         #expect(entry.attempts == 2)

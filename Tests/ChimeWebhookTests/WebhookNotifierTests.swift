@@ -1,0 +1,354 @@
+import ChimeCore
+import Foundation
+import NIOHTTP1
+import Synchronization
+import Testing
+
+@testable import ChimeWebhook
+
+/// The waits the notifier asked for between quick retries; returns at once (no real sleeping).
+final class RecordedSleeps: Sendable {
+    private let waits = Mutex<[Duration]>([])
+    var all: [Duration] { waits.withLock { $0 } }
+    var sleeper: WebhookNotifier.Sleeper { { [self] wait in waits.withLock { $0.append(wait) } } }
+}
+
+/// A 2026 instant with microseconds, as the ledger keeps them.
+let dueMicros: Int64 = 1_795_467_900_123_456
+
+func note(id: String = "tea", due micros: Int64 = dueMicros, kind: String = "plain", attempt: Int = 1, missed: Int = 0) -> Note {
+    Note(
+        id: id,
+        title: "Tea is ready",
+        body: "Green, 3 minutes",
+        deliveries: [
+            Note.Delivery(
+                reminderID: id,
+                title: "Tea is ready",
+                body: "Green, 3 minutes",
+                due: Date(micros: micros),
+                missedCount: missed,
+                kind: kind,
+                attempt: attempt
+            )
+        ],
+        postedAt: Date(micros: micros + 250_000)
+    )
+}
+
+/// Runs `body` with a notifier on `server`'s URL whose quick retries sleep through `sleeps`,
+/// and shuts both down afterwards.
+func withNotifier<R: Sendable>(
+    _ server: LoopbackHTTPServer,
+    sleeps: RecordedSleeps = RecordedSleeps(),
+    url: String? = nil,
+    configure: (inout WebhookNotifier.Configuration) -> Void = { _ in },
+    _ body: (WebhookNotifier) async throws -> R
+) async throws -> R {
+    var configuration = WebhookNotifier.Configuration(url: try WebhookURL(url ?? server.url))
+    configure(&configuration)
+    // Jitter 1: each backoff is the whole of its exponential step, so tests can name it.
+    let notifier = WebhookNotifier(configuration, sleep: sleeps.sleeper, jitter: { 1 })
+    do {
+        let result = try await body(notifier)
+        try await notifier.shutdown()
+        await server.stop()
+        return result
+    } catch {
+        try? await notifier.shutdown()
+        await server.stop()
+        throw error
+    }
+}
+
+/// The ChimeError a post threw.
+func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
+    do {
+        try await post()
+        return nil
+    } catch let error as ChimeError {
+        return error
+    } catch {
+        Issue.record("not a ChimeError: \(error)")
+        return nil
+    }
+}
+
+@Suite struct WebhookNotifierTests {
+    @Test func postsTheOccurrenceAsJSONWithItsKeyAndHeaders() async throws {
+        let server = try await LoopbackHTTPServer.start([.ok])
+        let posted = try await withNotifier(server) { try await $0.post(note(kind: "dose", attempt: 2, missed: 3)) }
+
+        #expect(posted.id == "tea")
+        #expect(posted.via == "webhook")
+        let requests = server.received
+        try #require(requests.count == 1)
+        let request = requests[0]
+        #expect(request.method == .POST)
+        #expect(request.uri == "/hook?token=secret")
+        #expect(request.headers["Content-Type"] == ["application/json"])
+        #expect(request.headers["Idempotency-Key"] == ["\"tea@\(dueMicros)\""])
+        let agent = try #require(request.headers["User-Agent"].first)
+        #expect(agent.hasPrefix("Chime/"))
+        #expect(agent.contains("webhook"))
+        let json = try request.json()
+        #expect(json["event"] as? String == "reminder")
+        #expect(json["id"] as? String == "tea")
+        #expect(json["kind"] as? String == "dose")
+        #expect(json["title"] as? String == "Tea is ready")
+        #expect(json["body"] as? String == "Green, 3 minutes")
+        #expect(json["due"] as? String == "2026-11-23T21:05:00.123456Z")
+        #expect((json["due_micros"] as? NSNumber)?.int64Value == dueMicros)
+        #expect(json["missed"] as? Int == 3)
+        #expect(json["attempt"] as? Int == 2)
+        #expect(json["posted"] as? String == "2026-11-23T21:05:00.373456Z")
+        #expect(json["summary"] == nil)
+    }
+
+    @Test func oneClientServesEveryPostOnOneKeptAliveConnection() async throws {
+        let server = try await LoopbackHTTPServer.start([])
+        let configuration = WebhookNotifier.Configuration(url: try WebhookURL(server.url))
+        try await WebhookNotifier.withWebhookNotifier(configuration) { notifier in
+            for day in 0..<3 { _ = try await notifier.post(note(due: dueMicros + Int64(day) * 86_400_000_000)) }
+        }
+        await server.stop()
+
+        let ports = server.received.map(\.clientPort)
+        #expect(ports.count == 3)
+        #expect(ports[0] != nil)
+        #expect(Set(ports).count == 1)
+    }
+
+    @Test func keepsOneKeyAcrossRetriesOfAnOccurrenceAndChangesItPerOccurrence() async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(.serviceUnavailable), .ok, .ok])
+        let later = dueMicros + 86_400_000_000
+        try await withNotifier(server) { notifier in
+            _ = try await notifier.post(note())
+            _ = try await notifier.post(note(due: later))
+        }
+
+        let keys = server.received.flatMap { $0.headers["Idempotency-Key"] }
+        #expect(keys == ["\"tea@\(dueMicros)\"", "\"tea@\(dueMicros)\"", "\"tea@\(later)\""])
+    }
+
+    @Test func postsEachOccurrenceOfASummaryUnderItsOwnKey() async throws {
+        let server = try await LoopbackHTTPServer.start([])
+        let summary = Note(
+            id: "summary",
+            title: "2 missed reminders",
+            deliveries: [
+                Note.Delivery(reminderID: "tea", title: "Tea", due: Date(micros: dueMicros)),
+                Note.Delivery(reminderID: "walk", title: "Walk", due: Date(micros: dueMicros + 1)),
+            ],
+            postedAt: Date(micros: dueMicros + 60_000_000)
+        )
+        try await withNotifier(server) { _ = try await $0.post(summary) }
+
+        let received = server.received
+        #expect(received.flatMap { $0.headers["Idempotency-Key"] } == ["\"tea@\(dueMicros)\"", "\"walk@\(dueMicros + 1)\""])
+        let first = try received[0].json()
+        #expect(first["event"] as? String == "summary")
+        #expect(first["title"] as? String == "Tea")
+        #expect((first["summary"] as? [String: Any])?["count"] as? Int == 2)
+    }
+
+    @Test func deliversAfterOneRetryWhenTheReceiverWasUnavailable() async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(.serviceUnavailable, body: "down\n"), .ok])
+        let sleeps = RecordedSleeps()
+        let posted = try await withNotifier(server, sleeps: sleeps) { try await $0.post(note()) }
+
+        #expect(posted.via == "webhook")
+        #expect(server.received.count == 2)
+        // One backoff, the first step (250 ms with jitter 1), through the injected sleeper.
+        #expect(sleeps.all == [.milliseconds(250)])
+    }
+
+    @Test func backsOffExponentiallyAndFailsAfterTheLastAttempt() async throws {
+        let server = try await LoopbackHTTPServer.start(Array(repeating: .answer(.internalServerError, body: "boom"), count: 4))
+        let sleeps = RecordedSleeps()
+        let error = await deliveryError {
+            try await withNotifier(server, sleeps: sleeps, configure: { $0.maxAttempts = 4 }) { _ = try await $0.post(note()) }
+        }
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.contains("HTTP 500 Internal Server Error: boom") == true)
+        #expect(error?.message.contains("4 attempts") == true)
+        #expect(server.received.count == 4)
+        #expect(sleeps.all == [.milliseconds(250), .milliseconds(500), .seconds(1)])
+    }
+
+    @Test func waitsTheRetryAfterATooManyRequestsAnswerAsks() async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(.tooManyRequests, headers: [("Retry-After", "3")]), .ok])
+        let sleeps = RecordedSleeps()
+        _ = try await withNotifier(server, sleeps: sleeps) { try await $0.post(note()) }
+
+        #expect(server.received.count == 2)
+        #expect(sleeps.all == [.seconds(3)])
+    }
+
+    @Test func leavesARetryAfterBeyondTheCapToTheScheduler() async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(.tooManyRequests, headers: [("Retry-After", "120")])])
+        let sleeps = RecordedSleeps()
+        let error = await deliveryError {
+            try await withNotifier(server, sleeps: sleeps) { _ = try await $0.post(note()) }
+        }
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.contains("HTTP 429") == true)
+        #expect(error?.message.contains("retry after 2m") == true)
+        #expect(server.received.count == 1)
+        #expect(sleeps.all.isEmpty)
+    }
+
+    @Test func aClientErrorIsPermanentNamesTheStatusAndIsNotRetried() async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(.badRequest, body: "\n  missing field 'due'  \nsecond line\n")])
+        let sleeps = RecordedSleeps()
+        let error = await deliveryError {
+            try await withNotifier(server, sleeps: sleeps) { _ = try await $0.post(note()) }
+        }
+
+        let message = try #require(error?.message)
+        #expect(error?.code == .delivery)
+        #expect(message.contains("refused the alert: HTTP 400 Bad Request: missing field 'due'"))
+        #expect(!message.contains("second line"))
+        #expect(!message.contains("token=secret"))
+        #expect(server.received.count == 1)
+        #expect(sleeps.all.isEmpty)
+    }
+
+    @Test(arguments: [408, 429, 500, 502, 503, 504])
+    func aStatusWorthRetryingIsRetried(_ code: Int) async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(HTTPResponseStatus(statusCode: code)), .ok])
+        let sleeps = RecordedSleeps()
+        _ = try await withNotifier(server, sleeps: sleeps) { try await $0.post(note()) }
+
+        #expect(server.received.count == 2)
+        #expect(sleeps.all.count == 1)
+    }
+
+    @Test(arguments: [301, 400, 401, 403, 404, 410, 413, 422])
+    func anyOtherStatusIsPermanentAndNotRetried(_ code: Int) async throws {
+        let server = try await LoopbackHTTPServer.start([.answer(HTTPResponseStatus(statusCode: code)), .ok])
+        let sleeps = RecordedSleeps()
+        let error = await deliveryError {
+            try await withNotifier(server, sleeps: sleeps) { _ = try await $0.post(note()) }
+        }
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.contains("refused the alert: HTTP \(code)") == true)
+        #expect(server.received.count == 1)
+        #expect(sleeps.all.isEmpty)
+    }
+
+    @Test func anAlertThatDeliversNoOccurrenceIsPostedOnceKeyedByItsPostingTime() async throws {
+        // A family's live status (a focus session's tree): no ledger occurrence behind it.
+        let server = try await LoopbackHTTPServer.start([])
+        var live = Note(id: "focus-live", title: "Focus: 12m left", postedAt: Date(micros: dueMicros))
+        live.category = "x-chime.focus"
+        _ = try await withNotifier(server) { try await $0.post(live) }
+
+        let received = server.received
+        try #require(received.count == 1)
+        #expect(received[0].headers["Idempotency-Key"] == ["\"focus-live@\(dueMicros)\""])
+        let json = try received[0].json()
+        #expect(json["event"] as? String == "alert")
+        #expect(json["kind"] as? String == "x-chime.focus")
+        #expect(json["title"] as? String == "Focus: 12m left")
+    }
+
+    @Test func aReceiverThatNeverAnswersTimesOutWithinTheBound() async throws {
+        let server = try await LoopbackHTTPServer.start([.silence, .silence])
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await deliveryError {
+            try await withNotifier(
+                server,
+                configure: {
+                    $0.timeout = .milliseconds(200)
+                    $0.maxAttempts = 2
+                }
+            ) { _ = try await $0.post(note()) }
+        }
+        let elapsed = clock.now - start
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.contains("did not answer within 200.0ms") == true)
+        #expect(server.received.count == 2)
+        // Two attempts of 200 ms each (the backoff between them is not slept), with room for a busy machine.
+        #expect(elapsed >= .milliseconds(400))
+        #expect(elapsed < .seconds(5))
+    }
+
+    @Test func aRefusedConnectionIsADeliveryError() async throws {
+        // A port that was just free: the server is stopped before the post.
+        let server = try await LoopbackHTTPServer.start([])
+        let url = server.url
+        await server.stop()
+        let sleeps = RecordedSleeps()
+        let error = await deliveryError {
+            try await withNotifier(server, sleeps: sleeps, url: url) { _ = try await $0.post(note()) }
+        }
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.contains("could not be reached") == true)
+        #expect(error?.message.contains("3 attempts") == true)
+        #expect(sleeps.all.count == 2)
+    }
+
+    @Test func anHTTPSURLOnAPlainHTTPServerIsADeliveryError() async throws {
+        // The TLS handshake meets a plain HTTP/1.1 server: it fails, within the timeout, as a delivery error.
+        let server = try await LoopbackHTTPServer.start([])
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await deliveryError {
+            try await withNotifier(server, url: "https://127.0.0.1:\(server.port)/hook", configure: { $0.timeout = .seconds(1) }) {
+                _ = try await $0.post(note())
+            }
+        }
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.hasPrefix("webhook https://127.0.0.1:\(server.port) ") == true, "\(String(describing: error))")
+        // A refused handshake (the certificate, the protocol) is not retried inside the post.
+        #expect(error?.message.contains(" failed: ") == true, "\(String(describing: error))")
+        #expect(server.received.isEmpty)
+        #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test(arguments: ["ftp://example.com/hook", "http://", "127.0.0.1:8080/hook", "http:/hook", "", "http://a b/hook", "hook"])
+    func aBadURLIsOneLineNamingItAndWhatIsAccepted(_ text: String) {
+        #expect(throws: ChimeError.self) { try WebhookURL(text) }
+        do {
+            _ = try WebhookURL(text)
+        } catch let error as ChimeError {
+            #expect(error.code == .usage)
+            #expect(
+                error.message
+                    == "invalid webhook URL '\(text)': expected an http:// or https:// URL with a host, such as http://127.0.0.1:8080/hook"
+            )
+            #expect(!error.message.contains("\n"))
+        } catch {
+            Issue.record("not a ChimeError: \(error)")
+        }
+    }
+
+    @Test(arguments: ["http://127.0.0.1:8080/hook", "HTTPS://hooks.example.com/x?token=1", "http://[::1]:9/"])
+    func aGoodURLIsAccepted(_ text: String) throws {
+        let url = try WebhookURL(text)
+        #expect(url.text == text)
+        #expect(!url.origin.contains("token"))
+    }
+
+    @Test func formatsTheDueInstantAndTheKey() {
+        #expect(WebhookNotifier.isoMicros(0) == "1970-01-01T00:00:00.000000Z")
+        #expect(WebhookNotifier.isoMicros(-1) == "1969-12-31T23:59:59.999999Z")
+        #expect(WebhookNotifier.isoMicros(dueMicros) == "2026-11-23T21:05:00.123456Z")
+        #expect(WebhookNotifier.idempotencyKey(reminderID: "a\"b\\é", dueMicros: 5) == #""a\"b\\%C3%A9@5""#)
+    }
+
+    @Test func readsRetryAfterAsSecondsOrAnHTTPDate() {
+        let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT
+        #expect(WebhookNotifier.retryAfterDuration("7", now: now) == .seconds(7))
+        #expect(WebhookNotifier.retryAfterDuration("Wed, 21 Oct 2015 07:28:30 GMT", now: now) == .seconds(30))
+        #expect(WebhookNotifier.retryAfterDuration("soon", now: now) == nil)
+    }
+}
