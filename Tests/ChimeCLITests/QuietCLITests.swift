@@ -23,7 +23,14 @@ struct QuietCLITests {
         #expect(shown["focus_hold"] as? Bool == true)
         #expect(shown["held"] as? Int == 0)
 
-        for words in [["hours", "22:00-07:00"], ["doses", "wait"], ["focus-hold", "off"]] {
+        // A daily window that is not in effect now (from 3 to 4 hours ahead, in the sandbox's
+        // zone, UTC), so that the quiet by hand ends in an hour: with a fixed 22:00-07:00 the
+        // test failed at night (UTC), when the window was in effect and ended after that hour.
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let hour = utc.component(.hour, from: Date())
+        let window = String(format: "%02d:00-%02d:00", (hour + 3) % 24, (hour + 4) % 24)
+        for words in [["hours", window], ["doses", "wait"], ["focus-hold", "off"]] {
             let result = try sandbox.chime(["quiet"] + words + ["--json"])
             #expect(result.status == 0, "\(words): \(result.stderr)")
         }
@@ -39,7 +46,7 @@ struct QuietCLITests {
         #expect(abs(end.timeIntervalSinceNow - 3_600) < 60)
 
         shown = try status(sandbox)
-        #expect(shown["hours"] as? String == "22:00-07:00")
+        #expect(shown["hours"] as? String == window)
         #expect(shown["doses"] as? String == "wait")
         #expect(shown["focus_hold"] as? Bool == false)
         #expect(shown["quiet"] as? Bool == true)
@@ -48,7 +55,7 @@ struct QuietCLITests {
         // Off ends the quiet by hand, and the daily window too when it is in effect now
         #expect(try status(sandbox)["quiet"] as? Bool == false)
         let human = try sandbox.chime("quiet", "status")
-        #expect(human.stdout.contains("Quiet hours:  22:00-07:00"))
+        #expect(human.stdout.contains("Quiet hours:  \(window)"))
         #expect(human.stdout.contains("Doses:        wait for the end of quiet"))
         #expect(try sandbox.chime("quiet", "hours", "off").status == 0)
         #expect(try status(sandbox)["hours"] is NSNull)
