@@ -81,5 +81,18 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
         ChimeError(.usage, "invalid \(what) '\(value)': expected \(expected)")
     }
 
+    /// No pending reminder has `id`: says what became of it when it existed, from the state of its
+    /// latest row in a store (`done`, `cancelled`, `replaced`). One text for every store.
+    public static func noPendingReminder(id: String, lastState: String?) -> ChimeError {
+        let what =
+            switch lastState {
+            case "done": "it has already fired"
+            case "cancelled": "it was cancelled"
+            case "replaced": "it was replaced"
+            default: "see 'chime list' for pending reminders"
+            }
+        return ChimeError(.notFound, "no pending reminder has the id '\(id)': \(what)")
+    }
+
     public var description: String { message }
 }

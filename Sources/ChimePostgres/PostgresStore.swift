@@ -285,13 +285,6 @@ extension PostgresStore {
             let state = try row.decode(String.self)
             last = state
         }
-        let what =
-            switch last {
-            case "done": "it has already fired"
-            case "cancelled": "it was cancelled"
-            case "replaced": "it was replaced"
-            default: "see 'chime list' for pending reminders"
-            }
-        return ChimeError(.notFound, "no pending reminder has the id '\(id)': \(what)")
+        return .noPendingReminder(id: id, lastState: last)
     }
 }

@@ -585,14 +585,7 @@ extension ReminderStore {
     /// A not-found error that says what became of the id, when it existed.
     static func notFound(id: String, in db: Database) throws -> ChimeError {
         let last = try String.fetchOne(db, sql: "SELECT state FROM reminder WHERE id = ? ORDER BY key DESC LIMIT 1", arguments: [id])
-        let what =
-            switch last {
-            case "done": "it has already fired"
-            case "cancelled": "it was cancelled"
-            case "replaced": "it was replaced"
-            default: "see 'chime list' for pending reminders"
-            }
-        return ChimeError(.notFound, "no pending reminder has the id '\(id)': \(what)")
+        return .noPendingReminder(id: id, lastState: last)
     }
 
     static func reminder(from row: Row) throws -> Reminder {
