@@ -171,14 +171,15 @@ import Testing
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
                 let now = try await store.databaseNow()
-                let due = now.addingTimeInterval(2)
+                // Ten minutes ahead and moved on in steps of five: real time passing between the
+                // statements (seconds, on a loaded machine) cannot bring it due before its step.
+                let due = now.addingTimeInterval(600)
                 try await store.schedule(NewReminder(id: "soon", title: "Soon", trigger: .once(due)), systemZone: Self.utc)
                 #expect(try await store.nextDeadlines().due == Date(micros: due.micros))
                 #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
-                // A second on (this test's statements take well under the second left).
-                try await store.advanceClock(by: 1)
+                try await store.advanceClock(by: 300)
                 #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
-                try await store.advanceClock(by: 1.5)
+                try await store.advanceClock(by: 300.5)
                 let claimed = try await store.claimDue(owner: "a", lease: .seconds(30))
                 #expect(claimed.map(\.reminderID) == ["soon"])
                 // The lease runs on the database's clock too: 30 s from its now, not yet reapable.
@@ -194,8 +195,11 @@ import Testing
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
                 let now = try await store.databaseNow()
-                try await store.schedule(NewReminder(id: "x", title: "X", trigger: .once(now.addingTimeInterval(1))), systemZone: Self.utc)
-                try await store.advanceClock(by: 2)
+                try await store.schedule(
+                    NewReminder(id: "x", title: "X", trigger: .once(now.addingTimeInterval(600))),
+                    systemZone: Self.utc
+                )
+                try await store.advanceClock(by: 601)
                 #expect(try await store.claimDue(owner: "a", lease: .milliseconds(50)).count == 1)
                 // Polled, bounded: a 50 ms lease on the database's clock is reaped within 5 s.
                 var reaped = 0
@@ -259,10 +263,10 @@ import Testing
                 try await PostgresStore.withStore(url) { b in
                     let now = try await a.databaseNow()
                     try await a.schedule(
-                        NewReminder(id: "once", title: "Once", trigger: .once(now.addingTimeInterval(1))),
+                        NewReminder(id: "once", title: "Once", trigger: .once(now.addingTimeInterval(600))),
                         systemZone: Self.utc
                     )
-                    try await a.advanceClock(by: 2)
+                    try await a.advanceClock(by: 601)
                     let claimedA = try await a.claimDue(owner: "runner-a", lease: .seconds(30))
                     #expect(claimedA.count == 1)
                     // Runner A stalls past its lease; B reaps it and claims the occurrence again.
@@ -294,11 +298,11 @@ import Testing
                 let now = try await store.databaseNow()
                 for id in ["shown", "stalled"] {
                     try await store.schedule(
-                        NewReminder(id: id, title: id, trigger: .once(now.addingTimeInterval(1))),
+                        NewReminder(id: id, title: id, trigger: .once(now.addingTimeInterval(600))),
                         systemZone: Self.utc
                     )
                 }
-                try await store.advanceClock(by: 2)
+                try await store.advanceClock(by: 601)
                 let claimed = try await store.claimDue(owner: "a", lease: .seconds(30))
                 #expect(claimed.map(\.reminderID).sorted() == ["shown", "stalled"])
                 // Cancelled from another host while being posted: in flight, not pulled from under the runner.
