@@ -40,6 +40,8 @@ extension DesktopTests {
             #expect(first.contains(expected), "\(expected) not in \(first)")
         }
         #expect(first.contains("   uint32 0\n"), "a new alert replaces nothing: \(first)")
+        // The server's reply (its id) is logged after the call: wait for it too
+        #expect(await server.waitForLog { !Self.notifyReplies($0).isEmpty }, "\(server.monitorLog)")
         let shownID = try #require(Self.notifyReplies(server.monitorLog).first, "\(server.monitorLog)")
 
         // At 2:00 left, stage 5: the same alert, replaced in place (replaces_id = its id), once
