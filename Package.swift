@@ -52,9 +52,9 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // The config file's TOML (its parse errors carry line and column).
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        // The PostgreSQL store for several runners (issue 20); chime does not link it yet.
+        // The PostgreSQL store for several runners (issue 20).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        // The webhook notifier's HTTP client (ChimeWebhook only; chime does not link it yet).
+        // The webhook notifier's HTTP client.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The webhook tests' loopback HTTP server (NIOHTTP1); async-http-client's own dependency.
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
@@ -175,7 +175,7 @@ let package = Package(
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]
         ),
         // The webhook notifier: a JSON POST per occurrence with an Idempotency-Key, on
-        // async-http-client. A library of its own so that chime's start-up does not load NIO.
+        // async-http-client.
         .target(
             name: "ChimeWebhook",
             dependencies: [
@@ -192,7 +192,7 @@ let package = Package(
             name: "chime",
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeLibnotify",
-                "ChimeConfig",
+                "ChimeConfig", "ChimePostgres", "ChimeWebhook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -280,7 +280,8 @@ let package = Package(
             name: "ChimeCLITests",
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeTesting", "ChimeLibnotify",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "ChimePostgres", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             // A store made by an earlier Chime, opened by ShippedSchemaTests.
             exclude: ["Fixtures"],

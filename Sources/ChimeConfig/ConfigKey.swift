@@ -72,7 +72,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     public var summary: String {
         switch self {
         case .notifier: "Where 'chime run' sends alerts"
-        case .store: "The store file"
+        case .store: "The store"
         case .snooze: "How long a snooze lasts (an alert's Snooze, 'chime snooze ID')"
         case .focusLength: "A focus session's length ('chime focus start')"
         case .doseGrace: "A dose is overdue this long after its time ('chime med add')"
@@ -91,7 +91,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     public var accepted: String {
         switch self {
         case .notifier: "\"auto\", \"desktop\", \"console\" or \"json\""
-        case .store: "an absolute path, or one starting with ~/"
+        case .store: "an absolute path, one starting with ~/, or a postgresql:// URL"
         case .quietHours: "\"HH:MM-HH:MM\" such as \"22:00-07:00\", or \"off\""
         case .gateDetermination: "a whole number from 1 to 10"
         case .doseRepeatCount: "a whole number from 0 to 10"
@@ -192,6 +192,9 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
 
     /// `~/…` under `$HOME`; an absolute path as it is; anything else is refused.
     static func storePath(_ text: String, home: String? = nil) -> String? {
+        // A PostgreSQL store's URL, checked where it is used (chime's PostgresURL).
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") { return text }
         if text.hasPrefix("~/") {
             let home = home ?? ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
             return home + text.dropFirst()

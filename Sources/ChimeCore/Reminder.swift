@@ -124,3 +124,15 @@ public enum ReminderIdentifier {
         return id
     }
 }
+
+/// The outcome of scheduling one reminder (on either store).
+public struct ScheduleResult: Sendable, Hashable {
+    public var reminder: Reminder
+    /// True when a pending reminder with the same id was replaced.
+    public var replaced: Bool
+
+    public init(reminder: Reminder, replaced: Bool) {
+        self.reminder = reminder
+        self.replaced = replaced
+    }
+}

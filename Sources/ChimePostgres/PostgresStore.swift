@@ -43,10 +43,11 @@ public final class PostgresStore: Sendable {
     public static func withStore<Result: Sendable>(
         _ url: PostgresURL,
         connections: Int = 4,
+        applicationName: String? = nil,
         logger: Logger = PostgresStore.silentLogger,
         _ body: @Sendable (PostgresStore) async throws -> Result
     ) async throws -> Result {
-        var configuration = url.clientConfiguration
+        var configuration = url.clientConfiguration(applicationName: applicationName)
         configuration.options.maximumConnections = max(1, connections)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
@@ -111,7 +112,7 @@ extension PostgresStore {
     /// `.conflict`. Notifies ``changesChannel``.
     /// - Throws: `.usage` for a bad reminder or one that would never fire; `.conflict`.
     @discardableResult
-    public func schedule(_ new: NewReminder, replace: Bool = true, systemZone: TimeZone) async throws -> Reminder {
+    public func schedule(_ new: NewReminder, replace: Bool = true, systemZone: TimeZone) async throws -> ScheduleResult {
         let checked = try new.validated()
         return try await transaction { connection in
             let nowMicros = try await Self.now(connection, logger)
@@ -120,6 +121,7 @@ extension PostgresStore {
             }
             var rng = SystemRandomNumberGenerator()
             var id = checked.id ?? ReminderIdentifier.generate(using: &rng)
+            let existing = checked.id == nil ? nil : try await Self.pendingKey(id: id, connection, logger)
             if checked.id == nil {
                 // A generated id taken by a pending reminder: draw again, longer after a few tries.
                 var tries = 0
@@ -127,7 +129,7 @@ extension PostgresStore {
                     tries += 1
                     id = ReminderIdentifier.generate(length: 4 + tries / 3, using: &rng)
                 }
-            } else if let old = try await Self.pendingKey(id: id, connection, logger) {
+            } else if let old = existing {
                 guard replace else {
                     throw ChimeError(
                         .conflict,
@@ -143,6 +145,7 @@ extension PostgresStore {
                     logger: logger
                 )
             }
+            let replaced = existing != nil
             let c = TriggerColumns(checked.trigger)
             let dueMicros = nextDue.micros
             // Another host inserting the same id at the same moment (neither saw the other's row
@@ -178,7 +181,7 @@ extension PostgresStore {
                 logger: logger
             )
             try await Self.notifyChange(id: id, connection, logger)
-            return Reminder(
+            let reminder = Reminder(
                 id: id,
                 title: checked.title,
                 body: checked.body,
@@ -187,6 +190,7 @@ extension PostgresStore {
                 createdAt: Date(micros: nowMicros),
                 nextDue: Date(micros: dueMicros)
             )
+            return ScheduleResult(reminder: reminder, replaced: replaced)
         }
     }
 

@@ -68,12 +68,42 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     /// The client's configuration. TLS is off: Chime's own servers are on a unix socket, and TLS
     /// to a remote server is left for later (issue 20).
     public var clientConfiguration: PostgresClient.Configuration {
-        switch endpoint {
-        case .socket(let path):
-            PostgresClient.Configuration(unixSocketPath: path, username: user, password: password, database: database)
-        case .tcp(let host, let port):
-            PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
-        }
+        clientConfiguration(applicationName: nil)
+    }
+
+    /// The client's configuration; `applicationName` is what `pg_stat_activity` shows for its
+    /// connections (a runner's say "chime run …": `chime list` counts them).
+    public func clientConfiguration(applicationName: String?) -> PostgresClient.Configuration {
+        var configuration =
+            switch endpoint {
+            case .socket(let path):
+                PostgresClient.Configuration(unixSocketPath: path, username: user, password: password, database: database)
+            case .tcp(let host, let port):
+                PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+            }
+        if let applicationName { configuration.options.additionalStartupParameters = [("application_name", applicationName)] }
+        return configuration
+    }
+
+    /// One connection's configuration (a runner's LISTEN connection, a command's first check),
+    /// as ``clientConfiguration(applicationName:)``.
+    public func connectionConfiguration(applicationName: String? = nil) -> PostgresConnection.Configuration {
+        var configuration =
+            switch endpoint {
+            case .socket(let path):
+                PostgresConnection.Configuration(unixSocketPath: path, username: user, password: password, database: database)
+            case .tcp(let host, let port):
+                PostgresConnection.Configuration(
+                    host: host,
+                    port: port,
+                    username: user,
+                    password: password,
+                    database: database,
+                    tls: .disable
+                )
+            }
+        if let applicationName { configuration.options.additionalStartupParameters = [("application_name", applicationName)] }
+        return configuration
     }
 
     /// The same server, another database (the tests make one per test).

@@ -2,13 +2,6 @@ import ChimeCore
 import Foundation
 import GRDB
 
-/// The outcome of scheduling one reminder.
-public struct ScheduleResult: Sendable, Hashable {
-    public var reminder: Reminder
-    /// True when a pending reminder with the same id was replaced.
-    public var replaced: Bool
-}
-
 /// One row of the delivery ledger, for `chime` and tests to inspect.
 public struct LedgerEntry: Sendable, Hashable {
     public var reminderID: String

@@ -4,6 +4,7 @@ import ChimeDoses
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
+import ChimeWebhook
 import Foundation
 
 struct In: AsyncParsableCommand {
@@ -54,7 +55,14 @@ struct In: AsyncParsableCommand {
         let body: String? = words.count > 2 ? words[2] : nil
         let now = Date()
         let trigger = Trigger.once(now.addingTimeInterval(TimeInterval(seconds)))
-        try schedule.schedule(title: title, body: body ?? "", trigger: trigger, now: now, global: global)
+        try await schedule.schedule(
+            title: title,
+            body: body ?? "",
+            trigger: trigger,
+            now: now,
+            global: global,
+            after: TimeInterval(seconds)
+        )
     }
 }
 
@@ -120,7 +128,7 @@ struct At: AsyncParsableCommand {
         let timeZone = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name).resolve(system: .current) } ?? .current
         let spoken = try TimeParsing.spoken(time, now: now, zone: timeZone)
         if !global.json { spoken.explain(time, zone: timeZone) }
-        try schedule.schedule(title: title, body: body ?? "", trigger: .once(spoken.instant), now: now, global: global)
+        try await schedule.schedule(title: title, body: body ?? "", trigger: .once(spoken.instant), now: now, global: global)
     }
 }
 
@@ -206,7 +214,7 @@ struct Every: AsyncParsableCommand {
         }
         let title = words[ruleLength]
         let body = words.count > ruleLength + 1 ? words[ruleLength + 1] : ""
-        try schedule.schedule(title: title, body: body, trigger: trigger, now: now, global: global)
+        try await schedule.schedule(title: title, body: body, trigger: trigger, now: now, global: global)
     }
 }
 
@@ -228,14 +236,19 @@ struct Next: AsyncParsableCommand {
 
     func run() async throws {
         try ReminderIdentifier.validate(id)
+        if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.read)
-        let reminder = try store.reminder(id: id)
+        emit(preview(try store.reminder(id: id)), json: global.json)
+    }
+
+    /// The preview of `reminder`'s next `count` occurrences (from its stored next due time).
+    func preview(_ reminder: Reminder) -> Preview {
         let systemZone = TimeZone.current
         let zone = reminder.trigger.displayZone(system: systemZone)
         // Start just before the stored next due time, so the preview begins with it.
         let start = (reminder.nextDue ?? Date()).addingTimeInterval(-0.000_001)
         let occurrences = reminder.trigger.occurrences(after: start, count: count, systemZone: systemZone)
-        emit(Preview(reminder, occurrences: occurrences, zone: zone), json: global.json)
+        return Preview(reminder, occurrences: occurrences, zone: zone)
     }
 
     /// A reminder's next occurrences: due (ISO) and local, with a DST note where one applies.
@@ -274,6 +287,7 @@ struct List: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.read)
         let reminders = try store.pending()
         let running = RunnerControl.isRunning(storePath: store.path)
@@ -337,6 +351,7 @@ struct Cancel: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.update)
         // A dose's alert is answered (chime dose skip), not cancelled: exit 4, nothing cancelled.
         try DoseBook(store: store).refuseCancel(ids)
@@ -411,11 +426,12 @@ struct Notify: AsyncParsableCommand {
     var sound: String?
     @Option(
         help: ArgumentHelp(
-            "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console or json.",
+            "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console, json or webhook (with --webhook-url).",
             valueName: "notifier"
         )
     )
     var notifier: NotifierChoice = .auto
+    @OptionGroup var webhook: WebhookOptions
     @Flag(name: .long, help: "Print the alert as one JSON document.") var json = false
     @Flag(name: .shortAndLong, help: "Say on standard error where the alert went (the desktop prints nothing otherwise).")
     var verbose = false
@@ -432,17 +448,24 @@ struct Notify: AsyncParsableCommand {
         // The same rules as a reminder's title and body (length, no bidirectional controls).
         let checked = try NewReminder(title: title, body: words.count > 1 ? words[1] : "", trigger: .once(Date())).validated()
         if let sound { try Presentation.checkSound(sound) }
-        let sink = try await notifier.make(json: json, verbose: verbose)
+        let sink = try await notifier.make(json: json, verbose: verbose, webhook: webhook)
         var note = Note(id: "notify", title: checked.title, body: checked.body, urgency: urgency, postedAt: Date())
         note.sticky = sticky
         note.icon = icon
         note.category = category
         note.sound = sound
-        let posted = try await sink.post(note)
+        let posted: PostedNote
+        do {
+            posted = try await sink.post(note)
+        } catch {
+            await NotifierChoice.shutDown(sink)
+            throw error
+        }
+        await NotifierChoice.shutDown(sink)
         // The console's JSON line is this command's document; the desktop prints its own.
         if json && !(sink is ConsoleNotifier) {
             struct Shown: Encodable {
-                var notifier = "desktop"
+                var notifier: String
                 var id: String
                 var serverID: UInt32?
                 var title: String
@@ -454,7 +477,14 @@ struct Notify: AsyncParsableCommand {
                 }
             }
             Output.json(
-                Shown(id: posted.id, serverID: posted.serverID, title: note.title, body: note.body, posted: TimeText.iso(note.postedAt))
+                Shown(
+                    notifier: sink is WebhookNotifier ? "webhook" : "desktop",
+                    id: posted.id,
+                    serverID: posted.serverID,
+                    title: note.title,
+                    body: note.body,
+                    posted: TimeText.iso(note.postedAt)
+                )
             )
         }
     }
@@ -464,7 +494,7 @@ extension Note.Urgency: ExpressibleByArgument {}
 
 /// `--notifier`: where alerts go.
 enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
-    case auto, desktop, console, json
+    case auto, desktop, console, json, webhook
 
     /// The notifier. `auto` is the desktop when a notification server owns
     /// org.freedesktop.Notifications on the session bus (asked with a 1 s timeout), else the
@@ -475,9 +505,28 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
     ///   server from then on (``LibnotifyNotifier/connect(appName:timeout:follow:)``): the
     ///   console while there is none (each alert echoed there and kept due in the ledger),
     ///   the desktop once one appears, where what was only echoed is shown then, once.
-    func make(json: Bool, verbose: Bool = true, follow: Bool = false) async throws -> any Notifier {
+    /// - Parameter webhook: `--webhook-url`, which `webhook` needs (and nothing else takes).
+    ///   A webhook notifier must be shut down (``shutDown(_:)``) after its last post.
+    func make(
+        json: Bool,
+        verbose: Bool = true,
+        follow: Bool = false,
+        webhook: WebhookOptions = WebhookOptions()
+    ) async throws
+        -> any Notifier
+    {
         let console = ConsoleNotifier(format: json || self == .json ? .json : .human)
+        if self != .webhook, let url = webhook.url {
+            throw ChimeError(.usage, "--webhook-url '\(url)' is for --notifier webhook, not \(rawValue)")
+        }
         switch self {
+        case .webhook:
+            guard let text = webhook.url else {
+                throw ChimeError(.usage, "--notifier webhook needs --webhook-url: expected \(WebhookURL.expected)")
+            }
+            let notifier = WebhookNotifier(.init(url: try WebhookURL(text)))
+            if verbose { Output.note("Alerts go to the \(notifier.destination ?? "webhook").") }
+            return notifier
         case .json, .console:
             return console
         case .desktop:
@@ -506,5 +555,25 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
                 return console
             }
         }
+    }
+}
+
+/// `--webhook-url`: where `--notifier webhook` posts.
+struct WebhookOptions: ParsableArguments {
+    @Option(
+        name: .customLong("webhook-url"),
+        help: ArgumentHelp(
+            "With --notifier webhook: the URL each alert is POSTed to as JSON, with an Idempotency-Key header (reminder id and due instant).",
+            valueName: "url"
+        )
+    )
+    var url: String?
+}
+
+extension NotifierChoice {
+    /// Closes what a notifier holds open that would otherwise outlive it (a webhook's HTTP
+    /// client); nothing for the others.
+    static func shutDown(_ notifier: any Notifier) async {
+        if let webhook = notifier as? WebhookNotifier { try? await webhook.shutdown() }
     }
 }

@@ -32,11 +32,12 @@ struct Run: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each) or json (one JSON object per line). Default: $CHIME_NOTIFIER, else the config file's notifier, else auto.",
+            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each), json (one JSON object per line) or webhook (a JSON POST each, to --webhook-url). Default: $CHIME_NOTIFIER, else the config file's notifier, else auto.",
             valueName: "notifier"
         )
     )
     var notifier: NotifierChoice?
+    @OptionGroup var webhook: WebhookOptions
     @Option(
         help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"),
         completion: .list(Logger.Level.allCases.map(\.rawValue))
@@ -65,7 +66,7 @@ struct Run: AsyncParsableCommand {
         let chosen = notifier ?? NotifierChoice(rawValue: config.text(.notifier)) ?? .auto
         // `chime run --json` is the JSON stream, whatever the desktop offers.
         let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
-        let sink = try await choice.make(json: global.json, follow: true)
+        let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
         // The focus session's live alert is for a desktop, where it is replaced in place; a
         // console or JSON stream gets one line per alert, not one per stage.
         let families = Self.families(
@@ -75,8 +76,14 @@ struct Run: AsyncParsableCommand {
             snoozeLength: .seconds(config.seconds(.snooze)),
             doseRepeats: config.doseRepeats
         )
-        let runner = try Runner(store: store, notifier: sink, families: families, logger: logger)
-        try await runner.runUntilSignalled()
+        do {
+            let runner = try Runner(store: store, notifier: sink, families: families, logger: logger)
+            try await runner.runUntilSignalled()
+        } catch {
+            await NotifierChoice.shutDown(sink)
+            throw error
+        }
+        await NotifierChoice.shutDown(sink)
     }
 
     /// The reminder families' tables: every command opens the store with them (a store made by

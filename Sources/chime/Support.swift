@@ -14,10 +14,10 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The store file.",
+            "The store: a SQLite file, or a PostgreSQL URL (postgresql:///chime?host=/run/postgresql) for several runners.",
             discussion:
                 "Default: $CHIME_STORE, else the config file's store, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
-            valueName: "path"
+            valueName: "path|url"
         ),
         completion: .file()
     )
@@ -42,6 +42,7 @@ struct GlobalOptions: ParsableArguments {
     func openStore(_ access: ReminderStore.Access, runner: Bool = false) throws(ChimeError) -> ReminderStore {
         if let store, store.isEmpty { throw ChimeError.invalid("store path", store, expected: "a file path") }
         let path = storePath
+        if PostgresStoreOption.isURL(path) { throw PostgresStoreOption.refusal(path) }
         let config = Settings.ifValid
         do {
             let opened = try ReminderStore(
@@ -116,8 +117,11 @@ struct ScheduleOptions: ParsableArguments {
 
     /// What `in`, `at` and `every` share once their input has parsed: check the reminder, then
     /// (only then) open the store, schedule it, wake the runner and print the result.
-    func schedule(title: String, body: String, trigger: Trigger, now: Date, global: GlobalOptions) throws(ChimeError) {
+    /// - Parameter after: `in`'s duration, which on a PostgreSQL store counts from the database's clock.
+    func schedule(title: String, body: String, trigger: Trigger, now: Date, global: GlobalOptions, after: TimeInterval? = nil) async throws
+    {
         let new = try NewReminder(id: id, title: title, body: body, trigger: trigger, presentation: try presentation()).validated()
+        if let url = try global.postgresURL() { return try await schedulePostgres(url, new: new, after: after, global: global) }
         let store = try global.openStore(.create)
         let result = try store.schedule(new, replace: !noReplace, now: now, systemZone: .current)
         if quiet && !global.json {

@@ -138,7 +138,7 @@ struct BadConfigTests {
         ("[gate]\nfocus_on_exit = \"yes\"\n", "config file /c/config.toml:2: invalid gate.focus_on_exit \"yes\": expected true or false"),
         (
             "store = \"relative.sqlite\"\n",
-            "config file /c/config.toml:1: invalid store \"relative.sqlite\": expected an absolute path, or one starting with ~/"
+            "config file /c/config.toml:1: invalid store \"relative.sqlite\": expected an absolute path, one starting with ~/, or a postgresql:// URL"
         ),
         (
             "[focus]\nlength = [\"25m\"]\n",

@@ -63,12 +63,13 @@ import Testing
                 for (id, trigger) in triggers {
                     scheduled.append(
                         try await store.schedule(NewReminder(id: id, title: "Do \(id)", body: "b", trigger: trigger), systemZone: Self.utc)
+                            .reminder
                     )
                 }
                 let generated = try await store.schedule(
                     NewReminder(title: "No id", trigger: .once(now.addingTimeInterval(60))),
                     systemZone: Self.utc
-                )
+                ).reminder
                 #expect(generated.id.hasPrefix("r"))
                 let pending = try await store.pending()
                 #expect(Set(pending.map(\.id)) == Set(triggers.map(\.0) + [generated.id]))
@@ -333,7 +334,7 @@ import Testing
                     let scheduled = try await a.schedule(
                         NewReminder(id: "water", title: "Water", trigger: .interval(seconds: 60, anchor: now)),
                         systemZone: Self.utc
-                    )
+                    ).reminder
                     var due = try #require(scheduled.nextDue).micros
                     let rounds = 25
                     for round in 0..<rounds {

@@ -1,0 +1,133 @@
+import ArgumentParser
+import ChimeCore
+import ChimePostgres
+import ChimeRunner
+import Foundation
+
+/// The PostgreSQL store (issue 20): `--store postgresql://…`, `$CHIME_STORE` or the config file's
+/// store may name one. The reminder commands (in, at, every, list, next, cancel), `run` and
+/// `store init` serve it; the families (focus, doses, gateway) and the other commands keep to
+/// the SQLite store and say so (``GlobalOptions/openStore(_:runner:)``).
+enum PostgresStoreOption {
+    /// Whether a store location is a PostgreSQL URL rather than a file path.
+    static func isURL(_ location: String) -> Bool {
+        let lowered = location.lowercased()
+        return lowered.hasPrefix("postgresql:") || lowered.hasPrefix("postgres:")
+    }
+
+    /// The commands that serve a PostgreSQL store, for the refusal of the others.
+    static let commands = "in, at, every, list, next, cancel, run and store init"
+
+    /// The one line a command that keeps to SQLite says when pointed at PostgreSQL.
+    static func refusal(_ location: String) -> ChimeError {
+        let command = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") } ?? "this command"
+        return ChimeError(
+            .usage,
+            "'chime \(command)' works on a SQLite store only, not on the PostgreSQL store '\(location)': on PostgreSQL Chime serves \(commands)"
+        )
+    }
+}
+
+extension GlobalOptions {
+    /// The PostgreSQL store these options name, or nil when the store is a SQLite file.
+    /// - Throws: `.usage` for a bad URL, naming it.
+    func postgresURL() throws(ChimeError) -> PostgresURL? {
+        let location = storePath
+        guard PostgresStoreOption.isURL(location) else { return nil }
+        return try PostgresURL(location)
+    }
+
+    /// Runs `body` on the PostgreSQL store `url` (one connection, checked first: a server that
+    /// is down is one line and exit 5, not a wait). Database errors become one line.
+    func withPostgres<Result: Sendable>(
+        _ url: PostgresURL,
+        _ body: @Sendable (PostgresStore) async throws -> Result
+    ) async throws -> Result {
+        do {
+            return try await PostgresStore.withCheckedStore(url, body)
+        } catch let error as ChimeError {
+            throw error
+        } catch {
+            throw PostgresStore.storeError(error, url: url)
+        }
+    }
+}
+
+extension ScheduleOptions {
+    /// `in`, `at` and `every` on a PostgreSQL store. `after`: `in`'s duration, counted from the
+    /// database's clock (the runners' clock), not this host's, which may be minutes off.
+    func schedulePostgres(
+        _ url: PostgresURL,
+        new: NewReminder,
+        after: TimeInterval?,
+        global: GlobalOptions
+    ) async throws {
+        guard new.presentation.isDefault else {
+            throw ChimeError(
+                .usage,
+                "--urgency, --sticky, --icon and --sound are kept by the SQLite store only; the PostgreSQL store '\(url)' shows every alert as normal"
+            )
+        }
+        let replace = !noReplace
+        let (result, runners) = try await global.withPostgres(url) { store in
+            var checked = new
+            if let after { checked.trigger = .once(try await store.databaseNow().addingTimeInterval(after)) }
+            let result = try await store.schedule(checked, replace: replace, systemZone: .current)
+            return (result, try await store.runnerCount())
+        }
+        if quiet && !global.json {
+            Output.line(result.reminder.id)
+            return
+        }
+        if runners == 0 && !global.json { Output.note(RunnerNote.fires) }
+        emit(Scheduled(result, runner: runners > 0, zone: .current, now: Date()), json: global.json)
+    }
+}
+
+extension List {
+    func runPostgres(_ url: PostgresURL) async throws {
+        let (reminders, runners) = try await global.withPostgres(url) { store in
+            (try await store.pending(), try await store.runnerCount())
+        }
+        emit(Listing(reminders, runner: runners > 0, zone: .current), json: global.json)
+    }
+}
+
+extension Next {
+    func runPostgres(_ url: PostgresURL) async throws {
+        let reminder = try await global.withPostgres(url) { [id] store in try await store.reminder(id: id) }
+        emit(preview(reminder), json: global.json)
+    }
+}
+
+extension Cancel {
+    /// All of them or none, for every runner; an occurrence a runner was posting as the cancel
+    /// committed is waited for (as the SQLite runner is asked): shown means too late (exit 8).
+    func runPostgres(_ url: PostgresURL) async throws {
+        let (cancelled, settled, runners) = try await global.withPostgres(url) { [ids] store in
+            let outcome = try await store.cancel(ids: ids)
+            let settled = try await store.settle(outcome.inFlight, timeout: .seconds(RunnerControl.answerTimeout))
+            return (outcome.cancelled, Array(zip(outcome.inFlight, settled)), try await store.runnerCount())
+        }
+        if runners == 0 && !global.json { Output.note(RunnerNote.saved) }
+        let zone = TimeZone.current
+        let shown = settled.compactMap { item, settled -> String? in
+            guard case .posted(let at) = settled else { return nil }
+            let due = Date(micros: item.key.dueMicros)
+            return
+                "'\(item.reminderID)' was shown at \(TimeText.local(at, in: zone, seconds: true)) (due \(TimeText.local(due, in: zone, seconds: true)))"
+        }
+        if !shown.isEmpty {
+            let rest = cancelled.count > 1 || cancelled.contains { $0.trigger.isRecurring } ? "; the rest is cancelled" : ""
+            throw ChimeError(.tooLate, "too late: " + shown.joined(separator: ", ") + rest)
+        }
+        let unsettled = Set(settled.filter { $0.1 == .unknown }.map(\.0.reminderID)).sorted().map { "'\($0)'" }
+        if !unsettled.isEmpty {
+            throw ChimeError(
+                .failure,
+                "cancelled \(unsettled.joined(separator: ", ")), but a runner was posting it and did not settle within \(Int(RunnerControl.answerTimeout)) s whether it showed it"
+            )
+        }
+        emit(Cancelled(cancelled, runner: runners > 0), json: global.json)
+    }
+}
