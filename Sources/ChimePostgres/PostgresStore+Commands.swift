@@ -34,7 +34,7 @@ extension PostgresStore {
     /// Returns the cancelled reminders, in the order given, and their occurrences that were
     /// being posted as the cancel committed: a runner checks them once more just before its
     /// post; ``settle(_:timeout:)`` says what became of them.
-    public func cancel(ids: [String]) async throws -> (cancelled: [Reminder], inFlight: [InFlight]) {
+    public func cancelReporting(ids: [String]) async throws -> (cancelled: [Reminder], inFlight: [InFlight]) {
         try ReminderIdentifier.validate(list: ids)
         return try await transaction { connection in
             var cancelled: [Reminder] = []

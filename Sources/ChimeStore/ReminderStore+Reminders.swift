@@ -225,7 +225,9 @@ extension ReminderStore {
 
     /// ``cancel(ids:now:)``, saying which occurrences were in flight.
     public func cancelReporting(ids: [String], now: Date) throws(ChimeError) -> Cancellation {
-        try write { db in
+        // Bad or repeated ids are refused before the store is touched (as the PostgreSQL store does).
+        try ReminderIdentifier.validate(list: ids)
+        return try write { db in
             var result = Cancellation(cancelled: [], inFlight: [])
             for id in ids {
                 guard let (reminder, key, dueMicros) = try Self.cancelReporting(id: id, at: now.micros, in: db) else {

@@ -105,7 +105,7 @@ extension Cancel {
     /// committed is waited for (as the SQLite runner is asked): shown means too late (exit 8).
     func runPostgres(_ url: PostgresURL) async throws {
         let (cancelled, settled, runners) = try await global.withPostgres(url) { [ids] store in
-            let outcome = try await store.cancel(ids: ids)
+            let outcome = try await store.cancelReporting(ids: ids)
             let settled = try await store.settle(outcome.inFlight, timeout: .seconds(RunnerControl.answerTimeout))
             return (outcome.cancelled, Array(zip(outcome.inFlight, settled)), try await store.runnerCount())
         }

@@ -1,0 +1,12 @@
+import ChimeCore
+import Foundation
+
+/// The PostgreSQL store as ChimeCore's ``ReminderScheduling`` (schedule, pending and reminder(id:)
+/// are its own): its clock is the database's.
+extension PostgresStore: ReminderScheduling {
+    public func now() async throws -> Date { try await databaseNow() }
+
+    public func cancel(ids: [String]) async throws -> [Reminder] {
+        try await cancelReporting(ids: ids).cancelled
+    }
+}
