@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "ChimePostgresTests",
             dependencies: [
-                "ChimeCore", "ChimePostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "ChimeCore", "ChimePostgres", "ChimeTesting", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
