@@ -96,6 +96,8 @@ public actor PostgresRunner {
     /// The database's clock as last read, and the monotonic instant it was read at: a note's
     /// `postedAt` is that instant moved on by the monotonic time since (never the host's clock).
     private var databaseClock: (now: Date, at: ContinuousClock.Instant)?
+    /// Posted, not yet recorded as posted (the mark failed on a database error).
+    private var shownUnrecorded: [OccurrenceKey: (occurrence: PendingOccurrence, noteID: String)] = [:]
     /// When the current run of failed passes began (nil: the database answers).
     private var outageSince: ContinuousClock.Instant?
 
@@ -211,6 +213,7 @@ public actor PostgresRunner {
     /// One pass: reap, claim and post until nothing more is due in the channels, then read the
     /// deadlines. Returns how long to sleep.
     private func pass() async throws -> Duration {
+        try await recordShown()
         let reaped = try await store.reapExpiredLeases()
         if reaped > 0 { logger.info("returned \(reaped) occurrences whose lease had expired") }
         if databaseClock == nil {
@@ -261,12 +264,30 @@ public actor PostgresRunner {
             if !lost.isEmpty { leaseLost(occurrence, when: "recording a failed post") }
             return
         }
-        let result = try await store.markPosted([key], owner: owner, noteID: posted.id, systemZone: systemZone)
+        // Remembered until recorded: a mark that fails on a database error is made again at the
+        // start of the next pass (before this runner's reaper), not posted again.
+        shownUnrecorded[key] = (occurrence, posted.id)
+        try await record(occurrence, noteID: posted.id)
+    }
+
+    /// The fenced mark of a posted occurrence, and what it says.
+    private func record(_ occurrence: PendingOccurrence, noteID: String) async throws {
+        let result = try await store.markPosted([occurrence.key], owner: owner, noteID: noteID, systemZone: systemZone)
+        shownUnrecorded[occurrence.key] = nil
         if result.posted.isEmpty {
             leaseLost(occurrence, when: "after posting it (another runner may post it too)")
         } else {
             counters.posted += 1
             logger.debug("posted reminder \(occurrence.reminderID) due \(TimeText.iso(occurrence.due))")
+        }
+    }
+
+    /// Records what was posted while the database failed, while the lease is still this
+    /// runner's (the mark is fenced: after a longer outage another runner may have taken it
+    /// over, and that is counted as a lost lease). Like the SQLite scheduler's `shownUnrecorded`.
+    private func recordShown() async throws {
+        for (occurrence, noteID) in shownUnrecorded.values.sorted(by: { $0.occurrence.key.dueMicros < $1.occurrence.key.dueMicros }) {
+            try await record(occurrence, noteID: noteID)
         }
     }
 

@@ -377,6 +377,35 @@ struct PostgresRunnerTests {
             }
         }
     }
+
+    @Test func aPostWhoseMarkFailsOnTheDatabaseIsRecordedByTheNextPassNotPostedAgain() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url, connections: 1) { runnerStore in
+                try await PostgresStore.withStore(url) { store in
+                    try await Self.due(["shown"], on: store)
+                    let recording = RecordingNotifier()
+                    // While the alert is being shown, the runner's own session becomes read-only
+                    // (its pool has one connection): the mark after the post fails.
+                    let notifier = HookNotifier(recording: recording) { _ in
+                        try await runnerStore.run("SET default_transaction_read_only = on")
+                    }
+                    let sleeper = ManualSleeper()
+                    let runner = Self.runner(url, runnerStore, notifier, sleeper: sleeper)
+                    try await whileRunning(runner) {
+                        _ = await sleeper.next(.databaseBackoff)
+                        #expect(recording.posts.map(\.id) == ["shown"])
+                        #expect(try await store.ledger(id: "shown").map(\.state) == ["posting"])
+                        try await runnerStore.run("SET default_transaction_read_only = off")
+                        sleeper.wake(.databaseBackoff)
+                        await sleeper.idle { await runner.counters.posted == 1 }
+                        #expect(await runner.counters.leaseLost == 0)
+                    }
+                    #expect(recording.posts.map(\.id) == ["shown"])
+                    #expect(try await store.ledger(id: "shown").map(\.state) == ["posted"])
+                }
+            }
+        }
+    }
 }
 
 extension PostgresStore {
