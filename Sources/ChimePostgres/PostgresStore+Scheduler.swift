@@ -123,7 +123,8 @@ extension PostgresStore {
     }
 
     /// The cancel check "once more just before the post" (issue 20): of `keys`, claimed by
-    /// `owner`, which are still wanted. A cancel committed after the claim leaves a `posting`
+    /// `owner`, which are still wanted (`posting` under `owner`'s lease, the lease not over by
+    /// the database's clock, the reminder not cancelled or replaced). A cancel committed after the claim leaves a `posting`
     /// occurrence to its runner (``cancel(id:)``); here, in the same statement, the runner
     /// records those whose reminder is cancelled or replaced as `cancelled`, fenced on its lease.
     ///

@@ -10,11 +10,17 @@ import PostgresNIO
 /// - ``schedule(_:replace:systemZone:)``, ``cancel(id:)``, ``pending(limit:)``: as
 ///   `ReminderStore`'s, with the trigger in ChimeCore's ``TriggerColumns``. Scheduling records
 ///   the reminder's first occurrence in the ledger as `pending`.
-/// - ``claimDue(owner:lease:limit:)``: one statement takes the due occurrences under a lease
-///   (`FOR UPDATE SKIP LOCKED`), so two runners never take the same one.
+/// - ``claimDue(owner:lease:channels:limit:)``: one statement takes the due occurrences of
+///   the runner's channels under a lease (`FOR UPDATE SKIP LOCKED`), so two runners never take
+///   the same one.
+/// - ``stillWanted(_:owner:)``: the check just before a post (a cancel from any host after the claim).
 /// - ``markPosted(_:owner:noteID:systemZone:)``: fenced on the lease; in the same transaction
 ///   the next occurrence of a recurring reminder is recorded (at most once: the ledger's key).
+///   ``markFailed(_:owner:retryAfter:error:)``: fenced too; back to pending with a retry time.
 /// - ``reapExpiredLeases()``: any runner returns expired leases (there is no leader).
+/// - ``nextDeadlines(channels:)``: what a runner's timer needs, with the database's now.
+///
+/// ``PostgresRunner`` is the loop over these.
 ///
 /// Every time comparison uses the database's `now()` (through `chime_now_us()`), never the
 /// host's clock. The client is postgres-nio's `PostgresClient` (a pool; README "Creating a
