@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "ChimePostgresTests",
             dependencies: [
-                "ChimeCore", "ChimePostgres", "ChimeStore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "ChimeCore", "ChimePostgres", "ChimeStore", "ChimeTesting", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -113,13 +113,13 @@ extension PostgresStore {
     /// The application name a runner's connections carry (`chime list` counts them).
     public static let runnerApplicationName = "chime run"
 
-    /// How many runners are connected to this database now (by their connections'
-    /// application name, in `pg_stat_activity`).
+    /// How many runners are connected to this database now: their LISTEN connections, one
+    /// each, named "chime run OWNER listen" in `pg_stat_activity`.
     public func runnerCount() async throws -> Int {
         let rows = try await client.rows(
             """
-            SELECT count(DISTINCT application_name) FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name LIKE \(Self.runnerApplicationName + "%")
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name LIKE \(Self.runnerApplicationName + " % listen")
             """,
             logger: logger
         )
