@@ -100,6 +100,9 @@ public actor PostgresRunner {
     private var shownUnrecorded: [OccurrenceKey: (occurrence: PendingOccurrence, noteID: String)] = [:]
     /// When the current run of failed passes began (nil: the database answers).
     private var outageSince: ContinuousClock.Instant?
+    /// Set by ``stop()``: the loop ends after the occurrence being posted.
+    private var stopping = false
+    private var wakeup: Wakeup?
 
     /// The shortest sleep between passes: a deadline already past (an occurrence another
     /// runner's claim was locking a moment ago) does not make the loop spin.
@@ -163,6 +166,7 @@ public actor PostgresRunner {
             "runner \(owner) serving \(channels.joined(separator: ", ")) on \(url) (lease \(formatDuration(lease)), poll \(formatDuration(poll)))"
         )
         let wakeup = Wakeup()
+        self.wakeup = wakeup
         await withDiscardingTaskGroup { group in
             group.addTask { await self.listen(wakeup) }
             await self.loop(wakeup)
@@ -170,11 +174,20 @@ public actor PostgresRunner {
         }
     }
 
+    /// Ends ``run()`` gracefully (SIGTERM): the occurrence being posted is posted and marked,
+    /// the rest of the claimed batch is handed back at once (not after the lease), then `run()`
+    /// returns. Cancelling `run()`'s task instead may interrupt a post between the post and its
+    /// mark, which another runner repeats after the lease.
+    public func stop() {
+        stopping = true
+        wakeup?.signal(.timer)
+    }
+
     // MARK: The loop
 
     private func loop(_ wakeup: Wakeup) async {
         var failures = 0
-        while !Task.isCancelled {
+        while !Task.isCancelled && !stopping {
             let wait: Duration
             let reason: PostgresRunnerSleep
             do {
@@ -219,9 +232,19 @@ public actor PostgresRunner {
         if databaseClock == nil {
             databaseClock = (try await store.databaseNow(), .now)
         }
-        while !Task.isCancelled {
+        while !Task.isCancelled && !stopping {
             let claimed = try await store.claimDue(owner: owner, lease: lease, channels: channels, limit: claimBatch)
-            for occurrence in claimed where !Task.isCancelled { try await deliver(occurrence) }
+            for (index, occurrence) in claimed.enumerated() {
+                if stopping || Task.isCancelled {
+                    // Stopping: what is left of the batch goes back now, for the other runners.
+                    let rest = claimed[index...].map(\.key)
+                    if let released = try? await store.release(rest, owner: owner), released > 0 {
+                        logger.info("handed back \(released) claimed occurrences on stopping")
+                    }
+                    break
+                }
+                try await deliver(occurrence)
+            }
             if claimed.count < claimBatch { break }
         }
         let deadlines = try await store.nextDeadlines(channels: channels)

@@ -106,28 +106,6 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         return configuration
     }
 
-    /// A single connection's configuration (not the pool's): the runner's LISTEN connection,
-    /// which must stay one session (a pool may hand out another connection, which would not be
-    /// listening). `applicationName` shows in `pg_stat_activity`.
-    public func connectionConfiguration(applicationName: String? = nil) -> PostgresConnection.Configuration {
-        var configuration =
-            switch endpoint {
-            case .socket(let path):
-                PostgresConnection.Configuration(unixSocketPath: path, username: user, password: password, database: database)
-            case .tcp(let host, let port):
-                PostgresConnection.Configuration(
-                    host: host,
-                    port: port,
-                    username: user,
-                    password: password,
-                    database: database,
-                    tls: .disable
-                )
-            }
-        if let applicationName { configuration.options.additionalStartupParameters = [("application_name", applicationName)] }
-        return configuration
-    }
-
     /// The same server, another database (the tests make one per test).
     public func with(database: String) -> PostgresURL {
         var copy = self
