@@ -406,6 +406,44 @@ struct PostgresRunnerTests {
             }
         }
     }
+
+    /// What an idle runner costs the database: three statements a pass (reap, claim, deadlines),
+    /// counted by pg_stat_statements (scripts/postgres-server preloads it); with the default
+    /// 30 s poll, six an idle minute.
+    @Test func anIdlePassIsThreeStatements() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                try await store.run("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                let statements = """
+                    SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements
+                    WHERE toplevel AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                      AND query NOT ILIKE '%pg_stat_statements%'
+                    """
+                let sleeper = ManualSleeper()
+                let runner = Self.runner(url, store, RecordingNotifier(), sleeper: sleeper)
+                try await whileRunning(runner) {
+                    // The first pass, and the one after the LISTEN connection was made.
+                    await sleeper.idle {
+                        let counters = await runner.counters
+                        return counters.passes >= 2 && counters.listens == 1
+                    }
+                    let deallocated = "SELECT dealloc FROM pg_stat_statements_info"
+                    let deallocBefore = try await store.count(deallocated)
+                    let before = try await store.count(statements)
+                    for _ in 0..<10 {
+                        let passes = await runner.counters.passes
+                        sleeper.wake(.idle)
+                        await sleeper.idle { await runner.counters.passes > passes }
+                    }
+                    let after = try await store.count(statements)
+                    // Unless pg_stat_statements evicted entries meanwhile (it keeps 5,000, and a
+                    // whole test run's databases may exceed that): then the count says nothing.
+                    let evicted = try await store.count(deallocated) != deallocBefore
+                    #expect(after - before == 30 || evicted, "\(after - before) statements in 10 idle passes")
+                }
+            }
+        }
+    }
 }
 
 extension PostgresStore {
