@@ -168,7 +168,7 @@ struct PostgresRunnerTests {
                         """
                         SELECT count(*) FROM (
                             SELECT pid FROM pg_stat_activity
-                            WHERE datname = current_database() AND application_name = 'chime runner runner-a listen' OFFSET 0) s
+                            WHERE datname = current_database() AND application_name = 'chime run runner-a listen' OFFSET 0) s
                         WHERE pg_terminate_backend(s.pid)
                         """
                     )
