@@ -27,6 +27,12 @@ struct Run: AsyncParsableCommand {
 
             The config file (chime config path) is read when the runner starts (its notifier, \
             snooze length, dose repeats, quiet hours, store): restart the runner after an edit.
+
+            On a PostgreSQL store (--store or $CHIME_STORE a postgresql:// URL; 'chime store init' \
+            first) any number of runners share the store, on as many hosts: each claims what is due \
+            under a lease (--lease), only in the channels it serves (--channel), compares only with \
+            the database's clock, and wakes on LISTEN/NOTIFY or a 30 s poll. Plain reminders only; \
+            the families keep to SQLite.
             """
     )
 
