@@ -16,23 +16,10 @@ extension PostgresFleetTests {
         try await withFreshCLIDatabase { url in
             let sandbox = try Sandbox(extra: ["CHIME_STORE": url.description])
             try await PostgresStore.withStore(url, connections: 3) { store in
-                let start = try await store.databaseNow().addingTimeInterval(12)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for part in 0..<3 {
-                        group.addTask {
-                            for index in stride(from: part, to: count, by: 3) {
-                                let due = start.addingTimeInterval(spacing * Double(index))
-                                try await store.schedule(
-                                    NewReminder(id: "race-\(index)", title: "Race \(index)", trigger: .once(due)),
-                                    systemZone: Self.utc
-                                )
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
                 let runners = [try sandbox.startRunner("--notifier", "json"), try sandbox.startRunner("--notifier", "json")]
                 for runner in runners { #expect(await runner.waitUntilStarted(), "\(runner.stderr)") }
+                let start = try await store.databaseNow().addingTimeInterval(3)
+                try await Self.seedOneShots(store, prefix: "race", count: count, from: start, every: spacing)
 
                 // Each cancel at its due time ±50 ms (a seeded generator: the run can be repeated).
                 var random = SeededGenerator(seed: 20_261_124)

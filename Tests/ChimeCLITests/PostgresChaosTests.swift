@@ -9,6 +9,28 @@ import Glibc
 #endif
 
 extension PostgresFleetTests {
+    /// `count` one-shots `prefix-0` … due from `start`, `every` seconds apart, in one statement
+    /// (the rows `chime in` writes; the seeding is not what these tests test, and a thousand
+    /// schedules take seconds on a loaded machine).
+    static func seedOneShots(_ store: PostgresStore, prefix: String, count: Int, from start: Date, every seconds: Double) async throws {
+        let startMicros = start.micros
+        let spacingMicros = Int64(seconds * 1_000_000)
+        _ = try await run(
+            store,
+            """
+            WITH r AS (
+                INSERT INTO reminder (id, title, trigger_kind, at_us, created_us, next_due_us)
+                SELECT '\(prefix)-' || g, '\(prefix) ' || g, 'once', \(startMicros) + g * \(spacingMicros), chime_now_us(),
+                    \(startMicros) + g * \(spacingMicros)
+                FROM generate_series(0, \(count - 1)) g
+                RETURNING key, next_due_us)
+            INSERT INTO occurrence (reminder_key, due_us) SELECT key, next_due_us FROM r RETURNING 1
+            """
+        )
+        // As scheduling does: running runners wake and read the new deadlines.
+        _ = try await run(store, "SELECT pg_notify('\(PostgresStore.changesChannel)', '')")
+    }
+
     /// One runner slot: the process now in it and the ones killed before it.
     final class Slot {
         let index: Int
@@ -68,20 +90,7 @@ extension PostgresFleetTests {
                 // is not what is tested; 5,000 schedules would take half a minute), the recurring
                 // reminders through the store.
                 let start = try await store.databaseNow().addingTimeInterval(8)
-                let startMicros = start.micros
-                let spacingMicros = Int64(window * 1_000_000) / Int64(oneShots)
-                _ = try await Self.run(
-                    store,
-                    """
-                    WITH r AS (
-                        INSERT INTO reminder (id, title, trigger_kind, at_us, created_us, next_due_us)
-                        SELECT 'once-' || g, 'Once ' || g, 'once', \(startMicros) + g * \(spacingMicros), chime_now_us(),
-                            \(startMicros) + g * \(spacingMicros)
-                        FROM generate_series(0, \(oneShots - 1)) g
-                        RETURNING key, next_due_us)
-                    INSERT INTO occurrence (reminder_key, due_us) SELECT key, next_due_us FROM r RETURNING 1
-                    """
-                )
+                try await Self.seedOneShots(store, prefix: "once", count: oneShots, from: start, every: window / Double(oneShots))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for part in 0..<4 {
                         group.addTask {
