@@ -196,6 +196,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict,
             linkerSettings: hardened,
@@ -226,7 +227,7 @@ let package = Package(
         .testTarget(
             name: "ChimePostgresTests",
             dependencies: [
-                "ChimeCore", "ChimePostgres", "ChimeStore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "ChimeCore", "ChimePostgres", "ChimeStore", "ChimeTesting", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -598,23 +598,36 @@ public actor Scheduler {
 
     /// The wait before retry number `attempts` (1, 2, 4 … seconds, at most ``Configuration/retryMax``).
     public nonisolated func backoff(afterAttempts attempts: Int) -> Duration {
-        let exponent = min(max(attempts - 1, 0), 30)
-        let wait = configuration.retryBase * (1 << exponent)
-        return min(wait, configuration.retryMax)
+        Self.backoff(afterAttempts: attempts, base: configuration.retryBase, max: configuration.retryMax)
+    }
+
+    /// The wait before retry number `attempts`: `base`, twice as long each further time, at most
+    /// `max`. Shared with the PostgreSQL runner (ChimePostgres), which has no Scheduler.
+    public static func backoff(afterAttempts attempts: Int, base: Duration, max: Duration) -> Duration {
+        let exponent = Swift.min(Swift.max(attempts - 1, 0), 30)
+        return Swift.min(base * (1 << exponent), max)
+    }
+
+    /// The alert for one occurrence, before any family dresses it: the reminder's id, title and
+    /// body, its delivery (due, missed count, kind, attempt) and its own look. Shared with the
+    /// PostgreSQL runner (ChimePostgres), so that both stores' alerts are the same.
+    public static func note(for occurrence: PendingOccurrence, postedAt: Date) -> Note {
+        var note = Note(
+            id: occurrence.reminderID,
+            title: occurrence.title,
+            body: occurrence.body,
+            deliveries: [delivery(occurrence)],
+            postedAt: postedAt
+        )
+        occurrence.presentation.apply(to: &note)
+        return note
     }
 
     private func note(for occurrence: PendingOccurrence) -> (Date) -> Note {
         let family = familiesByKind[occurrence.kind]
         return { postedAt in
-            var note = Note(
-                id: occurrence.reminderID,
-                title: occurrence.title,
-                body: occurrence.body,
-                deliveries: [Self.delivery(occurrence)],
-                postedAt: postedAt
-            )
             // The reminder's own look first (urgency, sticky, icon, sound); its family dresses it after.
-            occurrence.presentation.apply(to: &note)
+            var note = Self.note(for: occurrence, postedAt: postedAt)
             family?.decorate(&note, for: occurrence)
             return note
         }

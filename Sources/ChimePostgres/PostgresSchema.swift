@@ -67,7 +67,20 @@ public enum PostgresSchema {
                 "CREATE INDEX occurrence_pending_due ON occurrence (due_us) WHERE state = 'pending'",
                 "CREATE INDEX occurrence_posting_lease ON occurrence (lease_until) WHERE state = 'posting'",
             ]
-        )
+        ),
+        PostgresMigration(
+            name: "0002-channels-and-retries",
+            statements: [
+                // The channel that shows a reminder: a runner claims only the channels it serves
+                // (desktop alerts by a runner in that user's session, server-side ones by any).
+                // ADD COLUMN with a constant default rewrites no rows (PostgreSQL 11+).
+                "ALTER TABLE reminder ADD COLUMN channel text NOT NULL DEFAULT 'default'",
+                // A failed post: the occurrence is pending again, not ready before retry_at (NULL:
+                // ready at its due time); last_error says why, for a person reading the ledger.
+                "ALTER TABLE occurrence ADD COLUMN retry_at timestamptz",
+                "ALTER TABLE occurrence ADD COLUMN last_error text",
+            ]
+        ),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so that two `store init`s at once apply each

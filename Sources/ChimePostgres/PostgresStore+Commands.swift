@@ -110,16 +110,39 @@ extension PostgresStore {
         }
     }
 
+    /// Hands back occurrences `owner` claimed and will not post (a runner stopping): they are due
+    /// again at once for any runner, which a notification wakes, rather than after the lease.
+    /// Fenced like the mark. Returns how many it handed back.
+    @discardableResult
+    public func release(_ keys: [OccurrenceKey], owner: String) async throws -> Int {
+        guard !keys.isEmpty else { return 0 }
+        let reminderKeys = keys.map(\.reminderKey)
+        let dues = keys.map(\.dueMicros)
+        return try await transaction { connection in
+            let released = try await connection.run(
+                """
+                UPDATE occurrence SET state = 'pending', lease_owner = NULL, lease_until = NULL
+                WHERE state = 'posting' AND lease_owner = \(owner)
+                  AND (reminder_key, due_us) IN (SELECT * FROM unnest(\(reminderKeys)::bigint[], \(dues)::bigint[]))
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            if released > 0 { try await Self.notifyChange(id: "", connection, logger) }
+            return released
+        }
+    }
+
     /// The application name a runner's connections carry (`chime list` counts them).
     public static let runnerApplicationName = "chime run"
 
-    /// How many runners are connected to this database now (by their connections'
-    /// application name, in `pg_stat_activity`).
+    /// How many runners are connected to this database now: their LISTEN connections, one
+    /// each, named "chime run OWNER listen" in `pg_stat_activity`.
     public func runnerCount() async throws -> Int {
         let rows = try await client.rows(
             """
-            SELECT count(DISTINCT application_name) FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name LIKE \(Self.runnerApplicationName + "%")
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name LIKE \(Self.runnerApplicationName + " % listen")
             """,
             logger: logger
         )

@@ -6,6 +6,12 @@ import Foundation
 extension PostgresStore: ReminderScheduling {
     public func now() async throws -> Date { try await databaseNow() }
 
+    /// In the default channel.
+    @discardableResult
+    public func schedule(_ new: NewReminder, replace: Bool, systemZone: TimeZone) async throws -> ScheduleResult {
+        try await schedule(new, replace: replace, systemZone: systemZone, channel: Self.defaultChannel)
+    }
+
     public func cancel(ids: [String]) async throws -> [Reminder] {
         try await cancelReporting(ids: ids).cancelled
     }

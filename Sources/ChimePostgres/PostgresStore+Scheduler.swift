@@ -19,33 +19,34 @@ extension PostgresStore {
     /// Most occurrences one recurring reminder folds together when catching up (as the SQLite store).
     static let missedCountCap = 10_000
 
-    /// Claims up to `limit` occurrences due at the database's `now()`, soonest first, for
-    /// `owner` until `now() + lease`: they become `posting`, and no other runner's claim sees
-    /// them until ``reapExpiredLeases()`` returns them after the lease.
+    /// Claims up to `limit` occurrences due at the database's `now()` in `channels`, soonest
+    /// first, for `owner` until `now() + lease`: they become `posting`, and no other runner's
+    /// claim sees them until ``reapExpiredLeases()`` returns them after the lease. An occurrence
+    /// whose post failed (``markFailed(_:owner:retryAfter:error:)``) is not claimed before its
+    /// `retry_at`.
     ///
-    /// One statement: the inner SELECT locks the rows it picks `FOR UPDATE SKIP LOCKED`
+    /// One statement: the inner SELECT locks the rows it picks `FOR UPDATE OF o SKIP LOCKED`
     /// (PostgreSQL 15 docs, SELECT, "The Locking Clause": rows another transaction has locked
     /// are skipped rather than waited for; an inconsistent view, "suitable for queue-like
-    /// tables"), and the UPDATE takes the lease on exactly those. The selection is a
-    /// `MATERIALIZED` CTE that the UPDATE's `IN` reads: with the sub-SELECT written inside the
-    /// `IN`, the planner may run it more than once in a nested loop and update more rows than
-    /// the LIMIT (a known surprise with SKIP LOCKED, reported e.g. as LIMIT "ignored" under load).
-    public func claimDue(owner: String, lease: Duration, limit: Int = Scheduler.claimBatch) async throws -> [PendingOccurrence] {
-        let leaseMicros = Self.micros(lease)
-        let rows = try await client.rows(
-            """
-            WITH picked AS MATERIALIZED (
-                SELECT reminder_key, due_us FROM occurrence
-                WHERE state = 'pending' AND due_us <= chime_now_us()
-                ORDER BY due_us LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
-            UPDATE occurrence o SET state = 'posting', lease_owner = \(owner),
-                lease_until = now() + \(leaseMicros) * interval '1 microsecond', claimed_at = now()
-            FROM reminder r
-            WHERE (o.reminder_key, o.due_us) IN (SELECT reminder_key, due_us FROM picked) AND r.key = o.reminder_key
-            RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body
-            """,
-            logger: logger
-        )
+    /// tables"; `OF o`: the occurrence rows only, not their reminders, which a cancel or another
+    /// runner's claim of a sibling occurrence may hold), and the UPDATE takes the lease on exactly
+    /// those. The selection is a `MATERIALIZED` CTE that the UPDATE's `IN` reads: with the
+    /// sub-SELECT written inside the `IN`, the planner may run it more than once in a nested
+    /// loop and update more rows than the LIMIT (a known surprise with SKIP LOCKED, reported e.g.
+    /// as LIMIT "ignored" under load).
+    ///
+    /// The plan (EXPLAIN on 4,000 pending rows, see PostgresStoreTests'
+    /// `theClaimScansThePendingByDueIndex`): a Limit over LockRows over a Nested Loop of an Index
+    /// Scan on `occurrence_pending_due` (`due_us <= chime_now_us()`, the retry and channel
+    /// conditions as filters) and the reminder's primary key: the scan stops after `limit` rows
+    /// in the channels, however many are pending.
+    public func claimDue(
+        owner: String,
+        lease: Duration,
+        channels: [String] = [PostgresStore.defaultChannel],
+        limit: Int = Scheduler.claimBatch
+    ) async throws -> [PendingOccurrence] {
+        let rows = try await client.rows(Self.claimQuery(owner: owner, lease: lease, channels: channels, limit: limit), logger: logger)
         var claimed: [PendingOccurrence] = []
         for row in rows {
             let (key, due, missed, attempts, id, kind, title, body) = try row.decode(
@@ -64,6 +65,111 @@ extension PostgresStore {
             )
         }
         return claimed.sorted { ($0.key.dueMicros, $0.key.reminderKey) < ($1.key.dueMicros, $1.key.reminderKey) }
+    }
+
+    /// The statement of ``claimDue(owner:lease:channels:limit:)`` (the tests EXPLAIN it).
+    package static func claimQuery(owner: String, lease: Duration, channels: [String], limit: Int) -> PostgresQuery {
+        """
+        WITH picked AS MATERIALIZED (
+            SELECT o.reminder_key, o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+            WHERE o.state = 'pending' AND o.due_us <= chime_now_us() AND (o.retry_at IS NULL OR o.retry_at <= now())
+              AND r.channel = ANY(\(channels)::text[])
+            ORDER BY o.due_us LIMIT \(Int64(limit)) FOR UPDATE OF o SKIP LOCKED)
+        UPDATE occurrence o SET state = 'posting', lease_owner = \(owner),
+            lease_until = now() + \(micros(lease)) * interval '1 microsecond', claimed_at = now()
+        FROM reminder r
+        WHERE (o.reminder_key, o.due_us) IN (SELECT reminder_key, due_us FROM picked) AND r.key = o.reminder_key
+        RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body
+        """
+    }
+
+    /// Records a failed post of `keys` by `owner`, fenced on the lease as
+    /// ``markPosted(_:owner:noteID:systemZone:)`` is: each occurrence still `posting` under
+    /// `owner`'s lease goes back to `pending`, one more attempt, not to be claimed before the
+    /// database's `now() + retryAfter`, with `error` as its `last_error`.
+    /// - Returns: the keys whose lease `owner` had lost (nothing written for those).
+    @discardableResult
+    public func markFailed(_ keys: [OccurrenceKey], owner: String, retryAfter: Duration, error: String) async throws -> [OccurrenceKey] {
+        guard !keys.isEmpty else { return [] }
+        let rows = try await client.rows(
+            """
+            UPDATE occurrence SET state = 'pending', attempts = attempts + 1,
+                retry_at = now() + \(Self.micros(retryAfter)) * interval '1 microsecond', last_error = \(error),
+                lease_owner = NULL, lease_until = NULL
+            WHERE state = 'posting' AND lease_owner = \(owner)
+              AND (reminder_key, due_us) IN (SELECT * FROM unnest(\(keys.map(\.reminderKey))::bigint[], \(keys.map(\.dueMicros))::bigint[]))
+            RETURNING reminder_key, due_us
+            """,
+            logger: logger
+        )
+        var marked = Set<OccurrenceKey>()
+        for row in rows {
+            let (key, due) = try row.decode((Int64, Int64).self)
+            marked.insert(OccurrenceKey(reminderKey: key, dueMicros: due))
+        }
+        return keys.filter { !marked.contains($0) }
+    }
+
+    /// What ``stillWanted(_:owner:)`` found.
+    public struct PostCheck: Sendable, Hashable {
+        /// Still `posting` under the owner's lease, their reminder still pending: post them.
+        public var wanted: [OccurrenceKey] = []
+        /// Their reminder was cancelled (or replaced) after the claim: recorded `cancelled` by
+        /// this call; not to be posted.
+        public var cancelled: [OccurrenceKey] = []
+        /// No longer under the owner's lease (it is over, or was reaped and maybe claimed by
+        /// another runner): not to be posted by this one.
+        public var leaseLost: [OccurrenceKey] = []
+    }
+
+    /// The cancel check "once more just before the post" (issue 20): of `keys`, claimed by
+    /// `owner`, which are still wanted (`posting` under `owner`'s lease, the lease not over by
+    /// the database's clock, the reminder not cancelled or replaced). A cancel committed after the claim leaves a `posting`
+    /// occurrence to its runner (``cancel(id:)``); here, in the same statement, the runner
+    /// records those whose reminder is cancelled or replaced as `cancelled`, fenced on its lease.
+    ///
+    /// One statement: a data-modifying CTE marks the cancelled ones; the outer SELECT reads the
+    /// snapshot from before that UPDATE (PostgreSQL 15 docs, 7.8.4 "Data-Modifying Statements in
+    /// WITH": the sub-statements and the main query see the same snapshot), so it still sees
+    /// every occurrence this owner holds, and tells the cancelled from the wanted.
+    public func stillWanted(_ keys: [OccurrenceKey], owner: String) async throws -> PostCheck {
+        guard !keys.isEmpty else { return PostCheck() }
+        let rows = try await client.rows(
+            """
+            WITH k AS (SELECT * FROM unnest(\(keys.map(\.reminderKey))::bigint[], \(keys.map(\.dueMicros))::bigint[])
+                       AS k(reminder_key, due_us)),
+            dropped AS (
+                UPDATE occurrence o SET state = 'cancelled', lease_until = NULL
+                FROM reminder r, k
+                WHERE o.reminder_key = k.reminder_key AND o.due_us = k.due_us AND r.key = o.reminder_key
+                  AND o.state = 'posting' AND o.lease_owner = \(owner) AND r.state IN ('cancelled', 'replaced')
+                RETURNING o.reminder_key, o.due_us)
+            SELECT o.reminder_key, o.due_us,
+                   EXISTS (SELECT 1 FROM dropped d WHERE d.reminder_key = o.reminder_key AND d.due_us = o.due_us)
+            FROM occurrence o JOIN k ON o.reminder_key = k.reminder_key AND o.due_us = k.due_us
+            WHERE o.state = 'posting' AND o.lease_owner = \(owner) AND (o.lease_until > now() OR EXISTS (
+                SELECT 1 FROM dropped d WHERE d.reminder_key = o.reminder_key AND d.due_us = o.due_us))
+            """,
+            logger: logger
+        )
+        var wanted = Set<OccurrenceKey>()
+        var cancelled = Set<OccurrenceKey>()
+        for row in rows {
+            let (key, due, dropped) = try row.decode((Int64, Int64, Bool).self)
+            let occurrence = OccurrenceKey(reminderKey: key, dueMicros: due)
+            if dropped { cancelled.insert(occurrence) } else { wanted.insert(occurrence) }
+        }
+        var check = PostCheck()
+        for key in keys {
+            if wanted.contains(key) {
+                check.wanted.append(key)
+            } else if cancelled.contains(key) {
+                check.cancelled.append(key)
+            } else {
+                check.leaseLost.append(key)
+            }
+        }
+        return check
     }
 
     /// Records `keys` as posted by `owner`, fenced on the lease: only occurrences still
@@ -164,14 +270,14 @@ extension PostgresStore {
     }
 
     /// Returns every occurrence whose lease has expired by the database's `now()` to `pending`
-    /// (or to `cancelled`, when its reminder was cancelled meanwhile), for any runner to claim.
+    /// (or to `cancelled`, when its reminder was cancelled or replaced meanwhile), for any runner to claim.
     /// Any runner may call it at any time: there is no leader. Returns how many it returned.
     @discardableResult
     public func reapExpiredLeases() async throws -> Int {
         let rows = try await client.rows(
             """
             UPDATE occurrence o
-            SET state = CASE WHEN r.state = 'cancelled' THEN 'cancelled' ELSE 'pending' END,
+            SET state = CASE WHEN r.state IN ('cancelled', 'replaced') THEN 'cancelled' ELSE 'pending' END,
                 lease_owner = NULL, lease_until = NULL
             FROM reminder r
             WHERE r.key = o.reminder_key AND o.state = 'posting' AND o.lease_until < now()
@@ -184,21 +290,60 @@ extension PostgresStore {
         return count
     }
 
-    /// The earliest due instant of a pending occurrence, and the earliest end of a lease
-    /// (when the reaper has something to do), for a runner's timer.
-    public func nextDeadlines() async throws -> (due: Date?, leaseEnds: Date?) {
+    /// What a runner's timer needs, all on the database's clock (see ``nextDeadlines(channels:)``).
+    public struct Deadlines: Sendable, Hashable {
+        /// The database's `now()` when it answered: a runner sleeps for `deadline - now`, never
+        /// comparing with its host's clock (hosts' clocks may disagree by minutes).
+        public var now: Date
+        /// When the next pending occurrence becomes ready: its due instant, or its `retry_at`
+        /// after a failed post (nil: none pending).
+        public var due: Date?
+        /// The earliest end of a lease (when the reaper has something to do).
+        public var leaseEnds: Date?
+
+        public init(now: Date, due: Date?, leaseEnds: Date?) {
+            self.now = now
+            self.due = due
+            self.leaseEnds = leaseEnds
+        }
+
+        /// The earliest of ``due`` and ``leaseEnds``.
+        public var next: Date? {
+            switch (due, leaseEnds) {
+            case (let due?, let lease?): min(due, lease)
+            case (let due, let lease): due ?? lease
+            }
+        }
+    }
+
+    /// The database's now, when the next pending occurrence in `channels` (nil: in any channel)
+    /// becomes ready, and the earliest end of a lease, for a runner's timer.
+    ///
+    /// The ready time of the pending: the first due one without a retry time (the
+    /// `occurrence_pending_due` index in order, stopping at the first row in the channels),
+    /// and the earliest `greatest(due, retry_at)` of those with one (few: failed posts).
+    public func nextDeadlines(channels: [String]? = nil) async throws -> Deadlines {
+        let all = channels == nil
+        let served = channels ?? []
         let rows = try await client.rows(
             """
-            SELECT (SELECT min(due_us) FROM occurrence WHERE state = 'pending'),
-                   (SELECT (extract(epoch FROM min(lease_until)) * 1000000)::bigint FROM occurrence WHERE state = 'posting')
+            SELECT chime_now_us(),
+                (SELECT o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                 WHERE o.state = 'pending' AND o.retry_at IS NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))
+                 ORDER BY o.due_us LIMIT 1),
+                (SELECT min(greatest(o.due_us, (extract(epoch FROM o.retry_at) * 1000000)::bigint))
+                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                 WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))),
+                (SELECT (extract(epoch FROM min(lease_until)) * 1000000)::bigint FROM occurrence WHERE state = 'posting')
             """,
             logger: logger
         )
         for row in rows {
-            let (due, lease) = try row.decode((Int64?, Int64?).self)
-            return (due.map(Date.init(micros:)), lease.map(Date.init(micros:)))
+            let (now, due, retry, lease) = try row.decode((Int64, Int64?, Int64?, Int64?).self)
+            let ready = [due, retry].compactMap { $0 }.min()
+            return Deadlines(now: Date(micros: now), due: ready.map(Date.init(micros:)), leaseEnds: lease.map(Date.init(micros:)))
         }
-        return (nil, nil)
+        throw ChimeError(.store, "the database did not answer the deadlines' query")
     }
 
     /// A duration in whole microseconds (rounded down).

@@ -10,11 +10,17 @@ import PostgresNIO
 /// - ``schedule(_:replace:systemZone:)``, ``cancel(id:)``, ``pending(limit:)``: as
 ///   `ReminderStore`'s, with the trigger in ChimeCore's ``TriggerColumns``. Scheduling records
 ///   the reminder's first occurrence in the ledger as `pending`.
-/// - ``claimDue(owner:lease:limit:)``: one statement takes the due occurrences under a lease
-///   (`FOR UPDATE SKIP LOCKED`), so two runners never take the same one.
+/// - ``claimDue(owner:lease:channels:limit:)``: one statement takes the due occurrences of
+///   the runner's channels under a lease (`FOR UPDATE SKIP LOCKED`), so two runners never take
+///   the same one.
+/// - ``stillWanted(_:owner:)``: the check just before a post (a cancel from any host after the claim).
 /// - ``markPosted(_:owner:noteID:systemZone:)``: fenced on the lease; in the same transaction
 ///   the next occurrence of a recurring reminder is recorded (at most once: the ledger's key).
+///   ``markFailed(_:owner:retryAfter:error:)``: fenced too; back to pending with a retry time.
 /// - ``reapExpiredLeases()``: any runner returns expired leases (there is no leader).
+/// - ``nextDeadlines(channels:)``: what a runner's timer needs, with the database's now.
+///
+/// ``PostgresRunner`` is the loop over these.
 ///
 /// Every time comparison uses the database's `now()` (through `chime_now_us()`), never the
 /// host's clock. The client is postgres-nio's `PostgresClient` (a pool; README "Creating a
@@ -110,10 +116,18 @@ extension PostgresStore {
     /// trigger's first instant after the database's `now()`. With `replace`, a pending reminder
     /// with the same id is replaced (its pending occurrences cancelled); without, that is a
     /// `.conflict`. Notifies ``changesChannel``.
-    /// - Throws: `.usage` for a bad reminder or one that would never fire; `.conflict`.
+    /// - Parameter channel: the channel that shows it (see ``validateChannel(_:)``): only a
+    ///   runner serving that channel claims its occurrences.
+    /// - Throws: `.usage` for a bad reminder, a bad channel or one that would never fire; `.conflict`.
     @discardableResult
-    public func schedule(_ new: NewReminder, replace: Bool = true, systemZone: TimeZone) async throws -> ScheduleResult {
+    public func schedule(
+        _ new: NewReminder,
+        replace: Bool = true,
+        systemZone: TimeZone,
+        channel: String = PostgresStore.defaultChannel
+    ) async throws -> ScheduleResult {
         let checked = try new.validated()
+        try Self.validateChannel(channel)
         return try await transaction { connection in
             let nowMicros = try await Self.now(connection, logger)
             guard let nextDue = checked.trigger.nextOccurrence(after: Date(micros: nowMicros), systemZone: systemZone) else {
@@ -156,10 +170,10 @@ extension PostgresStore {
                 inserted = try await connection.rows(
                     """
                     INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
-                        by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us)
+                        by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel)
                     VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
                         \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
-                        \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros))
+                        \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel))
                     RETURNING key
                     """,
                     logger: logger
@@ -239,15 +253,25 @@ extension PostgresStore {
 
     /// The pending reminders, soonest first (then by id).
     public func pending(limit: Int? = nil) async throws -> [Reminder] {
+        try await pendingWithChannels(limit: limit).map(\.reminder)
+    }
+
+    /// ``pending(limit:)`` with each reminder's channel (which `Reminder` does not carry: the
+    /// SQLite store has no channels), for `chime list --json`.
+    public func pendingWithChannels(limit: Int? = nil) async throws -> [(reminder: Reminder, channel: String)] {
         let rows = try await client.rows(
             """
-            SELECT \(unescaped: Self.reminderColumns) FROM reminder WHERE state = 'pending'
+            SELECT \(unescaped: Self.reminderColumns), channel FROM reminder WHERE state = 'pending'
             ORDER BY next_due_us, id LIMIT \(Int64(limit ?? Int(Int32.max)))
             """,
             logger: logger
         )
-        var result: [Reminder] = []
-        for row in rows { result.append(try Self.reminder(from: row).reminder) }
+        var result: [(reminder: Reminder, channel: String)] = []
+        for row in rows {
+            let reminder = try Self.reminder(from: row).reminder
+            let channel = try row.makeRandomAccess()["channel"].decode(String.self)
+            result.append((reminder, channel))
+        }
         return result
     }
 

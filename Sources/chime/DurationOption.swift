@@ -86,3 +86,8 @@ enum GateGraceLength: DurationRule {
 enum GateSessionLength: DurationRule {
     static let rule = OptionDuration(option: "--session", unit: .second, bareNumbers: false, range: 60...86_400)
 }
+
+/// `chime run --lease` (a PostgreSQL store): how long a claimed occurrence is the runner's.
+enum RunnerLeaseLength: DurationRule {
+    static let rule = OptionDuration(option: "--lease", unit: .second, bareNumbers: false, range: 2...3_600)
+}

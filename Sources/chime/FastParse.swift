@@ -108,7 +108,7 @@ enum FastParse {
 
     /// `in` and `at`: their words, ``ScheduleOptions`` and ``GlobalOptions`` (and `at`'s `--zone`).
     static func scheduling(_ words: [String], zone: Bool) -> Line? {
-        var values = Set(["--id", "--urgency", "--icon", "--sound"]).union(GlobalFields.values)
+        var values = Set(["--id", "--urgency", "--icon", "--sound", "--channel"]).union(GlobalFields.values)
         if zone { values.insert("--zone") }
         let flags = ["--no-replace": "--no-replace", "-q": "--quiet", "--quiet": "--quiet", "--sticky": "--sticky"]
             .merging(GlobalFields.flags) { first, _ in first }
@@ -127,6 +127,7 @@ enum FastParse {
         schedule.sticky = line.flags.contains("--sticky")
         schedule.icon = line.values["--icon"]
         schedule.sound = line.values["--sound"]
+        schedule.channel = line.values["--channel"]
         return schedule
     }
 

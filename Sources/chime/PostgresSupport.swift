@@ -69,10 +69,12 @@ extension ScheduleOptions {
             )
         }
         let replace = !noReplace
+        let channel = channel ?? PostgresStore.defaultChannel
+        try PostgresStore.validateChannel(channel)
         let (result, runners) = try await global.withPostgres(url) { store in
             var checked = new
             if let after { checked.trigger = .once(try await store.databaseNow().addingTimeInterval(after)) }
-            let result = try await store.schedule(checked, replace: replace, systemZone: .current)
+            let result = try await store.schedule(checked, replace: replace, systemZone: .current, channel: channel)
             return (result, try await store.runnerCount())
         }
         if quiet && !global.json {

@@ -39,6 +39,21 @@ struct Run: AsyncParsableCommand {
     var notifier: NotifierChoice?
     @OptionGroup var webhook: WebhookOptions
     @Option(
+        name: .customLong("channel"),
+        help: ArgumentHelp(
+            "On a PostgreSQL store: a channel this runner serves (again for more). Default: default.",
+            valueName: "channel"
+        )
+    )
+    var channels: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "On a PostgreSQL store: how long an occurrence this runner claimed stays its own; after it, any runner may post it (2s to 1h). Default: 30s.",
+            valueName: "duration"
+        )
+    )
+    var lease: DurationOption<RunnerLeaseLength>?
+    @Option(
         help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"),
         completion: .list(Logger.Level.allCases.map(\.rawValue))
     )
@@ -62,6 +77,13 @@ struct Run: AsyncParsableCommand {
         }
         let logger = Logger(label: "chime.runner")
         let config = try Settings.current()
+        if let url = try global.postgresURL() { return try await runPostgres(url, logger: logger) }
+        guard channels.isEmpty, lease == nil else {
+            throw ChimeError(
+                .usage,
+                "\(channels.isEmpty ? "--lease" : "--channel") is for a PostgreSQL store, where runners share the work; a SQLite store has one runner"
+            )
+        }
         let store = try global.openStore(.create, runner: true)
         let chosen = notifier ?? NotifierChoice(rawValue: config.text(.notifier)) ?? .auto
         // `chime run --json` is the JSON stream, whatever the desktop offers.

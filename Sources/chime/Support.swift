@@ -97,6 +97,13 @@ struct ScheduleOptions: ParsableArguments {
         )
     )
     var sound: String?
+    @Option(
+        help: ArgumentHelp(
+            "On a PostgreSQL store: the channel that shows it; only a runner serving it (chime run --channel) claims it. Default: default.",
+            valueName: "channel"
+        )
+    )
+    var channel: String?
 
     func validate() throws {
         if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
@@ -122,6 +129,12 @@ struct ScheduleOptions: ParsableArguments {
     {
         let new = try NewReminder(id: id, title: title, body: body, trigger: trigger, presentation: try presentation()).validated()
         if let url = try global.postgresURL() { return try await schedulePostgres(url, new: new, after: after, global: global) }
+        if let channel {
+            throw ChimeError(
+                .usage,
+                "--channel '\(channel)' is for a PostgreSQL store, where runners share the work; a SQLite store has one runner"
+            )
+        }
         let store = try global.openStore(.create)
         let result = try store.schedule(new, replace: !noReplace, now: now, systemZone: .current)
         if quiet && !global.json {

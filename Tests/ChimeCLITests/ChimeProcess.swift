@@ -25,10 +25,19 @@ enum ChimeExecutable {
     }
 
     /// A `chime` process with `arguments` and `environment`, its output and errors on pipes, not started.
-    static func process(_ arguments: [String], environment: [String: String]) -> (Process, out: Pipe, err: Pipe) {
+    /// - Parameter throughShell: started by `/bin/sh -c 'exec chime …'` (the same process, so its
+    ///   pid is chime's): with libfaketime preloaded, a Swift program spawned directly reads no
+    ///   arguments (it printed its help), exec'd by a shell it reads them.
+    static func process(_ arguments: [String], environment: [String: String], throughShell: Bool = false) -> (Process, out: Pipe, err: Pipe)
+    {
         let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
+        if throughShell {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", #"exec "$0" "$@""#, url.path] + arguments
+        } else {
+            process.executableURL = url
+            process.arguments = arguments
+        }
         process.environment = environment
         let out = Pipe()
         let err = Pipe()
@@ -100,8 +109,8 @@ final class RunningChime: Sendable {
     private final class Text: Sendable { let value = Mutex("") }
     private let errors = Text()
 
-    init(arguments: [String], environment: [String: String]) throws {
-        let (process, out, err) = ChimeExecutable.process(arguments, environment: environment)
+    init(arguments: [String], environment: [String: String], throughShell: Bool = false) throws {
+        let (process, out, err) = ChimeExecutable.process(arguments, environment: environment, throughShell: throughShell)
         let lines = self.lines
         let buffer = Mutex(Data())
         out.fileHandleForReading.readabilityHandler = { handle in
@@ -147,6 +156,14 @@ final class RunningChime: Sendable {
             if let line { return line }
             if ended || Date() >= deadline { return nil }
             try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Every line read so far and not yet taken (without waiting).
+    func drain() -> [String] {
+        lines.state.withLock { state in
+            defer { state.lines.removeAll() }
+            return state.lines
         }
     }
 

@@ -52,8 +52,8 @@ private func dropDatabase(_ name: String, on server: PostgresURL) async throws {
 }
 
 extension PostgresStore {
-    /// Moves every stored instant `seconds` earlier: for the store, the database's clock moved
-    /// on by that much. Time is injected through SQL; no test sleeps for it.
+    /// Moves every stored instant `seconds` earlier (due times, reminders' instants, retry
+    /// times): for the store, the database's clock moved on by that much. Time is injected through SQL; no test sleeps for it.
     func advanceClock(by seconds: Double) async throws {
         let micros = Int64((seconds * 1_000_000).rounded())
         // Each result read to its end (a failure comes with the end; see PostgresConnection.rows).
@@ -65,6 +65,11 @@ extension PostgresStore {
                 logger: PostgresStore.silentLogger
             ) {}
             for try await _ in try await connection.query("UPDATE occurrence SET due_us = -due_us", logger: PostgresStore.silentLogger) {}
+            // A failed post's retry time too (leases are ended by expireLeases()).
+            for try await _ in try await connection.query(
+                "UPDATE occurrence SET retry_at = retry_at - \(micros) * interval '1 microsecond' WHERE retry_at IS NOT NULL",
+                logger: PostgresStore.silentLogger
+            ) {}
             for try await _ in try await connection.query(
                 """
                 UPDATE reminder SET next_due_us = next_due_us - \(micros), last_due_us = last_due_us - \(micros),

@@ -1,0 +1,239 @@
+import ChimeCore
+import ChimePostgres
+import Foundation
+import PostgresNIO
+import Testing
+
+/// The store's side of the runner loop (migration 0002): channels, failed posts with a retry
+/// time, the check just before a post, and the deadlines on the database's clock.
+@Suite struct PostgresChannelRetryTests {
+    static let utc = TimeZone(identifier: "UTC")!
+
+    @Test func theSecondMigrationAddsChannelsAndRetriesAndKeepsTheFirst() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                #expect(try await store.appliedMigrations() == ["0001-reminders-and-ledger", "0002-channels-and-retries"])
+                let columns = try await store.count(
+                    """
+                    SELECT count(*) FROM information_schema.columns
+                    WHERE (table_name, column_name) IN (('reminder', 'channel'), ('occurrence', 'retry_at'), ('occurrence', 'last_error'))
+                    """
+                )
+                #expect(columns == 3)
+            }
+        }
+    }
+
+    @Test(arguments: ["", "Desk", "desk top", "désk", "a/b", String(repeating: "x", count: 65), "line\nbreak"])
+    func badChannelsAreRefusedNamingTheValue(_ channel: String) async throws {
+        #expect {
+            try PostgresStore.validateChannel(channel)
+        } throws: { error in
+            guard let error = error as? ChimeError else { return false }
+            // The value named as typed, a control character escaped (ChimeError keeps it one line).
+            let named = "'\(ChimeError.escapingControlCharacters(channel))'"
+            return error.code == .usage && error.message.contains(named) && error.message.contains("a-z, 0-9")
+                && !error.message.contains("\n")
+        }
+    }
+
+    @Test func aChannelIsStoredAndReadBack() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                for channel in ["desk", "ops.pager", "a-b_c.9", String(repeating: "z", count: 64)] {
+                    try PostgresStore.validateChannel(channel)
+                }
+                try await store.schedule(
+                    NewReminder(id: "plain", title: "P", trigger: .once(now.addingTimeInterval(60))),
+                    systemZone: Self.utc
+                )
+                try await store.schedule(
+                    NewReminder(id: "paged", title: "Q", trigger: .once(now.addingTimeInterval(120))),
+                    systemZone: Self.utc,
+                    channel: "ops.pager"
+                )
+                await #expect {
+                    try await store.schedule(
+                        NewReminder(id: "bad", title: "B", trigger: .once(now.addingTimeInterval(60))),
+                        systemZone: Self.utc,
+                        channel: "Ops"
+                    )
+                } throws: { error in
+                    (error as? ChimeError)?.code == .usage && "\(error)".contains("'Ops'")
+                }
+                let pending = try await store.pendingWithChannels()
+                #expect(pending.map(\.reminder.id) == ["plain", "paged"])
+                #expect(pending.map(\.channel) == ["default", "ops.pager"])
+                #expect(try await store.pending().map(\.id) == ["plain", "paged"])
+            }
+        }
+    }
+
+    @Test func aClaimTakesOnlyTheChannelsItServes() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                for (index, channel) in ["default", "desk", "ops", "desk"].enumerated() {
+                    try await store.schedule(
+                        NewReminder(id: "\(channel)-\(index)", title: "T", trigger: .once(now.addingTimeInterval(600 + Double(index)))),
+                        systemZone: Self.utc,
+                        channel: channel
+                    )
+                }
+                try await store.advanceClock(by: 610)
+                let desk = try await store.claimDue(owner: "a", lease: .seconds(30), channels: ["desk", "nothing-here"])
+                #expect(desk.map(\.reminderID) == ["desk-1", "desk-3"])
+                #expect(try await store.claimDue(owner: "a", lease: .seconds(30), channels: ["desk"]).isEmpty)
+                #expect(try await store.claimDue(owner: "b", lease: .seconds(30)).map(\.reminderID) == ["default-0"])
+                #expect(
+                    try await store.claimDue(owner: "c", lease: .seconds(30), channels: ["ops", "default"]).map(\.reminderID) == ["ops-2"]
+                )
+            }
+        }
+    }
+
+    @Test func aFailedPostIsFencedGoesBackWithARetryTimeAndIsClaimedAgainOnlyAfterIt() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                try await store.schedule(
+                    NewReminder(id: "hook", title: "H", trigger: .once(now.addingTimeInterval(600))),
+                    systemZone: Self.utc
+                )
+                try await store.advanceClock(by: 601)
+                let keys = try await store.claimDue(owner: "a", lease: .seconds(30)).map(\.key)
+                #expect(keys.count == 1)
+                // Not the lease holder: nothing written, the key returned as lost.
+                #expect(try await store.markFailed(keys, owner: "b", retryAfter: .seconds(60), error: "x") == keys)
+                #expect(try await store.ledger(id: "hook").map(\.state) == ["posting"])
+                // The holder: back to pending, one attempt, ready in a minute by the database's clock.
+                #expect(try await store.markFailed(keys, owner: "a", retryAfter: .seconds(60), error: "HTTP 503").isEmpty)
+                let ledger = try await store.ledger(id: "hook")
+                #expect(ledger.map(\.state) == ["pending"] && ledger.map(\.owner) == [nil])
+                #expect(try await store.count("SELECT count(*) FROM occurrence WHERE attempts = 1 AND last_error = 'HTTP 503'") == 1)
+                #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
+                let deadlines = try await store.nextDeadlines()
+                let retryIn = try #require(deadlines.due).timeIntervalSince(deadlines.now)
+                #expect(retryIn > 55 && retryIn <= 60)
+                // Once the retry time has come: claimed again, saying it is the second attempt.
+                try await store.advanceClock(by: 61)
+                let again = try await store.claimDue(owner: "b", lease: .seconds(30))
+                #expect(again.map(\.reminderID) == ["hook"] && again.map(\.attempts) == [1])
+                // A second mark of the same failure by the old holder changes nothing.
+                let late = again.map(\.key)
+                #expect(try await store.markFailed(late, owner: "a", retryAfter: .seconds(60), error: "late") == late)
+            }
+        }
+    }
+
+    @Test func theCheckBeforeThePostTellsWantedCancelledAndLostApartAndRecordsTheCancelled() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                for (index, id) in ["keep", "drop", "moved", "taken"].enumerated() {
+                    try await store.schedule(
+                        NewReminder(id: id, title: id, trigger: .once(now.addingTimeInterval(600 + Double(index) / 10))),
+                        systemZone: Self.utc
+                    )
+                }
+                try await store.advanceClock(by: 601)
+                let claimed = try await store.claimDue(owner: "a", lease: .seconds(30), limit: 3)
+                #expect(claimed.map(\.reminderID) == ["keep", "drop", "moved"])
+                let taken = try await store.claimDue(owner: "b", lease: .seconds(30))
+                #expect(taken.map(\.reminderID) == ["taken"])
+                // From another host, after the claims: one cancelled, one replaced.
+                #expect(try await store.cancel(id: "drop").inFlight == 1)
+                try await store.schedule(
+                    NewReminder(id: "moved", title: "again", trigger: .once(now.addingTimeInterval(3600))),
+                    systemZone: Self.utc
+                )
+                let keys = (claimed + taken).map(\.key)
+                let check = try await store.stillWanted(keys, owner: "a")
+                #expect(check.wanted == [keys[0]])
+                #expect(check.cancelled == [keys[1], keys[2]])
+                #expect(check.leaseLost == [keys[3]])
+                #expect(try await store.ledger(id: "keep").map(\.state) == ["posting"])
+                #expect(try await store.ledger(id: "drop").map(\.state) == ["cancelled"])
+                #expect(try await store.ledger(id: "moved").map(\.state) == ["cancelled", "pending"])
+                #expect(try await store.ledger(id: "taken").map(\.state) == ["posting"])
+                // Asked again: the cancelled are no longer this owner's to post.
+                let again = try await store.stillWanted(keys, owner: "a")
+                #expect(again.wanted == [keys[0]] && again.cancelled.isEmpty && again.leaseLost.count == 3)
+                // A lease that is over (not yet reaped) is not posted either.
+                try await store.expireLeases()
+                #expect(try await store.stillWanted([keys[0]], owner: "a").leaseLost == [keys[0]])
+            }
+        }
+    }
+
+    @Test func theDeadlinesComeWithTheDatabasesNowAndFollowChannelsAndRetries() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let empty = try await store.nextDeadlines()
+                #expect(empty.due == nil && empty.leaseEnds == nil && empty.next == nil)
+                #expect(abs(empty.now.timeIntervalSince(try await store.databaseNow())) < 5)
+                let now = try await store.databaseNow()
+                try await store.schedule(
+                    NewReminder(id: "soon", title: "S", trigger: .once(now.addingTimeInterval(600))),
+                    systemZone: Self.utc
+                )
+                try await store.schedule(
+                    NewReminder(id: "desk", title: "D", trigger: .once(now.addingTimeInterval(300))),
+                    systemZone: Self.utc,
+                    channel: "desk"
+                )
+                let all = try await store.nextDeadlines()
+                #expect(all.due.map { $0.timeIntervalSince(all.now) }.map { $0 > 290 && $0 <= 300 } == true)
+                let defaults = try await store.nextDeadlines(channels: ["default"])
+                #expect(defaults.due.map { $0.timeIntervalSince(defaults.now) }.map { $0 > 590 && $0 <= 600 } == true)
+                #expect(try await store.nextDeadlines(channels: ["other"]).due == nil)
+                // A failed post waits for its retry time, not its (past) due time.
+                try await store.advanceClock(by: 601)
+                let keys = try await store.claimDue(owner: "a", lease: .seconds(30)).map(\.key)
+                #expect(keys.count == 1)
+                let leased = try await store.nextDeadlines(channels: ["default"])
+                #expect(leased.due == nil)
+                #expect(leased.leaseEnds.map { $0.timeIntervalSince(leased.now) }.map { $0 > 25 && $0 <= 30 } == true)
+                try await store.markFailed(keys, owner: "a", retryAfter: .seconds(120), error: "down")
+                let retry = try await store.nextDeadlines(channels: ["default"])
+                #expect(retry.due.map { $0.timeIntervalSince(retry.now) }.map { $0 > 115 && $0 <= 120 } == true)
+                #expect(retry.leaseEnds == nil)
+            }
+        }
+    }
+
+    /// The claim on a few thousand rows, most of them posted, half the pending in another
+    /// channel: the planner scans the pending-by-due partial index (and stops at the LIMIT).
+    @Test func theClaimScansThePendingByDueIndex() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let statements = [
+                    """
+                    INSERT INTO reminder (id, title, trigger_kind, at_us, created_us, next_due_us, channel, state)
+                    SELECT 'g' || i, 'G', 'once', chime_now_us() + (i - 18000)::bigint * 1000000, chime_now_us(),
+                        chime_now_us() + (i - 18000)::bigint * 1000000, CASE WHEN i % 2 = 0 THEN 'default' ELSE 'desk' END,
+                        CASE WHEN i <= 16000 THEN 'done' ELSE 'pending' END
+                    FROM generate_series(1, 20000) i
+                    """,
+                    """
+                    INSERT INTO occurrence (reminder_key, due_us, state)
+                    SELECT key, next_due_us, CASE WHEN state = 'done' THEN 'posted' ELSE 'pending' END FROM reminder
+                    """,
+                    "ANALYZE reminder",
+                    "ANALYZE occurrence",
+                ]
+                for statement in statements {
+                    for try await _ in try await store.client.query(PostgresQuery(unsafeSQL: statement)) {}
+                }
+                let claim = PostgresStore.claimQuery(owner: "a", lease: .seconds(30), channels: ["default"], limit: 32)
+                var plan: [String] = []
+                let explain = PostgresQuery(unsafeSQL: "EXPLAIN " + claim.sql, binds: claim.binds)
+                for try await line in try await store.client.query(explain).decode(String.self) { plan.append(line) }
+                let text = plan.joined(separator: "\n")
+                #expect(text.contains("occurrence_pending_due"), "\(text)")
+                #expect(!text.contains("Seq Scan on occurrence"), "\(text)")
+            }
+        }
+    }
+}
