@@ -208,7 +208,7 @@ let package = Package(
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeTesting",
                 "ChimeLibnotify", "ChimePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strict
         ),

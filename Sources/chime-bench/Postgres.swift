@@ -7,6 +7,7 @@ import ArgumentParser
 import ChimeCore
 import ChimePostgres
 import Foundation
+import PostgresNIO
 import Synchronization
 
 #if canImport(Glibc)
@@ -137,13 +138,8 @@ struct PostgresScale {
         emit("chime: \(chimeExecutable)")
 
         try await seedStore()
-        let channels =
-            try server.number(
-                Self.seed,
-                "SELECT count(*) FROM information_schema.columns WHERE table_name = 'reminder' AND column_name = 'channel'"
-            ) == 1
-        let plans = try explain(channels: channels)
-        let throughput = try measureThroughput(channels: channels)
+        let plansGood = try await explain()
+        let throughput = try measureThroughput()
         var idle: LedgerFigures?
         var failover: (figures: LedgerFigures, orphans: LedgerFigures, held: Int, recovery: Double)?
         var queries: Double?
@@ -189,7 +185,9 @@ struct PostgresScale {
             )
         }
         if let queries { emit(row(["queries per idle minute per runner (≈ 2 polls × a few)", fmt(queries, 1), ""], widths: widths)) }
-        emit(row(["EXPLAIN: index scans, no Seq Scan on occurrence", plans ? "yes" : "no", plans ? "met" : "OVER"], widths: widths))
+        emit(
+            row(["EXPLAIN: index scans, no Seq Scan on occurrence", plansGood ? "yes" : "no", plansGood ? "met" : "OVER"], widths: widths)
+        )
         if !throughput.runnersWork { emit("(runner figures skipped: \(throughput.why))") }
     }
 
@@ -253,35 +251,57 @@ struct PostgresScale {
     /// EXPLAIN (ANALYZE, BUFFERS) of the claim (in a transaction rolled back) and of
     /// nextDeadlines on a copy of the seed with `burst` occurrences due; prints each plan's first
     /// lines; true when both use an index scan on occurrence and neither a Seq Scan on it.
-    func explain(channels: Bool) throws -> Bool {
+    func explain() async throws -> Bool {
         emit("\n## 5. EXPLAIN (ANALYZE, BUFFERS) on \(pending) pending + \(burst) due (claim of 512, rolled back)")
         let database = "chime_explain"
         try server.createDatabase(database, template: Self.seed)
         defer { server.dropDatabase(database) }
         try server.psql(database, BenchSQL.insertOneShots(count: burst, prefix: "b", title: "Burst", dueExpression: "now_us - 1000000"))
         var good = true
-        for (name, sql) in [
+        let plans: [(String, [String])] = [
+            ("claim: PostgresStore.claimQuery (claimDue's statement, LIMIT 512), rolled back", try await explainStoreClaim(database)),
             (
-                "claim (claimDue, 512)",
-                "BEGIN; EXPLAIN (ANALYZE, BUFFERS) "
-                    + BenchSQL.claim(owner: "'explain'", leaseMicros: 30_000_000, limit: 512, channels: channels) + "; ROLLBACK"
+                "nextDeadlines (its statement as PostgresStore+Scheduler.swift writes it)",
+                try server.psql(database, "EXPLAIN (ANALYZE, BUFFERS) " + BenchSQL.nextDeadlines)
+                    .split(separator: "\n").map(String.init)
             ),
-            ("nextDeadlines", "EXPLAIN (ANALYZE, BUFFERS) " + BenchSQL.nextDeadlines(channels: channels)),
-        ] {
-            let plan = try server.psql(database, sql).split(separator: "\n").map(String.init)
+        ]
+        for (name, plan) in plans {
             let indexed = plan.contains {
                 $0.contains("Index Scan using occurrence_pending_due") || $0.contains("Index Only Scan using occurrence_pending_due")
             }
-            let seq = plan.contains { $0.contains("Seq Scan on occurrence") }
-            good = good && indexed && !seq
+            let seq = plan.filter { $0.contains("Seq Scan on occurrence") }
+            good = good && indexed && seq.isEmpty
             emit(
-                "\n### \(name): \(indexed ? "Index Scan on occurrence_pending_due" : "NO index scan on occurrence_pending_due")\(seq ? ", Seq Scan on occurrence!" : ", no Seq Scan on occurrence")"
+                "\n### \(name): "
+                    + (indexed ? "Index Scan on occurrence_pending_due" : "NO index scan on occurrence_pending_due")
+                    + (seq.isEmpty ? ", no Seq Scan on occurrence" : ", Seq Scan on occurrence (OVER)")
             )
             for line in plan.prefix(14) { emit("    " + line) }
-            if plan.count > 14 { emit("    … (\(plan.count - 14) more lines)") }
+            if plan.count > 14 {
+                emit("    … (\(plan.count - 14) more lines)")
+                for line in plan.dropFirst(14) where line.contains("Seq Scan") || line.contains("Rows Removed") { emit("    " + line) }
+            }
             if let time = plan.last(where: { $0.contains("Execution Time") }) { emit("    " + time.trimmingCharacters(in: .whitespaces)) }
         }
         return good
+    }
+
+    /// EXPLAIN (ANALYZE, BUFFERS) of the store's own claim statement (`PostgresStore.claimQuery`,
+    /// with its bound parameters, as a runner sends it), in a transaction rolled back.
+    func explainStoreClaim(_ database: String) async throws -> [String] {
+        let claim = PostgresStore.claimQuery(owner: "explain", lease: .seconds(30), channels: [PostgresStore.defaultChannel], limit: 512)
+        let explain = PostgresQuery(unsafeSQL: "EXPLAIN (ANALYZE, BUFFERS) " + claim.sql, binds: claim.binds)
+        return try await PostgresStore.withStore(try server.postgresURL(database), connections: 1) { store in
+            try await store.client.withConnection { connection in
+                let logger = PostgresStore.silentLogger
+                for try await _ in try await connection.query("BEGIN", logger: logger) {}
+                var lines: [String] = []
+                for try await row in try await connection.query(explain, logger: logger) { lines.append(try row.decode(String.self)) }
+                for try await _ in try await connection.query("ROLLBACK", logger: logger) {}
+                return lines
+            }
+        }
     }
 
     // MARK: - 2 and 7. Throughput, and the pgbench floor
@@ -327,14 +347,14 @@ struct PostgresScale {
 
     /// For 1, 2 and 4: `runs` alternating rounds of the pgbench floor then the runners, each on
     /// a fresh copy of the seed; prints the medians.
-    func measureThroughput(channels: Bool) throws -> Throughput {
+    func measureThroughput() throws -> Throughput {
         emit(
             "\n## 2 and 7. Throughput: \(burst) due at one instant on top of \(pending) pending; "
                 + "`chime run --notifier json --lease \(Self.lease)` ×1/2/4 vs pgbench (bare claim of 1 + fenced mark), "
                 + "occurrences/s from the ledger (posted count over first..last posted_at), medians of \(runs)"
         )
         let script = scratch + "/floor.sql"
-        try BenchSQL.floorScript(leaseMicros: 30_000_000, channels: channels).write(toFile: script, atomically: true, encoding: .utf8)
+        try BenchSQL.floorScript(leaseMicros: 30_000_000).write(toFile: script, atomically: true, encoding: .utf8)
         var result = Throughput()
         let widths = [8, 12, 12, 22, 12, 10, 14]
         var lines: [String] = []
@@ -540,11 +560,11 @@ struct PostgresScale {
         defer { for runner in runners { stopRunner(runner.pid) } }
         for index in 0..<2 { runners.append(try server.startRunner(database, lease: Self.lease, in: scratch, index: 20 + index)) }
         sleep(2)  // their first pass done
-        try server.psql("postgres", "SELECT pg_stat_statements_reset()")
+        try server.psql(PostgresServer.statementsDatabase, "SELECT pg_stat_statements_reset()")
         sleep(UInt32(idleSeconds))
         let oid = try server.psql("postgres", "SELECT oid FROM pg_database WHERE datname = '\(database)'")
         let statements = try server.rows(
-            "postgres",
+            PostgresServer.statementsDatabase,
             """
             SELECT calls, toplevel, regexp_replace(left(query, 70), '\\s+', ' ', 'g') FROM pg_stat_statements
             WHERE dbid = \(oid) ORDER BY toplevel DESC, calls DESC

@@ -1,14 +1,17 @@
 // postgres: the SQL the bench runs itself: the seed and the burst (one INSERT … SELECT from
-// generate_series each), the ledger's figures, and the claim and mark that the pgbench floor
-// and EXPLAIN use, written as ChimePostgres writes them.
+// generate_series each), the ledger's figures, the claim and mark of the pgbench floor (the
+// store's own claim statement), and nextDeadlines' statement for EXPLAIN.
+import ChimeCore
 import ChimePostgres
 import Foundation
+import PostgresNIO
 
 enum BenchSQL {
     /// `count` pending one-shots `PREFIXn` and their first occurrences, due at `dueExpression`
     /// (SQL over `i`, 1…count, and `now_us`, the database's clock), in one statement: the columns
     /// `PostgresStore.schedule` writes for a one-shot (its trigger's other columns stay NULL, as
-    /// `TriggerColumns(.once)` leaves them), then a NOTIFY on the changes channel in the same
+    /// `TriggerColumns(.once)` leaves them, and `channel` its default, `default`, as `schedule`
+    /// writes without --channel), then a NOTIFY on the changes channel in the same
     /// transaction, as `schedule` does, so that runners re-read their deadlines.
     static func insertOneShots(count: Int, prefix: String, title: String, dueExpression: String) -> String {
         """
@@ -44,65 +47,48 @@ enum BenchSQL {
         """
     }
 
-    /// The claim, as `PostgresStore.claimDue` writes it (PostgresStore+Scheduler.swift), with its
-    /// parameters inlined: `owner` is SQL (a literal, or pgbench's `'pgbench ' || :client_id`).
-    /// `channels`: the schema has `reminder.channel` (migration 0002), and the claim then joins
-    /// the reminder for it and skips occurrences waiting for a retry, as the store's does.
-    static func claim(owner: String, leaseMicros: Int64, limit: Int, channels: Bool) -> String {
-        let picked =
-            channels
-            ? """
-            SELECT o.reminder_key, o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                WHERE o.state = 'pending' AND o.due_us <= chime_now_us() AND (o.retry_at IS NULL OR o.retry_at <= now())
-                  AND r.channel = ANY(ARRAY['\(defaultChannel)']::text[])
-                ORDER BY o.due_us LIMIT \(limit) FOR UPDATE OF o SKIP LOCKED
-            """
-            : """
-            SELECT reminder_key, due_us FROM occurrence
-                WHERE state = 'pending' AND due_us <= chime_now_us()
-                ORDER BY due_us LIMIT \(limit) FOR UPDATE SKIP LOCKED
-            """
-        return """
-            WITH picked AS MATERIALIZED (
-                \(picked))
-            UPDATE occurrence o SET state = 'posting', lease_owner = \(owner),
-                lease_until = now() + \(leaseMicros) * interval '1 microsecond', claimed_at = now()
-            FROM reminder r
-            WHERE (o.reminder_key, o.due_us) IN (SELECT reminder_key, due_us FROM picked) AND r.key = o.reminder_key
-            RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body
-            """
+    /// The store's claim statement (`PostgresStore.claimQuery`, what `claimDue` sends) with its
+    /// parameters written in: the channel `default`, `limit`, `owner` (SQL: a literal, or pgbench's
+    /// `'pgbench ' || :client_id`) and the lease. The parameters are numbered in the order the
+    /// statement interpolates them; the result is checked to have none left.
+    static func claim(owner: String, leaseMicros: Int64, limit: Int) throws -> String {
+        let query = PostgresStore.claimQuery(
+            owner: "owner",
+            lease: .microseconds(leaseMicros),
+            channels: [PostgresStore.defaultChannel],
+            limit: limit
+        )
+        let values = ["ARRAY['\(PostgresStore.defaultChannel)']", "\(limit)", owner, "\(leaseMicros)"]
+        guard query.binds.count == values.count else {
+            throw ChimeError(.failure, "PostgresStore.claimQuery has \(query.binds.count) parameters, the bench knows \(values.count)")
+        }
+        var sql = query.sql
+        for (index, value) in values.enumerated().reversed() { sql = sql.replacingOccurrences(of: "$\(index + 1)", with: value) }
+        guard !sql.contains("$") else { throw ChimeError(.failure, "a parameter of PostgresStore.claimQuery is left: \(sql)") }
+        return sql
     }
 
-    /// The channel reminders get when none is named (the column's default in migration 0002).
-    static let defaultChannel = "default"
-
-    /// `PostgresStore.nextDeadlines`' statement, as the store writes it.
-    static func nextDeadlines(channels: Bool) -> String {
-        channels
-            ? """
-            SELECT chime_now_us(),
-                (SELECT o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                 WHERE o.state = 'pending' AND o.retry_at IS NULL AND (false OR r.channel = ANY(ARRAY['\(defaultChannel)']::text[]))
-                 ORDER BY o.due_us LIMIT 1),
-                (SELECT min(greatest(o.due_us, (extract(epoch FROM o.retry_at) * 1000000)::bigint))
-                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                 WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND (false OR r.channel = ANY(ARRAY['\(defaultChannel)']::text[]))),
-                (SELECT (extract(epoch FROM min(lease_until)) * 1000000)::bigint FROM occurrence WHERE state = 'posting')
-            """
-            : """
-            SELECT (SELECT min(due_us) FROM occurrence WHERE state = 'pending'),
-                   (SELECT (extract(epoch FROM min(lease_until)) * 1000000)::bigint FROM occurrence WHERE state = 'posting')
-            """
-    }
+    /// `PostgresStore.nextDeadlines(channels:)`' statement as PostgresStore+Scheduler.swift writes
+    /// it (inline there, so copied here), for a runner serving the channel `default`.
+    static let nextDeadlines = """
+        SELECT chime_now_us(),
+            (SELECT o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+             WHERE o.state = 'pending' AND o.retry_at IS NULL AND (false OR r.channel = ANY(ARRAY['\(PostgresStore.defaultChannel)']::text[]))
+             ORDER BY o.due_us LIMIT 1),
+            (SELECT min(greatest(o.due_us, (extract(epoch FROM o.retry_at) * 1000000)::bigint))
+             FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+             WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND (false OR r.channel = ANY(ARRAY['\(PostgresStore.defaultChannel)']::text[]))),
+            (SELECT (extract(epoch FROM min(lease_until)) * 1000000)::bigint FROM occurrence WHERE state = 'posting')
+        """
 
     /// The pgbench script of the floor: the bare claim of one occurrence (the store's statement
     /// with LIMIT 1, wrapped so that it always returns one row: pgbench's `\gset` needs one, and a
     /// client that finds nothing left must go on rather than abort), then, when it claimed one,
     /// the fenced mark (`WHERE state = 'posting' AND lease_owner = me`), each in a transaction of
     /// its own, as a runner's claim and mark are. Nothing else: no notifier, no next occurrence.
-    static func floorScript(leaseMicros: Int64, channels: Bool) -> String {
+    static func floorScript(leaseMicros: Int64) throws -> String {
         let owner = "'pgbench ' || :client_id"
-        let claimed = claim(owner: owner, leaseMicros: leaseMicros, limit: 1, channels: channels)
+        let claimed = try claim(owner: owner, leaseMicros: leaseMicros, limit: 1)
         // The claim's CTE and UPDATE, as a second CTE whose rows are counted.
         let body = claimed.replacingOccurrences(of: "\nUPDATE occurrence o", with: ",\nclaimed AS (UPDATE occurrence o")
         return """

@@ -116,6 +116,10 @@ struct PostgresServer {
 
     func stop() { Self.stop(directory) }
 
+    /// The database in which the script made the extension pg_stat_statements (its view shows
+    /// every database's statements).
+    static let statementsDatabase = "chime"
+
     /// The store URL of database `database`.
     func url(_ database: String) -> String {
         "postgresql:///\(database)?host=\(directory)&user=\(user)"
@@ -228,9 +232,13 @@ extension PostgresServer {
     /// Owners of the runners connected to `database` now (application_name `chime run OWNER`).
     func runnerOwners(_ database: String) throws -> Set<String> {
         let prefix = PostgresStore.runnerApplicationName + " "
+        // Not the LISTEN connection's `chime run OWNER listen`.
         let names = try psql(
             "postgres",
-            "SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = '\(database)' AND application_name LIKE '\(prefix)%'"
+            """
+            SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = '\(database)'
+            AND application_name LIKE '\(prefix)%' AND application_name NOT LIKE '% listen'
+            """
         )
         return Set(names.split(separator: "\n").map { String($0.dropFirst(prefix.count)) })
     }
