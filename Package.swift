@@ -206,9 +206,9 @@ let package = Package(
             name: "chime-bench",
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeTesting",
-                "ChimeLibnotify",
+                "ChimeLibnotify", "ChimePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strict
         ),

@@ -2,7 +2,8 @@
 // same run. Build in release as installed: `scripts/release-build`, then
 // `.build/release/chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus|doses] [--quick]`.
 // One file per workload: W1 Schedule.swift, W2 Cancel.swift, W3 Lateness.swift, W4 Crash.swift, W5 Idle.swift; CLI.swift;
-// Desktop.swift; Focus.swift; Doses.swift. What they share: Support.swift.
+// Desktop.swift; Focus.swift; Doses.swift; `postgres` (issue 20's scale, not in `all`): Postgres*.swift. What they
+// share: Support.swift.
 import ArgumentParser
 import Foundation
 
@@ -22,7 +23,7 @@ struct ChimeBench: AsyncParsableCommand {
               chime-bench                  (all of them)
               chime-bench lateness --quick
             """,
-        subcommands: [All.self, ChildPeak.self] + workloads,
+        subcommands: [All.self, ChildPeak.self, PostgresBench.self] + workloads,
         defaultSubcommand: All.self
     )
 
