@@ -12,7 +12,11 @@ import Testing
     @Test func theSecondMigrationAddsChannelsAndRetriesAndKeepsTheFirst() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                #expect(try await store.appliedMigrations() == ["0001-reminders-and-ledger", "0002-channels-and-retries"])
+                #expect(
+                    try await store.appliedMigrations() == [
+                        "0001-reminders-and-ledger", "0002-channels-and-retries", "0003-pending-retries-index",
+                    ]
+                )
                 let columns = try await store.count(
                     """
                     SELECT count(*) FROM information_schema.columns
