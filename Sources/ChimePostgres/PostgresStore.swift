@@ -221,34 +221,9 @@ extension PostgresStore {
     /// - Throws: `.notFound` when no pending reminder has that id (saying what became of it).
     @discardableResult
     public func cancel(id: String) async throws -> Cancellation {
-        try ReminderIdentifier.validate(id)
-        return try await transaction { connection in
-            let rows = try await connection.rows(
-                """
-                UPDATE reminder SET state = 'cancelled', ended_us = chime_now_us() WHERE id = \(id) AND state = 'pending'
-                RETURNING \(unescaped: Self.reminderColumns)
-                """,
-                logger: logger
-            )
-            var found: (key: Int64, reminder: Reminder)?
-            for row in rows { found = try Self.reminder(from: row) }
-            guard let found else { throw try await Self.notFound(id: id, connection, logger) }
-            try await connection.run(
-                "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(found.key) AND state = 'pending'",
-                logger: logger
-            )
-            var inFlight = 0
-            let posting = try await connection.rows(
-                "SELECT count(*) FROM occurrence WHERE reminder_key = \(found.key) AND state = 'posting'",
-                logger: logger
-            )
-            for row in posting {
-                let count = try row.decode(Int64.self)
-                inFlight = Int(count)
-            }
-            try await Self.notifyChange(id: id, connection, logger)
-            return Cancellation(cancelled: found.reminder, inFlight: inFlight)
-        }
+        // One id of ``cancelReporting(ids:)``, which holds the statements.
+        let outcome = try await cancelReporting(ids: [id])
+        return Cancellation(cancelled: outcome.cancelled[0], inFlight: outcome.inFlight.count)
     }
 
     /// The pending reminders, soonest first (then by id).
