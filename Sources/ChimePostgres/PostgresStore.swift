@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The reminder store on PostgreSQL, for several runners sharing one database (issue 20;
 /// DESIGN.md "Beyond one machine"). The SQLite store (ChimeStore) stays the embedded default;
@@ -26,17 +27,92 @@ import PostgresNIO
 /// host's clock. The client is postgres-nio's `PostgresClient` (a pool; README "Creating a
 /// client": it works while its `run()` runs), which ``withStore(_:logger:_:)`` runs.
 public final class PostgresStore: Sendable {
-    public let client: PostgresClient
+    /// The pool every statement goes through: the current one (see ``renewConnections()``).
+    public var client: PostgresClient { pool.withLock { $0.client } }
     let logger: Logger
+
+    /// The current client, and how many times it was replaced.
+    private struct Pool {
+        var client: PostgresClient
+        var renewals = 0
+    }
+
+    private let pool: Mutex<Pool>
+    /// What a new pool is made from; nil for a client the caller runs (it cannot be renewed).
+    private let configuration: PostgresClient.Configuration?
+    /// The clients to run, in order, for ``runClients()``: each replaces the one before.
+    private let clients: (stream: AsyncStream<PostgresClient>, continuation: AsyncStream<PostgresClient>.Continuation)?
 
     /// The channel `NOTIFY`ed (in the same transaction) when a reminder is scheduled or cancelled;
     /// its payload is the reminder's id.
     public static let changesChannel = "chime_changes"
 
-    /// A store on `client`, which the caller runs (`client.run()`).
+    /// A store on `client`, which the caller runs (`client.run()`). Its connections cannot be
+    /// renewed (``renewConnections()`` returns false).
     public init(client: PostgresClient, logger: Logger = PostgresStore.silentLogger) {
-        self.client = client
+        self.pool = Mutex(Pool(client: client))
+        self.configuration = nil
+        self.clients = nil
         self.logger = logger
+    }
+
+    /// A store that makes its clients from `configuration`; ``runClients()`` runs them.
+    init(configuration: PostgresClient.Configuration, logger: Logger) {
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let clients = AsyncStream<PostgresClient>.makeStream()
+        clients.continuation.yield(client)
+        self.pool = Mutex(Pool(client: client))
+        self.configuration = configuration
+        self.clients = clients
+        self.logger = logger
+    }
+
+    /// How many times ``renewConnections()`` replaced the pool.
+    public var renewals: Int { pool.withLock { $0.renewals } }
+
+    /// Replaces the pool with a new one, so that every later statement goes over a connection
+    /// made from now on, and ends the old one (its connections close once nothing holds them).
+    ///
+    /// For a failover (issue 20): a connection left on a node that has become read-only answers
+    /// every write with SQLSTATE 25006 for as long as it lives, and postgres-nio's pool keeps an
+    /// idle connection open and offers no way to drop one (1.33: `PostgresClient` has no such
+    /// call), so the whole pool is made again. New connections reach whatever node the URL's
+    /// host names now (the promoted primary, behind a moved address or socket).
+    /// - Returns: false for a store on a client the caller runs, which is left as it is.
+    @discardableResult
+    public func renewConnections() -> Bool {
+        guard let configuration, let clients else { return false }
+        let fresh = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        pool.withLock { pool in
+            pool.client = fresh
+            pool.renewals += 1
+        }
+        clients.continuation.yield(fresh)
+        return true
+    }
+
+    /// Runs the store's clients until the task is cancelled: each one until the next replaces
+    /// it (``renewConnections()``), then cancels its `run()` (postgres-nio: that shuts the pool
+    /// down, README "Creating a client"). All of it in child tasks, so that cancelling this
+    /// task ends every pool.
+    func runClients() async {
+        guard let clients else { return }
+        await withDiscardingTaskGroup { group in
+            var retirePrevious: AsyncStream<Void>.Continuation?
+            for await client in clients.stream {
+                let (retired, retire) = AsyncStream<Void>.makeStream()
+                group.addTask {
+                    await withDiscardingTaskGroup { running in
+                        running.addTask { await client.run() }
+                        // Until the next client comes (or this task is cancelled).
+                        for await _ in retired { break }
+                        running.cancelAll()
+                    }
+                }
+                retirePrevious?.finish()
+                retirePrevious = retire
+            }
+        }
     }
 
     /// A logger that drops everything (postgres-nio logs each query at debug level).
@@ -55,11 +131,11 @@ public final class PostgresStore: Sendable {
     ) async throws -> Result {
         var configuration = url.clientConfiguration(applicationName: applicationName)
         configuration.options.maximumConnections = max(1, connections)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let store = PostgresStore(configuration: configuration, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
-            group.addTask { await client.run() }
+            group.addTask { await store.runClients() }
             defer { group.cancelAll() }
-            return try await body(PostgresStore(client: client, logger: logger))
+            return try await body(store)
         }
     }
 
