@@ -14,6 +14,8 @@ public enum PostgresRunnerSleep: Sendable, Hashable {
     case databaseBackoff
     /// Before re-making the LISTEN connection after it dropped.
     case reconnect
+    /// After ``PostgresRunner/stop()``, before a pass still waiting on the database is abandoned.
+    case stopping
 }
 
 /// How a ``PostgresRunner`` waits. The real one sleeps; a test's records each wait and lets it
@@ -74,6 +76,9 @@ public actor PostgresRunner {
         public var listens = 0
         /// Passes that failed on a database error.
         public var databaseErrors = 0
+        /// Times the store's pool and the LISTEN connection were made again after the database
+        /// answered read-only (SQLSTATE 25006).
+        public var renewals = 0
         public init() {}
     }
 
@@ -102,11 +107,21 @@ public actor PostgresRunner {
     private var outageSince: ContinuousClock.Instant?
     /// Set by ``stop()``: the loop ends after the occurrence being posted.
     private var stopping = false
+    /// The pass in progress, for ``stop()`` to abandon when the database does not answer.
+    private var currentPass: Task<Duration, any Error>?
+    /// True while the notifier posts an alert (a stop never interrupts that).
+    private var inPost = false
     private var wakeup: Wakeup?
+    /// Ends the LISTEN session in progress (``renewAfterReadOnly()``): the connection is closed
+    /// and made again.
+    private var endListenSession: AsyncStream<Void>.Continuation?
 
     /// The shortest sleep between passes: a deadline already past (an occurrence another
     /// runner's claim was locking a moment ago) does not make the loop spin.
     static let minimumWait: Duration = .milliseconds(20)
+
+    /// How long ``stop()`` lets a pass wait on the database before abandoning it.
+    static let stopGrace: Duration = .seconds(5)
 
     /// - Parameters:
     ///   - url: the database, for the LISTEN connection (the store's pool serves the rest).
@@ -178,9 +193,32 @@ public actor PostgresRunner {
     /// the rest of the claimed batch is handed back at once (not after the lease), then `run()`
     /// returns. Cancelling `run()`'s task instead may interrupt a post between the post and its
     /// mark, which another runner repeats after the lease.
+    ///
+    /// While the database is down, a pass waits for a connection (postgres-nio's pool waits and
+    /// reconnects; nothing is lost meanwhile). A stop does not wait for the database to come
+    /// back: after ``stopGrace`` a pass still waiting is abandoned (never an alert being
+    /// posted). An alert posted and not yet recorded then is shown again by another runner
+    /// after its lease, as after a crash; the log says so.
     public func stop() {
         stopping = true
         wakeup?.signal(.timer)
+        guard let pass = currentPass else { return }
+        let sleeper = self.sleeper
+        Task {
+            try? await sleeper.sleep(for: Self.stopGrace, reason: .stopping)
+            await self.abandon(pass)
+        }
+    }
+
+    /// Cancels `pass` if it is still the one in progress, once no alert is being posted.
+    private func abandon(_ pass: Task<Duration, any Error>) async {
+        while inPost && currentPass == pass { try? await Task.sleep(for: .milliseconds(50)) }
+        guard currentPass == pass else { return }
+        let unrecorded = shownUnrecorded.count
+        let shown =
+            unrecorded > 0 ? "; \(unrecorded) alerts shown and not recorded may be shown again by another runner after the lease" : ""
+        logger.warning("stopping while the database does not answer (\(formatDuration(Self.stopGrace)) after the stop)\(shown)")
+        pass.cancel()
     }
 
     // MARK: The loop
@@ -191,7 +229,16 @@ public actor PostgresRunner {
             let wait: Duration
             let reason: PostgresRunnerSleep
             do {
-                wait = try await pass()
+                // A task of its own, so that stop() can abandon it (see stop()); cancelling
+                // the loop cancels it too.
+                let pass = Task { try await self.pass() }
+                currentPass = pass
+                defer { currentPass = nil }
+                wait = try await withTaskCancellationHandler {
+                    try await pass.value
+                } onCancel: {
+                    pass.cancel()
+                }
                 reason = .idle
                 if failures > 0, let since = outageSince {
                     logger.notice(
@@ -201,12 +248,13 @@ public actor PostgresRunner {
                 failures = 0
                 outageSince = nil
             } catch {
-                if Task.isCancelled { break }
+                if Task.isCancelled || stopping { break }
                 failures += 1
                 counters.databaseErrors += 1
                 wait = Self.reconnectBackoff(failures)
                 reason = .databaseBackoff
                 logDatabaseError(error, failures: failures, retryIn: wait)
+                if Self.sqlState(of: error) == "25006" { renewAfterReadOnly() }
             }
             let generation = wakeup.arm()
             let timer = Task { [sleeper] in
@@ -278,9 +326,12 @@ public actor PostgresRunner {
         }
         let note = Scheduler.note(for: occurrence, postedAt: estimatedDatabaseNow())
         let posted: PostedNote
+        inPost = true
         do {
             posted = try await notifier.post(note)
+            inPost = false
         } catch {
+            inPost = false
             if Task.isCancelled { return }  // left to the reaper, after the lease
             counters.failed += 1
             let attempt = occurrence.attempts + 1
@@ -358,6 +409,26 @@ public actor PostgresRunner {
         if failures == 1 { logger.error("\(line)") } else { logger.debug("\(line) (failure \(failures))") }
     }
 
+    /// The database answered read-only (SQLSTATE 25006): the connections in use reach a node
+    /// that cannot take writes (a standby, or a primary fenced or demoted by a failover), and
+    /// would go on answering so for as long as they live. They are dropped and made again, each
+    /// time (at the backoff's pace), so that the runner follows the URL's host to whichever node
+    /// is the primary now: the store's pool (``PostgresStore/renewConnections()``) and the LISTEN
+    /// connection (notifications are sent only on the primary; a LISTEN left on the old node
+    /// would hear none, and the runner would be woken only by its poll). What was claimed stays
+    /// claimed under its lease; what was posted and not recorded is recorded by the next pass.
+    private func renewAfterReadOnly() {
+        guard store.renewConnections() else { return }
+        counters.renewals += 1
+        logger.notice("dropping the connections to the read-only node and making new ones (renewal \(counters.renewals))")
+        endListenSession?.finish()
+        endListenSession = nil
+    }
+
+    private func listenSession(_ end: AsyncStream<Void>.Continuation?) {
+        endListenSession = end
+    }
+
     // MARK: LISTEN
 
     /// Keeps a LISTEN connection of its own on the changes channel, re-making it with backoff
@@ -375,16 +446,35 @@ public actor PostgresRunner {
                     id: 1,
                     logger: PostgresStore.silentLogger
                 )
+                // The session ends when the connection drops, or when a renewal ends it: a
+                // child task each, the first to end cancels the other.
+                let (ended, end) = AsyncStream<Void>.makeStream()
+                await self.listenSession(end)
+                let confirmed = Flag()
                 do {
-                    try await connection.listen(on: PostgresStore.changesChannel) { notifications in
-                        failures = 0
-                        await self.listening()
-                        wakeup.signal(.listening)
-                        for try await _ in notifications { wakeup.signal(.notification) }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            try await connection.listen(on: PostgresStore.changesChannel) { notifications in
+                                confirmed.set()
+                                await self.listening()
+                                wakeup.signal(.listening)
+                                for try await _ in notifications { wakeup.signal(.notification) }
+                            }
+                        }
+                        group.addTask {
+                            for await _ in ended { break }
+                            if !Task.isCancelled { throw ListenSessionEnded() }
+                        }
+                        try await group.next()
+                        group.cancelAll()
                     }
+                } catch is ListenSessionEnded {
+                    why = "ended to follow a failover (the database answered read-only)"
                 } catch {
                     why = Self.oneLine(error)
                 }
+                if confirmed.isSet { failures = 0 }
+                await self.listenSession(nil)
                 try? await connection.close()
             } catch {
                 why = Self.oneLine(error)
@@ -395,6 +485,15 @@ public actor PostgresRunner {
             logger.warning("the LISTEN connection is down (\(why)); re-making it in \(formatDuration(wait)), then a full pass")
             try? await sleeper.sleep(for: wait, reason: .reconnect)
         }
+    }
+
+    private struct ListenSessionEnded: Error {}
+
+    /// Set once, read after (by the task that made it).
+    private final class Flag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
     }
 
     private func listening() {

@@ -378,6 +378,58 @@ struct PostgresRunnerTests {
         }
     }
 
+    /// A failover seen from a runner: its connections reach a node that has become read-only
+    /// (as one left on a fenced or demoted primary does), while a connection made now reaches a
+    /// writable one. Retrying on the same connections would fail for ever; the runner drops them
+    /// (the pool and the LISTEN connection) and makes new ones.
+    @Test func connectionsLeftOnAReadOnlyNodeAreDroppedAndMadeAgain() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                try await PostgresStore.withStore(url, connections: 1) { runnerStore in
+                    let notifier = RecordingNotifier()
+                    let sleeper = ManualSleeper()
+                    let logs = LogRecorder()
+                    let runner = Self.runner(url, runnerStore, notifier, sleeper: sleeper, logger: logs.logger)
+                    try await whileRunning(runner) {
+                        await sleeper.idle {
+                            let counters = await runner.counters
+                            return counters.passes >= 2 && counters.listens == 1
+                        }
+                        // The pool's one connection is the runner's: from now on it answers read-only.
+                        try await runnerStore.run("SET default_transaction_read_only = on")
+                        let before = try await runnerStore.count("SELECT pg_backend_pid()")
+                        try await Self.due(["kept"], on: store)
+                        _ = await sleeper.next(.databaseBackoff)
+                        #expect(notifier.attempts == 0)
+                        #expect(await runner.counters.renewals == 1)
+                        #expect(runnerStore.renewals == 1)
+                        // The LISTEN connection was closed too, and is made again.
+                        _ = await sleeper.next(.reconnect)
+                        sleeper.wake(.reconnect)
+                        sleeper.wake(.databaseBackoff)
+                        #expect(await notifier.nextPost().id == "kept")
+                        await sleeper.idle {
+                            let counters = await runner.counters
+                            return counters.posted == 1 && counters.listens == 2
+                        }
+                        let after = try await runnerStore.count("SELECT pg_backend_pid()")
+                        #expect(after != before, "the pool's connection was made again")
+                        #expect(try await runnerStore.count("SELECT (current_setting('transaction_read_only') = 'off')::int") == 1)
+                    }
+                    #expect(notifier.posts.map(\.id) == ["kept"])
+                    #expect(try await store.ledger(id: "kept").map(\.state) == ["posted"])
+                    #expect(await runner.counters.renewals == 1)
+                    #expect(
+                        logs.lines.contains {
+                            $0.level == .notice && $0.message.contains("read-only node") && $0.message.contains("making new ones")
+                        }
+                    )
+                    #expect(logs.lines.filter { $0.level == .error }.count == 1)
+                }
+            }
+        }
+    }
+
     @Test func aPostWhoseMarkFailsOnTheDatabaseIsRecordedByTheNextPassNotPostedAgain() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url, connections: 1) { runnerStore in
@@ -392,10 +444,12 @@ struct PostgresRunnerTests {
                     let sleeper = ManualSleeper()
                     let runner = Self.runner(url, runnerStore, notifier, sleeper: sleeper)
                     try await whileRunning(runner) {
-                        _ = await sleeper.next(.databaseBackoff)
+                        // The mark failed (25006): the runner made its pool again.
+                        while await runner.counters.databaseErrors == 0 { await Task.yield() }
                         #expect(recording.posts.map(\.id) == ["shown"])
-                        #expect(try await store.ledger(id: "shown").map(\.state) == ["posting"])
-                        try await runnerStore.run("SET default_transaction_read_only = off")
+                        #expect(await runner.counters.renewals == 1)
+                        // Its next pass (after the backoff, or at once when a wake-up was
+                        // pending) records the post on a new connection.
                         sleeper.wake(.databaseBackoff)
                         await sleeper.idle { await runner.counters.posted == 1 }
                         #expect(await runner.counters.leaseLost == 0)
