@@ -115,6 +115,8 @@ public actor PostgresRunner {
     /// Ends the LISTEN session in progress (``renewAfterReadOnly()``): the connection is closed
     /// and made again.
     private var endListenSession: AsyncStream<Void>.Continuation?
+    /// Ends the LISTEN connection's backoff early: set while it waits to be re-made.
+    private var retryListenNow: AsyncStream<Void>.Continuation?
 
     /// The shortest sleep between passes: a deadline already past (an occurrence another
     /// runner's claim was locking a moment ago) does not make the loop spin.
@@ -247,6 +249,10 @@ public actor PostgresRunner {
                 }
                 failures = 0
                 outageSince = nil
+                // The database answers: a LISTEN connection waiting out its backoff (up to 30 s
+                // after an outage) is re-made now, so that notifications wake this runner again.
+                retryListenNow?.finish()
+                retryListenNow = nil
             } catch {
                 if Task.isCancelled || stopping { break }
                 failures += 1
@@ -483,8 +489,26 @@ public actor PostgresRunner {
             failures += 1
             let wait = Self.reconnectBackoff(failures)
             logger.warning("the LISTEN connection is down (\(why)); re-making it in \(formatDuration(wait)), then a full pass")
-            try? await sleeper.sleep(for: wait, reason: .reconnect)
+            await reconnectWait(wait)
         }
+    }
+
+    /// The backoff before re-making the LISTEN connection, ended early by a pass that the
+    /// database answered (see ``loop(_:)``).
+    private nonisolated func reconnectWait(_ wait: Duration) async {
+        let (answered, answer) = AsyncStream<Void>.makeStream()
+        await setRetryListenNow(answer)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await self.sleeper.sleep(for: wait, reason: .reconnect) }
+            group.addTask { for await _ in answered { break } }
+            await group.next()
+            group.cancelAll()
+        }
+        await setRetryListenNow(nil)
+    }
+
+    private func setRetryListenNow(_ retry: AsyncStream<Void>.Continuation?) {
+        retryListenNow = retry
     }
 
     private struct ListenSessionEnded: Error {}
