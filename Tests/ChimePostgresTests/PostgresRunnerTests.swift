@@ -161,18 +161,7 @@ struct PostgresRunnerTests {
                 try await whileRunning(runner) {
                     await sleeper.idle { await runner.counters.listens == 1 }
                     // The server ends the LISTEN session (as a failover or an admin would).
-                    // The sessions picked first (OFFSET 0 keeps the planner from moving the
-                    // condition): in a plain WHERE, pg_terminate_backend() could be evaluated before
-                    // the other conditions, on every session of the server.
-                    let terminated = try await store.count(
-                        """
-                        SELECT count(*) FROM (
-                            SELECT pid FROM pg_stat_activity
-                            WHERE datname = current_database() AND application_name = 'chime run runner-a listen' OFFSET 0) s
-                        WHERE pg_terminate_backend(s.pid)
-                        """
-                    )
-                    #expect(terminated == 1)
+                    #expect(try await store.terminateListenSession(of: "runner-a") == 1)
                     let reconnect = await sleeper.next(.reconnect)
                     #expect(reconnect.duration == .seconds(1))
                     // Scheduled while nobody listens: its NOTIFY is lost.
@@ -202,15 +191,7 @@ struct PostgresRunnerTests {
                 let runner = Self.runner(url, store, notifier, sleeper: sleeper)
                 try await whileRunning(runner) {
                     await sleeper.idle { await runner.counters.listens == 1 }
-                    let terminated = try await store.count(
-                        """
-                        SELECT count(*) FROM (
-                            SELECT pid FROM pg_stat_activity
-                            WHERE datname = current_database() AND application_name = 'chime run runner-a listen' OFFSET 0) s
-                        WHERE pg_terminate_backend(s.pid)
-                        """
-                    )
-                    #expect(terminated == 1)
+                    #expect(try await store.terminateListenSession(of: "runner-a") == 1)
                     // The backoff begins, and is never ended by the test: a pass ends it.
                     _ = await sleeper.next(.reconnect)
                     let passes = await runner.counters.passes
@@ -548,6 +529,21 @@ struct PostgresRunnerTests {
 }
 
 extension PostgresStore {
+    /// Ends runner `owner`'s LISTEN session from the server's side; returns how many it ended.
+    /// The sessions are picked first (OFFSET 0 keeps the planner from moving the condition): in a
+    /// plain WHERE, pg_terminate_backend() could be evaluated before the other conditions, on
+    /// every session of the server.
+    fileprivate func terminateListenSession(of owner: String) async throws -> Int {
+        try await count(
+            """
+            SELECT count(*) FROM (
+                SELECT pid FROM pg_stat_activity
+                WHERE datname = current_database() AND application_name = 'chime run \(owner) listen' OFFSET 0) s
+            WHERE pg_terminate_backend(s.pid)
+            """
+        )
+    }
+
     fileprivate func run(_ sql: String) async throws {
         for try await _ in try await client.query(PostgresQuery(unsafeSQL: sql)) {}
     }
