@@ -159,9 +159,15 @@ extension PostgresStore {
         interval_s, anchor_us, by_month, by_month_day, until_day, rule_count, count_start_us
         """
 
-    static func reminder(from row: PostgresRow) throws -> (key: Int64, reminder: Reminder) {
-        let r = row.makeRandomAccess()
-        let columns = TriggerColumns(
+    /// The trigger columns of the reminder table, as ``triggerColumns(from:)`` reads them.
+    static let triggerColumnNames = [
+        "trigger_kind", "at_us", "times", "days", "zone", "interval_s", "anchor_us", "by_month", "by_month_day",
+        "until_day", "rule_count", "count_start_us",
+    ]
+
+    /// A reminder's trigger from a row with the columns ``triggerColumnNames`` names.
+    static func triggerColumns(from r: PostgresRandomAccessRow) throws -> TriggerColumns {
+        TriggerColumns(
             kind: try r["trigger_kind"].decode(String.self),
             atMicros: try r["at_us"].decode(Int64?.self),
             times: try r["times"].decode(String?.self),
@@ -175,6 +181,11 @@ extension PostgresStore {
             ruleCount: try r["rule_count"].decode(Int?.self),
             countStartMicros: try r["count_start_us"].decode(Int64?.self)
         )
+    }
+
+    static func reminder(from row: PostgresRow) throws -> (key: Int64, reminder: Reminder) {
+        let r = row.makeRandomAccess()
+        let columns = try triggerColumns(from: r)
         let reminder = Reminder(
             id: try r["id"].decode(String.self),
             title: try r["title"].decode(String.self),

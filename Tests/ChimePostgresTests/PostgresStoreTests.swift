@@ -258,7 +258,8 @@ import Testing
         }
     }
 
-    @Test func aFencedMarkAfterTheLeaseWasReapedAndReclaimedUpdatesNothingAndIsCounted() async throws {
+    @Test(arguments: MarkPath.allCases)
+    func aFencedMarkAfterTheLeaseWasReapedAndReclaimedUpdatesNothingAndIsCounted(_ path: MarkPath) async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { a in
                 try await PostgresStore.withStore(url) { b in
@@ -268,32 +269,33 @@ import Testing
                         systemZone: Self.utc
                     )
                     try await a.advanceClock(by: 601)
-                    let claimedA = try await a.claimDue(owner: "runner-a", lease: .seconds(30))
+                    let claimedA = try await a.claim(owner: "runner-a", lease: .seconds(30))
                     #expect(claimedA.count == 1)
                     // Runner A stalls past its lease; B reaps it and claims the occurrence again.
                     try await a.expireLeases()
                     #expect(try await b.reapExpiredLeases() == 1)
-                    let claimedB = try await b.claimDue(owner: "runner-b", lease: .seconds(30))
-                    #expect(claimedB.map(\.key) == claimedA.map(\.key))
+                    let claimedB = try await b.claim(owner: "runner-b", lease: .seconds(30))
+                    #expect(claimedB.map(\.occurrence.key) == claimedA.map(\.occurrence.key))
                     // A wakes and marks: fenced, nothing written, counted as a lost lease.
-                    let markA = try await a.markPosted(claimedA.map(\.key), owner: "runner-a", noteID: "note-a", systemZone: Self.utc)
+                    let markA = try await a.mark(claimedA, via: path, owner: "runner-a", noteID: "note-a")
                     #expect(markA.posted.isEmpty)
-                    #expect(markA.leaseLost == claimedA.map(\.key))
-                    let markB = try await b.markPosted(claimedB.map(\.key), owner: "runner-b", noteID: "note-b", systemZone: Self.utc)
-                    #expect(markB.posted == claimedB.map(\.key) && markB.leaseLost.isEmpty)
+                    #expect(markA.leaseLost == claimedA.map(\.occurrence.key))
+                    let markB = try await b.mark(claimedB, via: path, owner: "runner-b", noteID: "note-b")
+                    #expect(markB.posted == claimedB.map(\.occurrence.key) && markB.leaseLost.isEmpty)
                     let ledger = try await a.ledger(id: "once")
                     #expect(ledger.map(\.state) == ["posted"])
                     #expect(ledger.map(\.note) == ["note-b"])
                     #expect(try await a.pending().isEmpty)
                     // A mark repeated by the holder itself after it was recorded changes nothing either.
-                    let again = try await b.markPosted(claimedB.map(\.key), owner: "runner-b", noteID: "note-b2", systemZone: Self.utc)
+                    let again = try await b.mark(claimedB, via: path, owner: "runner-b", noteID: "note-b2")
                     #expect(again.posted.isEmpty && again.leaseLost.count == 1)
                 }
             }
         }
     }
 
-    @Test func aCancelWhileAnOccurrenceIsBeingPostedLeavesItToItsRunnerAndTheReaperCancelsItOnceExpired() async throws {
+    @Test(arguments: MarkPath.allCases)
+    func aCancelWhileAnOccurrenceIsBeingPostedLeavesItToItsRunnerAndTheReaperCancelsItOnceExpired(_ path: MarkPath) async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
                 let now = try await store.databaseNow()
@@ -304,29 +306,30 @@ import Testing
                     )
                 }
                 try await store.advanceClock(by: 601)
-                let claimed = try await store.claimDue(owner: "a", lease: .seconds(30))
-                #expect(claimed.map(\.reminderID).sorted() == ["shown", "stalled"])
+                let claimed = try await store.claim(owner: "a", lease: .seconds(30))
+                #expect(claimed.map(\.occurrence.reminderID).sorted() == ["shown", "stalled"])
                 // Cancelled from another host while being posted: in flight, not pulled from under the runner.
                 for id in ["shown", "stalled"] {
                     #expect(try await store.cancel(id: id).inFlight == 1)
                     #expect(try await store.ledger(id: id).map(\.state) == ["posting"])
                 }
                 // The runner showed one: the ledger says so (what a person saw).
-                let shown = claimed.filter { $0.reminderID == "shown" }.map(\.key)
-                #expect(try await store.markPosted(shown, owner: "a", noteID: "n", systemZone: Self.utc).posted == shown)
+                let shown = claimed.filter { $0.occurrence.reminderID == "shown" }
+                #expect(try await store.mark(shown, via: path, owner: "a", noteID: "n").posted == shown.map(\.occurrence.key))
                 // The other's runner died: once its lease is over, the reaper cancels it rather than
                 // returning it to be claimed.
                 try await store.expireLeases()
                 #expect(try await store.reapExpiredLeases() == 1)
                 #expect(try await store.ledger(id: "stalled").map(\.state) == ["cancelled"])
                 #expect(try await store.ledger(id: "shown").map(\.state) == ["posted"])
-                #expect(try await store.claimDue(owner: "b", lease: .seconds(30)).isEmpty)
+                #expect(try await store.claim(owner: "b", lease: .seconds(30)).isEmpty)
                 #expect(try await store.pending().isEmpty)
             }
         }
     }
 
-    @Test func aRecurringReminderGetsItsNextOccurrenceExactlyOnceWhenTwoOwnersRace() async throws {
+    @Test(arguments: MarkPath.allCases)
+    func aRecurringReminderGetsItsNextOccurrenceExactlyOnceWhenTwoOwnersRace(_ path: MarkPath) async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { a in
                 try await PostgresStore.withStore(url) { b in
@@ -341,17 +344,17 @@ import Testing
                         try await a.advanceClock(by: 60)
                         due -= 60_000_000
                         // Both hold a claim on the same occurrence: A's expired and was reaped, B took it.
-                        let claimedA = try await a.claimDue(owner: "a", lease: .seconds(30))
-                        #expect(claimedA.map(\.key.dueMicros) == [due], "round \(round)")
+                        let claimedA = try await a.claim(owner: "a", lease: .seconds(30))
+                        #expect(claimedA.map(\.occurrence.key.dueMicros) == [due], "round \(round)")
                         try await a.expireLeases()
                         async let reapA = a.reapExpiredLeases()
                         async let reapB = b.reapExpiredLeases()
                         #expect(try await reapA + reapB == 1)
-                        let claimedB = try await b.claimDue(owner: "b", lease: .seconds(30))
-                        #expect(claimedB.map(\.key) == claimedA.map(\.key))
+                        let claimedB = try await b.claim(owner: "b", lease: .seconds(30))
+                        #expect(claimedB.map(\.occurrence.key) == claimedA.map(\.occurrence.key))
                         // Both mark at once.
-                        async let markA = a.markPosted(claimedA.map(\.key), owner: "a", noteID: "a", systemZone: Self.utc)
-                        async let markB = b.markPosted(claimedB.map(\.key), owner: "b", noteID: "b", systemZone: Self.utc)
+                        async let markA = a.mark(claimedA, via: path, owner: "a", noteID: "a")
+                        async let markB = b.mark(claimedB, via: path, owner: "b", noteID: "b")
                         let (resultA, resultB) = try await (markA, markB)
                         #expect(resultA.posted.isEmpty && resultA.leaseLost.count == 1)
                         #expect(resultB.posted.count == 1 && resultB.materialized == 1)
@@ -368,7 +371,8 @@ import Testing
         }
     }
 
-    @Test func aRecurringReminderMarkedTwiceByRacingMarksRecordsItsNextOccurrenceOnce() async throws {
+    @Test(arguments: MarkPath.allCases)
+    func aRecurringReminderMarkedTwiceByRacingMarksRecordsItsNextOccurrenceOnce(_ path: MarkPath) async throws {
         // Without any stale owner: two marks of the same lease at once (a retried request) still
         // record one next occurrence, the ledger's key deciding.
         try await withFreshDatabase { url in
@@ -381,10 +385,10 @@ import Testing
                     )
                     for _ in 0..<20 {
                         try await a.advanceClock(by: 10)
-                        let keys = try await a.claimDue(owner: "same", lease: .seconds(30)).map(\.key)
-                        #expect(keys.count == 1)
-                        async let one = a.markPosted(keys, owner: "same", noteID: "1", systemZone: Self.utc)
-                        async let two = b.markPosted(keys, owner: "same", noteID: "2", systemZone: Self.utc)
+                        let claimed = try await a.claim(owner: "same", lease: .seconds(30))
+                        #expect(claimed.count == 1)
+                        async let one = a.mark(claimed, via: path, owner: "same", noteID: "1")
+                        async let two = b.mark(claimed, via: path, owner: "same", noteID: "2")
                         let (r1, r2) = try await (one, two)
                         #expect(r1.posted.count + r2.posted.count == 1)
                         #expect(r1.materialized + r2.materialized == 1)
@@ -392,6 +396,76 @@ import Testing
                     let ledger = try await a.ledger(id: "tick")
                     #expect(ledger.count == 21 && ledger.filter { $0.state == "pending" }.count == 1)
                 }
+            }
+        }
+    }
+
+    /// One case of ``theOneStatementMarkLeavesWhatTheTransactionLeaves(_:)``: a trigger, and
+    /// how far the database's clock moves before each claim and mark.
+    struct MarkCase: Sendable, CustomTestStringConvertible {
+        var name: String
+        var trigger: @Sendable (Date) -> Trigger
+        var steps: [Double]
+        /// The reminder's state at the end.
+        var state: String
+        var testDescription: String { name }
+
+        static let all = [
+            MarkCase(name: "a one-shot ends", trigger: { .once($0.addingTimeInterval(600)) }, steps: [601], state: "done"),
+            MarkCase(
+                name: "every minute, marked on time",
+                trigger: { .interval(seconds: 60, anchor: $0) },
+                steps: [60, 60, 60],
+                state: "pending"
+            ),
+            // 90 s after the due: the next one (60 s after it) is already past, the one after is not.
+            MarkCase(
+                name: "every minute, marked 90 s late",
+                trigger: { .interval(seconds: 60, anchor: $0) },
+                steps: [150],
+                state: "pending"
+            ),
+            // Ten minutes late: the next ones past the database's now fold into the latest.
+            MarkCase(
+                name: "every minute, caught up after ten",
+                trigger: { .interval(seconds: 60, anchor: $0) },
+                steps: [60, 600, 60],
+                state: "pending"
+            ),
+        ]
+    }
+
+    /// The runner's mark (one statement, its reminder's next occurrence worked out from the
+    /// trigger read with the claim) leaves the ledger and the reminder as the transaction does,
+    /// and says the same: two reminders alike, one marked each way, compared after every mark.
+    @Test(arguments: MarkCase.all)
+    func theOneStatementMarkLeavesWhatTheTransactionLeaves(_ markCase: MarkCase) async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try await store.databaseNow()
+                for id in ["transaction", "statement"] {
+                    try await store.schedule(NewReminder(id: id, title: id, trigger: markCase.trigger(now)), systemZone: Self.utc)
+                }
+                for (round, step) in markCase.steps.enumerated() {
+                    try await store.advanceClock(by: step)
+                    let claimed = try await store.claim(owner: "o", lease: .seconds(30))
+                    #expect(claimed.map(\.occurrence.reminderID).sorted() == ["statement", "transaction"], "round \(round)")
+                    var results: [String: MarkResult] = [:]
+                    for one in claimed {
+                        let id = one.occurrence.reminderID
+                        let path: MarkPath = id == "statement" ? .oneStatement : .transaction
+                        results[id] = try await store.mark([one], via: path, owner: "o", noteID: "n")
+                    }
+                    let (viaTransaction, viaStatement) = (try #require(results["transaction"]), try #require(results["statement"]))
+                    #expect(viaStatement.posted.count == 1 && viaStatement.leaseLost.isEmpty, "round \(round)")
+                    #expect(viaStatement.posted.count == viaTransaction.posted.count, "round \(round)")
+                    #expect(viaStatement.materialized == viaTransaction.materialized, "round \(round)")
+                    #expect(try await store.markedState(id: "statement") == store.markedState(id: "transaction"), "round \(round)")
+                }
+                let end = try await store.markedState(id: "statement")
+                #expect(end.reminder.state == markCase.state)
+                #expect(end.reminder.ended == (markCase.state == "done"))
+                #expect(end.ledger.filter { $0.state == "posted" }.count == markCase.steps.count)
             }
         }
     }
@@ -422,4 +496,66 @@ import Testing
             return error.code == .usage && error.message.contains("'\(text)'") && error.message.contains("expected")
         }
     }
+}
+
+/// How a test records a post: the transaction (``PostgresStore/markPosted(_:owner:noteID:systemZone:)-([OccurrenceKey],_,_,_)``,
+/// what the runner falls back to) or the one statement the runner sends.
+enum MarkPath: String, CaseIterable, Sendable {
+    case transaction, oneStatement
+}
+
+extension PostgresStore {
+    /// Records `claimed` as posted by `owner` along `path` (one at a time on the one statement).
+    func mark(_ claimed: [ClaimedOccurrence], via path: MarkPath, owner: String, noteID: String) async throws -> MarkResult {
+        let utc = TimeZone(identifier: "UTC")!
+        switch path {
+        case .transaction:
+            return try await markPosted(claimed.map(\.occurrence.key), owner: owner, noteID: noteID, systemZone: utc)
+        case .oneStatement:
+            var total = MarkResult()
+            for one in claimed {
+                let result = try await markPosted(one, owner: owner, noteID: noteID, systemZone: utc)
+                total.posted += result.posted
+                total.leaseLost += result.leaseLost
+                total.materialized += result.materialized
+            }
+            return total
+        }
+    }
+
+    /// What a mark leaves of reminder `id`: its row (state, next and last due, whether it ended)
+    /// and its ledger (due, state, missed count), for comparing two reminders alike.
+    func markedState(id: String) async throws -> MarkedState {
+        var state = MarkedState()
+        for try await (reminderState, next, last, ended) in try await client.query(
+            "SELECT state, next_due_us, last_due_us, ended_us IS NOT NULL FROM reminder WHERE id = \(id)"
+        ).decode((String, Int64?, Int64?, Bool).self) {
+            state.reminder = MarkedState.Row(state: reminderState, next: next, last: last, ended: ended)
+        }
+        for try await (due, occurrenceState, missed) in try await client.query(
+            """
+            SELECT o.due_us, o.state, o.missed_count FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+            WHERE r.id = \(id) ORDER BY o.due_us
+            """
+        ).decode((Int64, String, Int).self) {
+            state.ledger.append(MarkedState.Occurrence(due: due, state: occurrenceState, missed: missed))
+        }
+        return state
+    }
+}
+
+struct MarkedState: Equatable {
+    struct Row: Equatable {
+        var state = ""
+        var next: Int64?
+        var last: Int64?
+        var ended = false
+    }
+    struct Occurrence: Equatable {
+        var due: Int64
+        var state: String
+        var missed: Int
+    }
+    var reminder = Row()
+    var ledger: [Occurrence] = []
 }
