@@ -36,12 +36,13 @@ public struct MonotonicSleeper: PostgresRunnerSleeper {
 
 /// A runner on the PostgreSQL store (issue 20): one of several, on as many hosts, sharing one
 /// database, with no leader. Each pass it returns expired leases (the reaper), claims what is
-/// due in the channels it serves under a lease (``PostgresStore/claimDue(owner:lease:channels:limit:)``),
+/// due in the channels it serves under a lease (``PostgresStore/claim(owner:lease:channels:limit:)``),
 /// checks each occurrence once more just before its post (``PostgresStore/stillWanted(_:owner:)``:
 /// a cancel from any host after the claim stops it), posts it, and records it with a fenced mark
-/// (a lost lease is counted and logged, never written over). A failed post goes back to the
-/// ledger with a retry time (backoff); a database error ends the pass, is logged in one line,
-/// and the pass is tried again after a backoff: the ledger still holds everything.
+/// that advances its reminder in the same statement (a lost lease is counted and logged, never
+/// written over): two round trips an occurrence, and a claim for each batch. A failed post goes
+/// back to the ledger with a retry time (backoff); a database error ends the pass, is logged in
+/// one line, and the pass is tried again after a backoff: the ledger still holds everything.
 ///
 /// Between passes it sleeps until the earliest of: the next deadline (a due occurrence, a retry,
 /// a lease's end), measured as `deadline - now` with both from the database (hosts' clocks may
@@ -102,7 +103,7 @@ public actor PostgresRunner {
     /// `postedAt` is that instant moved on by the monotonic time since (never the host's clock).
     private var databaseClock: (now: Date, at: ContinuousClock.Instant)?
     /// Posted, not yet recorded as posted (the mark failed on a database error).
-    private var shownUnrecorded: [OccurrenceKey: (occurrence: PendingOccurrence, noteID: String)] = [:]
+    private var shownUnrecorded: [OccurrenceKey: (claimed: ClaimedOccurrence, noteID: String)] = [:]
     /// When the current run of failed passes began (nil: the database answers).
     private var outageSince: ContinuousClock.Instant?
     /// Set by ``stop()``: the loop ends after the occurrence being posted.
@@ -287,17 +288,17 @@ public actor PostgresRunner {
             databaseClock = (try await store.databaseNow(), .now)
         }
         while !Task.isCancelled && !stopping {
-            let claimed = try await store.claimDue(owner: owner, lease: lease, channels: channels, limit: claimBatch)
-            for (index, occurrence) in claimed.enumerated() {
+            let claimed = try await store.claim(owner: owner, lease: lease, channels: channels, limit: claimBatch)
+            for (index, one) in claimed.enumerated() {
                 if stopping || Task.isCancelled {
                     // Stopping: what is left of the batch goes back now, for the other runners.
-                    let rest = claimed[index...].map(\.key)
+                    let rest = claimed[index...].map(\.occurrence.key)
                     if let released = try? await store.release(rest, owner: owner), released > 0 {
                         logger.info("handed back \(released) claimed occurrences on stopping")
                     }
                     break
                 }
-                try await deliver(occurrence)
+                try await deliver(one)
             }
             if claimed.count < claimBatch { break }
             // A backlog keeps this loop going: return the leases of a runner that died meanwhile
@@ -318,7 +319,8 @@ public actor PostgresRunner {
     }
 
     /// Checks one claimed occurrence once more, posts it, and records what happened.
-    private func deliver(_ occurrence: PendingOccurrence) async throws {
+    private func deliver(_ claimed: ClaimedOccurrence) async throws {
+        let occurrence = claimed.occurrence
         let key = occurrence.key
         let check = try await store.stillWanted([key], owner: owner)
         if !check.cancelled.isEmpty {
@@ -351,13 +353,14 @@ public actor PostgresRunner {
         }
         // Remembered until recorded: a mark that fails on a database error is made again at the
         // start of the next pass (before this runner's reaper), not posted again.
-        shownUnrecorded[key] = (occurrence, posted.id)
-        try await record(occurrence, noteID: posted.id)
+        shownUnrecorded[key] = (claimed, posted.id)
+        try await record(claimed, noteID: posted.id)
     }
 
     /// The fenced mark of a posted occurrence, and what it says.
-    private func record(_ occurrence: PendingOccurrence, noteID: String) async throws {
-        let result = try await store.markPosted([occurrence.key], owner: owner, noteID: noteID, systemZone: systemZone)
+    private func record(_ claimed: ClaimedOccurrence, noteID: String) async throws {
+        let occurrence = claimed.occurrence
+        let result = try await store.markPosted(claimed, owner: owner, noteID: noteID, systemZone: systemZone)
         shownUnrecorded[occurrence.key] = nil
         if result.posted.isEmpty {
             leaseLost(occurrence, when: "after posting it (another runner may post it too)")
@@ -371,8 +374,9 @@ public actor PostgresRunner {
     /// runner's (the mark is fenced: after a longer outage another runner may have taken it
     /// over, and that is counted as a lost lease). Like the SQLite scheduler's `shownUnrecorded`.
     private func recordShown() async throws {
-        for (occurrence, noteID) in shownUnrecorded.values.sorted(by: { $0.occurrence.key.dueMicros < $1.occurrence.key.dueMicros }) {
-            try await record(occurrence, noteID: noteID)
+        let shown = shownUnrecorded.values.sorted { $0.claimed.occurrence.key.dueMicros < $1.claimed.occurrence.key.dueMicros }
+        for (claimed, noteID) in shown {
+            try await record(claimed, noteID: noteID)
         }
     }
 
