@@ -186,7 +186,10 @@ struct PostgresScale {
         }
         if let queries { emit(row(["queries per idle minute per runner (≈ 2 polls × a few)", fmt(queries, 1), ""], widths: widths)) }
         emit(
-            row(["EXPLAIN: index scans, no Seq Scan on occurrence", plansGood ? "yes" : "no", plansGood ? "met" : "OVER"], widths: widths)
+            row(
+                ["EXPLAIN: index scans, no Seq Scan on occurrence or reminder", plansGood ? "yes" : "no", plansGood ? "met" : "OVER"],
+                widths: widths
+            )
         )
         if !throughput.runnersWork { emit("(runner figures skipped: \(throughput.why))") }
     }
@@ -270,34 +273,42 @@ struct PostgresScale {
 
     // MARK: - 5. EXPLAIN
 
-    /// EXPLAIN (ANALYZE, BUFFERS) of the claim (in a transaction rolled back) and of
+    /// EXPLAIN (ANALYZE, BUFFERS) of the claim and the mark (in a transaction rolled back) and of
     /// nextDeadlines on a copy of the seed with `burst` occurrences due; prints each plan's first
-    /// lines; true when both use an index scan on occurrence and neither a Seq Scan on it.
+    /// lines; true when each uses its index scan on occurrence and none a Seq Scan on occurrence
+    /// or reminder.
     func explain() async throws -> Bool {
-        emit("\n## 5. EXPLAIN (ANALYZE, BUFFERS) on \(pending) pending + \(burst) due (claim of 512, rolled back)")
+        emit("\n## 5. EXPLAIN (ANALYZE, BUFFERS) on \(pending) pending + \(burst) due (claim of 512 and a mark, rolled back)")
         let database = "chime_explain"
         try server.createDatabase(database, template: Self.seed)
         defer { server.dropDatabase(database) }
         try server.psql(database, BenchSQL.insertOneShots(count: burst, prefix: "b", title: "Burst", dueExpression: "now_us - 1000000"))
         var good = true
-        let plans: [(String, [String])] = [
-            ("claim: PostgresStore.claimQuery (claimDue's statement, LIMIT 512), rolled back", try await explainStoreClaim(database)),
+        // Each plan, and the index on occurrence it must scan.
+        let plans: [(String, [String], index: String)] = [
+            (
+                "claim: PostgresStore.claimQuery (claimDue's statement, LIMIT 512), rolled back",
+                try await explainStoreClaim(database), "occurrence_pending_due"
+            ),
             (
                 "nextDeadlines (its statement as PostgresStore+Scheduler.swift writes it)",
                 try server.psql(database, "EXPLAIN (ANALYZE, BUFFERS) " + BenchSQL.nextDeadlines)
-                    .split(separator: "\n").map(String.init)
+                    .split(separator: "\n").map(String.init),
+                "occurrence_pending_due"
+            ),
+            (
+                "mark: PostgresStore.markOneQuery (the runner's mark of one claimed one-shot), rolled back",
+                try await explainStoreMark(database), "occurrence_pkey"
             ),
         ]
-        for (name, plan) in plans {
-            let indexed = plan.contains {
-                $0.contains("Index Scan using occurrence_pending_due") || $0.contains("Index Only Scan using occurrence_pending_due")
-            }
-            let seq = plan.filter { $0.contains("Seq Scan on occurrence") }
+        for (name, plan, index) in plans {
+            let indexed = plan.contains { $0.contains("Index Scan using \(index)") || $0.contains("Index Only Scan using \(index)") }
+            let seq = plan.filter { $0.contains("Seq Scan on occurrence") || $0.contains("Seq Scan on reminder") }
             good = good && indexed && seq.isEmpty
             emit(
                 "\n### \(name): "
-                    + (indexed ? "Index Scan on occurrence_pending_due" : "NO index scan on occurrence_pending_due")
-                    + (seq.isEmpty ? ", no Seq Scan on occurrence" : ", Seq Scan on occurrence (OVER)")
+                    + (indexed ? "Index Scan on \(index)" : "NO index scan on \(index)")
+                    + (seq.isEmpty ? ", no Seq Scan on occurrence or reminder" : ", Seq Scan (OVER)")
             )
             for line in plan.prefix(14) { emit("    " + line) }
             if plan.count > 14 {
@@ -318,6 +329,33 @@ struct PostgresScale {
             try await store.client.withConnection { connection in
                 let logger = PostgresStore.silentLogger
                 for try await _ in try await connection.query("BEGIN", logger: logger) {}
+                var lines: [String] = []
+                for try await row in try await connection.query(explain, logger: logger) { lines.append(try row.decode(String.self)) }
+                for try await _ in try await connection.query("ROLLBACK", logger: logger) {}
+                return lines
+            }
+        }
+    }
+
+    /// EXPLAIN (ANALYZE, BUFFERS) of the runner's mark (`PostgresStore.markOneQuery`, with its
+    /// bound parameters) of one occurrence the store's claim took, both in a transaction rolled back.
+    func explainStoreMark(_ database: String) async throws -> [String] {
+        let claim = PostgresStore.claimQuery(owner: "explain", lease: .seconds(30), channels: [PostgresStore.defaultChannel], limit: 1)
+        return try await PostgresStore.withStore(try server.postgresURL(database), connections: 1) { store in
+            try await store.client.withConnection { connection in
+                let logger = PostgresStore.silentLogger
+                for try await _ in try await connection.query("BEGIN", logger: logger) {}
+                var key: OccurrenceKey?
+                for try await row in try await connection.query(claim, logger: logger) {
+                    let r = row.makeRandomAccess()
+                    key = OccurrenceKey(
+                        reminderKey: try r["reminder_key"].decode(Int64.self),
+                        dueMicros: try r["due_us"].decode(Int64.self)
+                    )
+                }
+                guard let key else { throw ChimeError(.failure, "the claim took nothing to mark") }
+                let mark = PostgresStore.markOneQuery(key, next: nil, owner: "explain", noteID: "explain")
+                let explain = PostgresQuery(unsafeSQL: "EXPLAIN (ANALYZE, BUFFERS) " + mark.sql, binds: mark.binds)
                 var lines: [String] = []
                 for try await row in try await connection.query(explain, logger: logger) { lines.append(try row.decode(String.self)) }
                 for try await _ in try await connection.query("ROLLBACK", logger: logger) {}
@@ -610,7 +648,7 @@ struct PostgresScale {
     // MARK: - 6. Dead tuples
 
     /// `churn` schedule + post cycles on the seed (1,000,000 live), through the store's own
-    /// calls as a runner makes them (schedule, claimDue, markPosted one at a time), 4 at once;
+    /// calls as a runner makes them (schedule, claim, markPosted one at a time), 4 at once;
     /// then the dead and live tuples of both tables, and whether autovacuum ran.
     func deadTuples() async throws {
         guard churn > 0 else { return }
@@ -644,14 +682,14 @@ struct PostgresScale {
                 // The batch's last one is due at most 1 s after it was scheduled.
                 try await Task.sleep(for: .milliseconds(1_050))
                 while true {
-                    let claimed = try await store.claimDue(owner: "chime-bench churn", lease: .seconds(30))
+                    let claimed = try await store.claim(owner: "chime-bench churn", lease: .seconds(30))
                     if claimed.isEmpty { break }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for lane in 0..<4 {
                             group.addTask {
                                 for index in stride(from: lane, to: claimed.count, by: 4) {
                                     _ = try await store.markPosted(
-                                        [claimed[index].key],
+                                        claimed[index],
                                         owner: "chime-bench churn",
                                         noteID: "bench",
                                         systemZone: .current
