@@ -17,6 +17,8 @@ import Synchronization
 /// - ``stillWanted(_:owner:)``: the check just before a post (a cancel from any host after the claim).
 /// - ``markPosted(_:owner:noteID:systemZone:)``: fenced on the lease; in the same transaction
 ///   the next occurrence of a recurring reminder is recorded (at most once: the ledger's key).
+///   The runner marks an occurrence from ``claim(owner:lease:channels:limit:)`` (it carries
+///   the trigger) with the same fence and effects in one statement.
 ///   ``markFailed(_:owner:retryAfter:error:)``: fenced too; back to pending with a retry time.
 /// - ``reapExpiredLeases()``: any runner returns expired leases (there is no leader).
 /// - ``nextDeadlines(channels:)``: what a runner's timer needs, with the database's now.
