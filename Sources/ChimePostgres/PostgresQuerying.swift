@@ -29,6 +29,17 @@ extension PostgresClient {
         return rows
     }
 
+    /// `statement` on a connection of the pool, prepared there the first time (postgres-nio
+    /// keeps it for the connection's life), every row read to the end as ``rows(_:logger:)`` does.
+    func prepared<Statement: PostgresPreparedStatement>(
+        _ statement: Statement,
+        logger: Logger
+    ) async throws -> [Statement.Row] {
+        var rows: [Statement.Row] = []
+        for try await row in try await self.execute(statement, logger: logger) { rows.append(row) }
+        return rows
+    }
+
     /// ``PostgresConnection/run(_:logger:)`` on a connection of the pool.
     @discardableResult
     func run(_ query: PostgresQuery, logger: Logger) async throws -> Int {
