@@ -152,6 +152,8 @@ extension PostgresStore {
         /// No longer under the owner's lease (it is over, or was reaped and maybe claimed by
         /// another runner): not to be posted by this one.
         public var leaseLost: [OccurrenceKey] = []
+
+        public init() {}
     }
 
     /// The cancel check "once more just before the post" (issue 20): of `keys`, claimed by

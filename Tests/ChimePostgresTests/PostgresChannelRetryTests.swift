@@ -131,7 +131,22 @@ import Testing
         }
     }
 
-    @Test func theCheckBeforeThePostTellsWantedCancelledAndLostApartAndRecordsTheCancelled() async throws {
+    /// `oneAtATime`: each key checked alone, as the runner does before each post (a prepared
+    /// statement of its own); otherwise all in one call.
+    @Test(arguments: [false, true])
+    func theCheckBeforeThePostTellsWantedCancelledAndLostApartAndRecordsTheCancelled(oneAtATime: Bool) async throws {
+        @Sendable func stillWanted(_ store: PostgresStore, _ keys: [OccurrenceKey]) async throws -> PostgresStore.PostCheck {
+            guard oneAtATime else { return try await store.stillWanted(keys, owner: "a") }
+            var check = PostgresStore.PostCheck()
+            for key in keys {
+                let one = try await store.stillWanted([key], owner: "a")
+                #expect(one.wanted.count + one.cancelled.count + one.leaseLost.count == 1)
+                check.wanted += one.wanted
+                check.cancelled += one.cancelled
+                check.leaseLost += one.leaseLost
+            }
+            return check
+        }
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
                 let now = try await store.databaseNow()
@@ -153,7 +168,7 @@ import Testing
                     systemZone: Self.utc
                 )
                 let keys = (claimed + taken).map(\.key)
-                let check = try await store.stillWanted(keys, owner: "a")
+                let check = try await stillWanted(store, keys)
                 #expect(check.wanted == [keys[0]])
                 #expect(check.cancelled == [keys[1], keys[2]])
                 #expect(check.leaseLost == [keys[3]])
@@ -162,7 +177,7 @@ import Testing
                 #expect(try await store.ledger(id: "moved").map(\.state) == ["cancelled", "pending"])
                 #expect(try await store.ledger(id: "taken").map(\.state) == ["posting"])
                 // Asked again: the cancelled are no longer this owner's to post.
-                let again = try await store.stillWanted(keys, owner: "a")
+                let again = try await stillWanted(store, keys)
                 #expect(again.wanted == [keys[0]] && again.cancelled.isEmpty && again.leaseLost.count == 3)
                 // A lease that is over (not yet reaped) is not posted either.
                 try await store.expireLeases()
