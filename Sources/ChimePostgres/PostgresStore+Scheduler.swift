@@ -38,7 +38,9 @@ extension PostgresStore {
     static let missedCountCap = 10_000
 
     /// Claims up to `limit` occurrences due at the database's `now()` in `channels`, soonest
-    /// first, for `owner` until `now() + lease`: they become `posting`, and no other runner's
+    /// first (of those due at the same instant, the ones claimed before and returned by the
+    /// reaper first: a dead runner's occurrences do not wait behind a backlog due with them),
+    /// for `owner` until `now() + lease`: they become `posting`, and no other runner's
     /// claim sees them until ``reapExpiredLeases()`` returns them after the lease. An occurrence
     /// whose post failed (``markFailed(_:owner:retryAfter:error:)``) is not claimed before its
     /// `retry_at`.
@@ -105,7 +107,7 @@ extension PostgresStore {
             SELECT o.reminder_key, o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
             WHERE o.state = 'pending' AND o.due_us <= chime_now_us() AND (o.retry_at IS NULL OR o.retry_at <= now())
               AND r.channel = ANY(\(channels)::text[])
-            ORDER BY o.due_us LIMIT \(Int64(limit)) FOR UPDATE OF o SKIP LOCKED)
+            ORDER BY o.due_us, o.claimed_at LIMIT \(Int64(limit)) FOR UPDATE OF o SKIP LOCKED)
         UPDATE occurrence o SET state = 'posting', lease_owner = \(owner),
             lease_until = now() + \(micros(lease)) * interval '1 microsecond', claimed_at = now()
         FROM reminder r
@@ -499,7 +501,7 @@ extension PostgresStore {
             SELECT chime_now_us(),
                 (SELECT o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                  WHERE o.state = 'pending' AND o.retry_at IS NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))
-                 ORDER BY o.due_us LIMIT 1),
+                 ORDER BY o.due_us, o.claimed_at LIMIT 1),
                 (SELECT min(greatest(o.due_us, (extract(epoch FROM o.retry_at) * 1000000)::bigint))
                  FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                  WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))),

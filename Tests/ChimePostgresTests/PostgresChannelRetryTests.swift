@@ -15,6 +15,7 @@ import Testing
                 #expect(
                     try await store.appliedMigrations() == [
                         "0001-reminders-and-ledger", "0002-channels-and-retries", "0003-pending-retries-index",
+                        "0004-pending-by-due-then-claimed",
                     ]
                 )
                 let columns = try await store.count(
@@ -252,6 +253,40 @@ import Testing
                 let text = plan.joined(separator: "\n")
                 #expect(text.contains("occurrence_pending_due"), "\(text)")
                 #expect(!text.contains("Seq Scan on occurrence"), "\(text)")
+                // The order (due, then claimed before) is the index's: nothing sorts the pending.
+                #expect(!text.contains("Sort"), "\(text)")
+            }
+        }
+    }
+
+    /// A dead runner's occurrences, returned by the reaper, are claimed before the others due
+    /// at the same instant (a burst of 5,000, analysed, so that the planner reads the index as
+    /// a runner's claim does): they do not wait behind the backlog.
+    @Test func occurrencesTheReaperReturnedAreClaimedBeforeOthersDueAtTheSameInstant() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let statements = [
+                    """
+                    INSERT INTO reminder (id, title, trigger_kind, at_us, created_us, next_due_us)
+                    SELECT 'b' || i, 'Burst', 'once', chime_now_us() - 1000000, chime_now_us(), chime_now_us() - 1000000
+                    FROM generate_series(1, 5000) i
+                    """,
+                    "INSERT INTO occurrence (reminder_key, due_us) SELECT key, next_due_us FROM reminder",
+                    "ANALYZE reminder",
+                    "ANALYZE occurrence",
+                ]
+                for statement in statements {
+                    for try await _ in try await store.client.query(PostgresQuery(unsafeSQL: statement)) {}
+                }
+                let dead = try await store.claimDue(owner: "dead", lease: .seconds(30), limit: 3)
+                #expect(dead.count == 3)
+                try await store.expireLeases()
+                #expect(try await store.reapExpiredLeases() == 3)
+                let next = try await store.claimDue(owner: "alive", lease: .seconds(30), limit: 3)
+                #expect(Set(next.map(\.key)) == Set(dead.map(\.key)))
+                // Then the ones never claimed.
+                let more = try await store.claimDue(owner: "alive", lease: .seconds(30), limit: 32)
+                #expect(more.count == 32 && Set(more.map(\.key)).isDisjoint(with: dead.map(\.key)))
             }
         }
     }
