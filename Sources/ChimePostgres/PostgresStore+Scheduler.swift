@@ -225,7 +225,7 @@ extension PostgresStore {
     }
 
     /// ``stillWanted(_:owner:)``'s statement for one occurrence, prepared once on each connection
-    /// (planned each time, the many-key form took three times as long to plan as to run). The
+    /// (planned each time, the many-key form took ten times as long to plan as to run). The
     /// same rule: cancelled (and recorded so) when its reminder is cancelled or replaced and it is
     /// `posting` under the owner; else wanted while the owner's lease is not over by `now()`;
     /// else the lease is lost. The SELECT reads the snapshot from before the CTE's UPDATE.
@@ -501,7 +501,7 @@ extension PostgresStore {
             SELECT chime_now_us(),
                 (SELECT o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                  WHERE o.state = 'pending' AND o.retry_at IS NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))
-                 ORDER BY o.due_us, o.claimed_at LIMIT 1),
+                 ORDER BY o.due_us LIMIT 1),
                 (SELECT min(greatest(o.due_us, (extract(epoch FROM o.retry_at) * 1000000)::bigint))
                  FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                  WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))),
