@@ -155,11 +155,9 @@ public final class PostgresStore: Sendable {
 // MARK: - Reminders
 
 extension PostgresStore {
-    /// The reminder columns ``reminder(from:)`` reads.
-    static let reminderColumns = """
-        key, id, kind, title, body, created_us, next_due_us, last_due_us, trigger_kind, at_us, times, days, zone,
-        interval_s, anchor_us, by_month, by_month_day, until_day, rule_count, count_start_us
-        """
+    /// The reminder columns ``reminder(from:)`` reads: its own, and the trigger's.
+    static let reminderColumns =
+        "key, id, kind, title, body, created_us, next_due_us, last_due_us, " + triggerColumnNames.joined(separator: ", ")
 
     /// The trigger columns of the reminder table, as ``triggerColumns(from:)`` reads them.
     static let triggerColumnNames = [
