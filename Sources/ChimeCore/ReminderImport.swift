@@ -16,6 +16,61 @@ public enum ReminderImport {
         "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\" or \"sound\" (or the keys 'chime list --json' prints)"
     /// The keys of the object form: `chime list --json` prints "reminders" and "runner".
     static let wrapperKeys = ["reminders", "runner"]
+    /// The object form, to the splitter: the array is its "reminders"; "runner" is skipped.
+    static let wrapper = JSONArraySplitter.Wrapper(key: "reminders", others: ["runner"])
+    /// What a file holds, in an error message.
+    static let expectedDocument = "an array of reminders, or an object whose \"reminders\" is one"
+
+    /// What becomes of a one-shot reminder whose time has passed when the file is imported (a
+    /// backup restored later): `chime import --past skip|fire`.
+    public enum PastOneShots: String, Sendable, CaseIterable {
+        /// Left out: it may have been shown already, from the store the backup was made of.
+        case skip
+        /// Scheduled at the time it had, so that the runner shows it at once, saying how late.
+        case fire
+    }
+
+    /// A reminder of the file whose time had passed, and what the import did with it: each is
+    /// told to the person in one line.
+    public struct Adjustment: Sendable, Equatable {
+        public enum Kind: String, Sendable, Equatable {
+            /// A recurring reminder moved to its next occurrence from now.
+            case moved
+            /// A one-shot left out: `--past skip`, or no `--past` given (``Adjustment/chosen`` false).
+            case skipped
+            /// A one-shot scheduled at its time, to fire at once, late (`--past fire`).
+            case fires
+            /// A recurring reminder whose rule has ended: nothing is left to schedule.
+            case ended
+        }
+
+        public var kind: Kind
+        /// Its 0-based position in the file.
+        public var index: Int
+        public var id: String?
+        public var title: String
+        /// The time it was due, as the file gives it.
+        public var due: Date
+        /// Its next occurrence from now (``Kind/moved``).
+        public var next: Date?
+        /// Whether the person chose what becomes of a past one-shot (`--past`).
+        public var chosen: Bool
+    }
+
+    /// A reminder of the file checked: to schedule (with what was changed about it, if
+    /// anything), or left out, saying why.
+    enum Checked {
+        case schedule(NewReminder, Adjustment?)
+        case leave(Adjustment)
+    }
+
+    /// `1 MiB`, `1 GiB`, or bytes.
+    static func describeBytes(_ count: Int) -> String {
+        if count >= 1 << 30 && count % (1 << 30) == 0 { return "\(count >> 30) GiB" }
+        if count >= 1 << 20 && count % (1 << 20) == 0 { return "\(count >> 20) MiB" }
+        if count >= 1 << 10 && count % (1 << 10) == 0 { return "\(count >> 10) KiB" }
+        return "\(count) bytes"
+    }
 
     /// One reminder of the file.
     struct Item: Decodable {
@@ -92,10 +147,16 @@ public enum ReminderImport {
         }
     }
 
-    /// Parses the whole file into reminders, or throws one usage error naming the first bad
-    /// reminder (by position and id) and value, or where the JSON stops being JSON.
+    /// Parses the whole file into reminders with Foundation's `JSONDecoder`, or throws one usage
+    /// error naming the first bad reminder (by position and id) and value, or where the JSON
+    /// stops being JSON. `chime import` streams through ``Reader``; this whole-document reading
+    /// is the reference its tests compare the stream with. A one-shot whose time has passed is
+    /// left out, as the reader leaves it out by default.
     /// - Parameter source: the file's name in messages ("standard input", "reminders.json").
     public static func reminders(from data: Data, source: String, now: Date) throws(ChimeError) -> [NewReminder] {
+        if let repeated = JSONSyntax.repeatedKey(in: data) {
+            throw ChimeError(.usage, "\(source): the key \"\(repeated.key)\" is given twice (\(repeated.place)): give each key once")
+        }
         let items: [Item]
         do {
             let trimmed = data.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
@@ -118,39 +179,71 @@ public enum ReminderImport {
         var batch: [NewReminder] = []
         batch.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            batch.append(try check(item, index: index, seen: &seen, source: source, now: now))
+            if case .schedule(let reminder, _) = try check(item, index: index, seen: &seen, source: source, now: now, past: nil) {
+                batch.append(reminder)
+            }
         }
         return batch
     }
 
     /// The reminder of `item`, the `index`th of the file, or an error naming it; `seen`, when
     /// not nil, holds the index of each id read so far, to refuse an id given twice.
-    static func check(_ item: Item, index: Int, seen: inout [String: Int]?, source: String, now: Date) throws(ChimeError) -> NewReminder {
+    static func check(
+        _ item: Item,
+        index: Int,
+        seen: inout [String: Int]?,
+        source: String,
+        now: Date,
+        past: PastOneShots?
+    ) throws(ChimeError) -> Checked {
         let name = "reminder \(index + 1)" + (item.id.map { " ('\($0)')" } ?? "")
         do throws(ChimeError) {
-            let new = try reminder(item, now: now)
+            let (new, listedDue) = try reminder(item, now: now)
             if let id = new.id {
                 if let first = seen?[id] {
                     throw ChimeError(.usage, "the id '\(id)' is also reminder \(first + 1)'s: give each reminder its own id")
                 }
                 seen?[id] = index
             }
-            return new
+            return passed(new, listedDue: listedDue, index: index, now: now, past: past)
         } catch {
             throw ChimeError(error.code, "\(source): \(name): \(error.message)")
         }
     }
 
-    static func reminder(_ item: Item, now: Date) throws(ChimeError) -> NewReminder {
+    /// `new` as it is when its time is still to come; otherwise moved to its next occurrence
+    /// (recurring: `listedDue` is the next due time the file gives), or left out or kept to
+    /// fire at once (a one-shot, as `past` says).
+    static func passed(_ new: NewReminder, listedDue: Date?, index: Int, now: Date, past: PastOneShots?) -> Checked {
+        func adjustment(_ kind: Adjustment.Kind, due: Date, next: Date? = nil) -> Adjustment {
+            Adjustment(kind: kind, index: index, id: new.id, title: new.title, due: due, next: next, chosen: past != nil)
+        }
+        switch new.trigger {
+        case .once(let at):
+            guard at <= now else { return .schedule(new, nil) }
+            return past == .fire ? .schedule(new, adjustment(.fires, due: at)) : .leave(adjustment(.skipped, due: at))
+        default:
+            guard let due = listedDue, due <= now else { return .schedule(new, nil) }
+            guard let next = new.trigger.nextOccurrence(after: now, systemZone: .current) else {
+                return .leave(adjustment(.ended, due: due))
+            }
+            return .schedule(new, adjustment(.moved, due: due, next: next))
+        }
+    }
+
+    /// The reminder of `item`, and the next due time the file gives for it when it is a
+    /// reminder as `chime list --json` prints it (nil otherwise).
+    static func reminder(_ item: Item, now: Date) throws(ChimeError) -> (NewReminder, listedDue: Date?) {
         guard let title = item.title else { throw ChimeError(.usage, "missing \"title\": every reminder needs one") }
         let given = [("at", item.at), ("in", item.in), ("every", item.every)].filter { $0.1 != nil }
         let trigger: Trigger
+        var listedDue: Date?
         switch given.count {
         case 0:
             guard let summary = item.trigger, let nextDue = item.nextDue else {
                 throw ChimeError(.usage, "no time: expected one of \"at\", \"in\" or \"every\"")
             }
-            trigger = try listed(summary: summary, nextDue: nextDue, now: now)
+            (trigger, listedDue) = try listed(summary: summary, nextDue: nextDue, now: now)
         case 1:
             trigger = try parse(key: given[0].0, value: given[0].1!, zone: item.zone, now: now)
         default:
@@ -164,7 +257,8 @@ public enum ReminderImport {
             }
             presentation.urgency = level == .normal ? nil : level
         }
-        return try NewReminder(id: item.id, title: title, body: item.body ?? "", trigger: trigger, presentation: presentation).validated()
+        let new = NewReminder(id: item.id, title: title, body: item.body ?? "", trigger: trigger, presentation: presentation)
+        return (try new.validated(), listedDue)
     }
 
     private static func parse(key: String, value: String, zone: String?, now: Date) throws(ChimeError) -> Trigger {
@@ -173,17 +267,19 @@ public enum ReminderImport {
         case "in":
             return .once(now.addingTimeInterval(TimeInterval(try TimeParsing.duration(value))))
         case "at":
-            return .once(try TimeParsing.instant(value, now: now, zone: rule.resolve(system: .current)))
+            // A date-time that has passed is the import's to tell (``passed(_:index:now:past:)``).
+            return .once(try TimeParsing.instant(value, now: now, zone: rule.resolve(system: .current), allowPast: true))
         default:
             return try TimeParsing.recurrence([value], now: now, zone: rule)
         }
     }
 
     /// A reminder as `chime list --json` prints it: "once" at its next due time, or its rule
-    /// ("every weekday 08:00 (Europe/Berlin)", "every 2h") keeping the phase of its next due time.
-    private static func listed(summary: String, nextDue: String, now: Date) throws(ChimeError) -> Trigger {
-        let due = try TimeParsing.instant(nextDue, now: now, zone: TimeZone(identifier: "UTC")!)
-        if summary == "once" { return .once(due) }
+    /// ("every weekday 08:00 (Europe/Berlin)", "every 2h") keeping the phase of its next due time;
+    /// and that next due time, which may have passed since the listing was made.
+    private static func listed(summary: String, nextDue: String, now: Date) throws(ChimeError) -> (Trigger, Date) {
+        let due = try TimeParsing.instant(nextDue, now: now, zone: TimeZone(identifier: "UTC")!, allowPast: true)
+        if summary == "once" { return (.once(due), due) }
         guard summary.hasPrefix("every ") else {
             throw ChimeError.invalid("trigger", summary, expected: "\"once\" or \"every …\" as 'chime list --json' prints it")
         }
@@ -195,10 +291,11 @@ public enum ReminderImport {
         }
         let trigger = try TimeParsing.recurrence([rule], now: now, zone: zone)
         if case .interval(let seconds, _) = trigger {
-            // The next occurrence after now is the listed next due time.
-            return .interval(seconds: seconds, anchor: due.addingTimeInterval(-TimeInterval(seconds)))
+            // The listed next due time is an occurrence: the phase is kept (the next after now
+            // is that time, or one a whole number of intervals after it).
+            return (.interval(seconds: seconds, anchor: due.addingTimeInterval(-TimeInterval(seconds))), due)
         }
-        return trigger
+        return (trigger, due)
     }
 
     /// "reminder 3: \"title\": " for a coding path, or "" at the top.
@@ -264,22 +361,42 @@ enum JSONSyntax {
         } catch {
             failure = error.offset
         }
+        return describe(position(of: failure, in: bytes, start: start), found: failure < bytes.count ? bytes[failure] : nil)
+    }
+
+    /// Where the byte at `offset` of `bytes` is, when `bytes` start at `start` in a longer text.
+    static func position(of offset: Int, in bytes: [UInt8], start: JSONArraySplitter.Position) -> JSONArraySplitter.Position {
         var line = start.line
         var lineStart = 0
-        for index in 0..<min(failure, bytes.count) where bytes[index] == 0x0A {
+        for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
             line += 1
             lineStart = index + 1
         }
         // Columns count characters, not bytes.
-        var column = String(decoding: bytes[lineStart..<min(failure, bytes.count)], as: UTF8.self).count + 1
+        var column = String(decoding: bytes[lineStart..<min(offset, bytes.count)], as: UTF8.self).count + 1
         if line == start.line { column += start.column - 1 }
-        let position = JSONArraySplitter.Position(line: line, column: column, offset: start.offset + failure)
-        return describe(position, found: failure < bytes.count ? bytes[failure] : nil)
+        return JSONArraySplitter.Position(line: line, column: column, offset: start.offset + offset)
+    }
+
+    /// The first key given twice in one object of `data` (valid JSON or not: the scan stops
+    /// where it goes wrong), and where its second one is; nil when there is none.
+    static func repeatedKey(in data: Data, start: JSONArraySplitter.Position = .init()) -> (key: String, place: String)? {
+        let bytes = [UInt8](data)
+        var scanner = Scanner(bytes: bytes, findRepeatedKeys: true)
+        scanner.skipSpace()
+        try? scanner.value(depth: 0)
+        guard let repeated = scanner.repeated else { return nil }
+        return (repeated.key, describe(position(of: repeated.offset, in: bytes, start: start)))
+    }
+
+    /// "at line 2, column 8 (byte 23)".
+    static func describe(_ position: JSONArraySplitter.Position) -> String {
+        "at line \(position.line), column \(position.column) (byte \(position.offset))"
     }
 
     /// "at line 2, column 8 (byte 23): unexpected 'x'"; `found` nil: the text ended there.
     static func describe(_ position: JSONArraySplitter.Position, found: UInt8?) -> String {
-        let place = "at line \(position.line), column \(position.column) (byte \(position.offset))"
+        let place = describe(position)
         guard let byte = found else { return place + ": the text ends before the JSON does" }
         let shown = (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : String(format: "byte 0x%02X", byte)
         return place + ": unexpected \(shown)"
@@ -287,12 +404,26 @@ enum JSONSyntax {
 
     struct Failure: Error { var offset: Int }
 
-    /// A recursive-descent reader that only finds where the text goes wrong.
+    /// A recursive-descent reader that only finds where the text goes wrong (and, when asked,
+    /// the first key given twice in an object).
     struct Scanner {
         let bytes: [UInt8]
         var index = 0
+        let findRepeatedKeys: Bool
+        /// The first key given twice, and the offset of its second opening quote.
+        var repeated: (key: String, offset: Int)?
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: [UInt8], findRepeatedKeys: Bool = false) {
+            self.bytes = bytes
+            self.findRepeatedKeys = findRepeatedKeys
+        }
+
+        /// The text of the key whose quotes are at `start` and `end - 1`, escapes read.
+        func keyText(_ start: Int, _ end: Int) -> String {
+            let raw = bytes[start..<end]
+            guard raw.contains(UInt8(ascii: "\\")) else { return String(decoding: raw.dropFirst().dropLast(), as: UTF8.self) }
+            return (try? JSONDecoder().decode(String.self, from: Data(raw))) ?? String(decoding: raw, as: UTF8.self)
+        }
 
         func fail() -> Failure { Failure(offset: index) }
 
@@ -317,9 +448,15 @@ enum JSONSyntax {
                     index += 1
                     return
                 }
+                var keys: Set<String> = []
                 while true {
                     skipSpace()
+                    let keyStart = index
                     try string()
+                    if findRepeatedKeys, repeated == nil, !keys.insert(keyText(keyStart, index)).inserted {
+                        repeated = (keyText(keyStart, index), keyStart)
+                        throw fail()
+                    }
                     skipSpace()
                     try expect(UInt8(ascii: ":"))
                     skipSpace()

@@ -1,20 +1,33 @@
 import Foundation
 
 extension ReminderImport {
-    /// Reads a file of reminders as a stream, a chunk of reminders at a time: the array is split
-    /// into its elements as the bytes arrive (``JSONArraySplitter``) and each element is read and
-    /// checked as it ends, so memory stays flat however long the file. An id given twice is
-    /// not refused here: the store refuses it as it schedules the stream.
+    /// Reads a file of reminders as a stream, a chunk of reminders at a time: the array (bare,
+    /// or the "reminders" of an object, as `chime list --json` prints it) is split into its
+    /// elements as the bytes arrive (``JSONArraySplitter``) and each element is read and checked
+    /// as it ends, so memory stays flat however long the file. An id given twice is not refused
+    /// here: the store refuses it as it schedules the stream.
     ///
-    /// A file that is not an array (the object form of `chime list --json`, or not JSON at all)
-    /// is read whole and decoded as ``reminders(from:source:now:)`` does.
+    /// Bounded: each byte is looked at once (white space before the array too), an element
+    /// larger than ``JSONArraySplitter/defaultMaxElementBytes`` is refused as it grows, and so
+    /// is a text longer than ``maxDocumentBytes``. A text that starts with anything but `[` or
+    /// `{` is refused at its first byte.
+    ///
+    /// A reminder whose time has passed (a backup imported later) is not refused: a recurring
+    /// one moves to its next occurrence from now, a one-shot is left out or, with
+    /// ``PastOneShots/fire``, fires at once, late; each is listed in ``adjustments``.
     public final class Reader {
+        /// The longest text read: 1 GiB (a million reminders as `chime list --json` prints
+        /// them take about 300 MB).
+        public static let maxDocumentBytes = 1 << 30
+
         private let handle: FileHandle
         private let source: String
         private let now: Date
+        private let past: PastOneShots?
         private let chunkSize: Int
+        private let maxDocumentBytes: Int
         private let decoder = JSONDecoder()
-        private var splitter = JSONArraySplitter()
+        private var splitter: JSONArraySplitter
         private var pending: [NewReminder] = []
         /// No list of the ids read: a repeated id is the store's to refuse (ChimeStore's
         /// `scheduleStream`), which keeps none either. (A dictionary of 100,000 ids takes
@@ -22,16 +35,32 @@ extension ReminderImport {
         /// the 40 MB that `chime import` may use.)
         private var seen: [String: Int]? = nil
         private var ended = false
-        /// The whole file's reminders when it is not an array, handed out in chunks.
-        private var whole: ArraySlice<NewReminder>?
         private var started = false
+        private var bytesRead = 0
+        /// The reminders whose time had passed, and what became of each, in file order.
+        public private(set) var adjustments: [Adjustment] = []
 
-        /// - Parameter source: the file's name in messages ("standard input", "reminders.json").
-        public init(_ handle: FileHandle, source: String, now: Date, chunkSize: Int = 1_000) {
+        /// - Parameters:
+        ///   - source: the file's name in messages ("standard input", "reminders.json").
+        ///   - past: what becomes of a one-shot whose time has passed; nil: it is left out,
+        ///     as with ``PastOneShots/skip``, and its adjustment says the choice was not made.
+        ///   - maxElementBytes, maxDocumentBytes: the bounds (smaller ones in tests).
+        public init(
+            _ handle: FileHandle,
+            source: String,
+            now: Date,
+            past: PastOneShots? = nil,
+            chunkSize: Int = 1_000,
+            maxElementBytes: Int = JSONArraySplitter.defaultMaxElementBytes,
+            maxDocumentBytes: Int = Reader.maxDocumentBytes
+        ) {
             self.handle = handle
             self.source = source
             self.now = now
+            self.past = past
             self.chunkSize = chunkSize
+            self.maxDocumentBytes = maxDocumentBytes
+            splitter = JSONArraySplitter(wrapper: ReminderImport.wrapper, maxElementBytes: maxElementBytes)
         }
 
         /// The next reminders of the file, nil after the last; throws one usage error naming
@@ -40,13 +69,6 @@ extension ReminderImport {
             if !started {
                 started = true
                 try start()
-            }
-            if var whole {
-                guard !whole.isEmpty else { return nil }
-                let chunk = Array(whole.prefix(chunkSize))
-                whole = whole.dropFirst(chunkSize)
-                self.whole = whole
-                return chunk
             }
             while pending.count < chunkSize && !ended {
                 try feed(try read())
@@ -58,41 +80,37 @@ extension ReminderImport {
         }
 
         private func read() throws(ChimeError) -> Data {
+            let block: Data
             do {
-                return try handle.read(upToCount: 1 << 16) ?? Data()
+                block = try handle.read(upToCount: 1 << 16) ?? Data()
             } catch {
                 throw ChimeError(
                     .usage,
                     "\(source) cannot be read (\(error.localizedDescription)): name a JSON file, or - for standard input"
                 )
             }
+            bytesRead += block.count
+            guard bytesRead <= maxDocumentBytes else {
+                throw ChimeError(
+                    .usage,
+                    "\(source) is longer than \(ReminderImport.describeBytes(maxDocumentBytes)): expected a file of reminders of at most that size; split it and import the parts"
+                )
+            }
+            return block
         }
 
-        /// Reads up to the first byte that is not white space (after a UTF-8 byte order mark):
-        /// an array is streamed, anything else read whole.
+        /// Reads the first bytes, without a UTF-8 byte order mark (not part of the JSON text:
+        /// positions count from after it).
         private func start() throws(ChimeError) {
             var head = Data()
-            while true {
+            while head.count < 3 {
                 let block = try read()
+                if block.isEmpty { break }
                 head += block
-                var body = head[...]
-                if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-                let first = body.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
-                if first == UInt8(ascii: "[") {
-                    // The mark is not part of the JSON text: positions count from after it.
-                    try feed(Data(body))
-                    return
-                }
-                if first != nil || block.isEmpty {
-                    while true {
-                        let more = try read()
-                        if more.isEmpty { break }
-                        head += more
-                    }
-                    whole = try ReminderImport.reminders(from: head, source: source, now: now)[...]
-                    return
-                }
             }
+            if head.starts(with: [0xEF, 0xBB, 0xBF]) { head = head.dropFirst(3) }
+            try feed(Data(head))
+            if head.isEmpty { ended = true }
         }
 
         private func feed(_ block: Data) throws(ChimeError) {
@@ -104,17 +122,42 @@ extension ReminderImport {
                     try block.withUnsafeBytes { raw in
                         try splitter.feed(raw.bindMemory(to: UInt8.self)) { bytes, index, start in
                             let item = try FlatItem.parse(bytes) ?? self.item(bytes, index: index, start: start)
-                            pending.append(try ReminderImport.check(item, index: index, seen: &seen, source: source, now: now))
+                            switch try ReminderImport.check(item, index: index, seen: &seen, source: source, now: now, past: past) {
+                            case .schedule(let reminder, let adjustment):
+                                pending.append(reminder)
+                                if let adjustment { adjustments.append(adjustment) }
+                            case .leave(let adjustment):
+                                adjustments.append(adjustment)
+                            }
                         }
                     }
                 }
             } catch let error as JSONArraySplitter.SyntaxError {
                 let place = JSONSyntax.describe(error.position, found: error.found)
-                throw ChimeError(.usage, "\(source): not valid JSON \(place): expected an array of reminders")
+                throw ChimeError(.usage, "\(source): not valid JSON \(place): expected \(ReminderImport.expectedDocument)")
+            } catch let error as JSONArraySplitter.KeyError {
+                let place = JSONSyntax.describe(error.position)
+                switch error.problem {
+                case .unknown:
+                    throw ChimeError(
+                        .usage,
+                        "\(source): unknown key \"\(error.key)\" \(place): expected \"reminders\" (an array of reminders)"
+                    )
+                case .duplicate:
+                    throw ChimeError(.usage, "\(source): the key \"\(error.key)\" is given twice (\(place)): give each key once")
+                case .missing:
+                    throw ChimeError(.usage, "\(source): missing \"reminders\" (\(place)): expected an array of reminders")
+                }
+            } catch let error as JSONArraySplitter.TooLarge {
+                let what = error.index.map { "reminder \($0 + 1)" } ?? "a value"
+                throw ChimeError(
+                    .usage,
+                    "\(source): \(what) (\(JSONSyntax.describe(error.start))) is longer than \(ReminderImport.describeBytes(error.limit)): expected a reminder of at most that size"
+                )
             } catch let error as ChimeError {
                 throw error
             } catch {
-                throw ChimeError(.usage, "\(source): not valid JSON: expected an array of reminders")
+                throw ChimeError(.usage, "\(source): not valid JSON: expected \(ReminderImport.expectedDocument)")
             }
         }
 
@@ -124,6 +167,11 @@ extension ReminderImport {
             let name = "\(source): reminder \(index + 1): "
             guard bytes.first == UInt8(ascii: "{") else { throw ChimeError(.usage, "\(name)expected an object") }
             let data = Data(bytes)
+            // Foundation's decoder takes the first of a key given twice (Python and jq take the
+            // last): neither is surely what the person meant.
+            if let repeated = JSONSyntax.repeatedKey(in: data, start: start) {
+                throw ChimeError(.usage, "\(name)the key \"\(repeated.key)\" is given twice (\(repeated.place)): give each key once")
+            }
             do {
                 return try decoder.decode(Item.self, from: data)
             } catch let error as UnknownKey {

@@ -40,20 +40,25 @@ extension ReminderStore {
     /// Each reminder of `batch` checked, with its first due instant; `name(i)` prefixes the
     /// message of an error about the reminder at `firstIndex + i` ("reminders.json: reminder 3").
     /// With `prevalidated`, each is taken to be `validated()` already (its checks are not run
-    /// again).
+    /// again); with `pastOneShots`, a one-shot whose time has passed is due at that time.
     static func validate(
         _ batch: [NewReminder],
         now: Date,
         systemZone: TimeZone,
         firstIndex: Int = 0,
         name: ((Int) -> String)? = nil,
-        prevalidated: Bool = false
+        prevalidated: Bool = false,
+        pastOneShots: Bool = false
     ) throws(ChimeError) -> [(reminder: NewReminder, nextDue: Int64)] {
         var validated: [(reminder: NewReminder, nextDue: Int64)] = []
         validated.reserveCapacity(batch.count)
         for (offset, new) in batch.enumerated() {
             do throws(ChimeError) {
                 let checked = prevalidated ? new : try new.validated()
+                if pastOneShots, case .once(let at) = checked.trigger, at <= now {
+                    validated.append((checked, at.micros))
+                    continue
+                }
                 guard let nextDue = checked.trigger.nextOccurrence(after: now, systemZone: systemZone) else {
                     if case .bounded(_, let end) = checked.trigger {
                         throw ChimeError(

@@ -57,12 +57,15 @@ extension ReminderStore {
     /// ``scheduleStream(replace:now:systemZone:keepIds:name:produce:)``; with `prevalidated`,
     /// for reminders that are `validated()` already (as `ReminderImport.Reader` hands them
     /// over): their checks are not run a second time (3.5% of `chime import`'s time, `perf`).
+    /// With `pastOneShots`, a one-shot whose time has passed is scheduled at that time (the
+    /// runner shows it at once, saying how late: `chime import --past fire`) rather than refused.
     package func scheduleStream(
         replace: Bool = true,
         now: Date,
         systemZone: TimeZone,
         keepIds: Bool = true,
         prevalidated: Bool,
+        pastOneShots: Bool = false,
         name: @escaping (Int) -> String,
         produce: (_ chunk: ([NewReminder]) throws -> Void) throws -> Void
     ) throws(ChimeError) -> ScheduledIds {
@@ -83,7 +86,8 @@ extension ReminderStore {
                     systemZone: systemZone,
                     firstIndex: first,
                     name: name,
-                    prevalidated: prevalidated
+                    prevalidated: prevalidated,
+                    pastOneShots: pastOneShots
                 )
                 let results = try Self.insert(
                     validated,

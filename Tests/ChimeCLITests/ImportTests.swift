@@ -66,8 +66,8 @@ struct ImportTests {
             (#"[{"id": "a", "title": "A", "in": "5m"}, {"id": "a", "title": "B", "in": "6m"}]"#, "the id 'a' is also reminder 1's"),
             (#"[{"id": "a/b", "title": "A", "in": "5m"}]"#, "invalid id 'a/b'"),
             (#"[{"title": "A", "every": "fortnight"}]"#, "fortnight"),
-            (#"[{"title": "A", "at": "2001-01-01 10:00"}]"#, "'2001-01-01 10:00' is in the past"),
             (#"[{"title": "A", "at": "10:00", "zone": "Mars/Base"}]"#, "Mars/Base"),
+            (#"[{"title": "A", "in": "5m", "title": "B"}]"#, #"reminder 1: the key "title" is given twice (at line 1, column 29"#),
             (#"[5]"#, "reminder 1: expected an object"),
             (#"[{"title": "A", "in": "5m", "zon": "Europe/Berlin"}]"#, #"reminder 1: unknown key "zon""#),
             (#"{"reminders": [{"title": "A", "in": "5m"}], "remnders": []}"#, #"unknown key "remnders""#),
@@ -114,5 +114,89 @@ struct ImportTests {
         #expect(replaced.status == 0)
         #expect(try jsonObject(replaced.stdout)["replaced"] as? Int == 1)
         #expect(try reminders(sandbox).compactMap { $0["title"] as? String }.sorted() == ["Again", "Fresh"])
+    }
+
+    /// `list --json` of `sandbox` with every next due time moved `hours` back: a backup made
+    /// that long ago (the runner's clock cannot be injected into a `chime` process; the file's
+    /// times can).
+    func backup(of sandbox: borrowing Sandbox, hoursAgo hours: Double) throws -> String {
+        var listing = try jsonObject(try sandbox.chime("list", "--json").stdout)
+        var reminders = try #require(listing["reminders"] as? [[String: Any]])
+        let parse = ISO8601DateFormatter()
+        parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for index in reminders.indices {
+            let text = try #require(reminders[index]["next_due"] as? String)
+            let due = try #require(parse.date(from: text))
+            reminders[index]["next_due"] = parse.string(from: due.addingTimeInterval(-hours * 3_600))
+        }
+        listing["reminders"] = reminders
+        let data = try JSONSerialization.data(withJSONObject: listing)
+        return try write(String(decoding: data, as: UTF8.self), to: "backup.json", in: sandbox)
+    }
+
+    @Test(
+        "A backup restored after its times passed: recurring ones move on, a past one-shot is told and left out, or fires with --past fire"
+    )
+    func restoresABackupWhoseTimesHavePassed() throws {
+        let sandbox = try Sandbox()
+        #expect(try sandbox.chime("every", "1m", "Stretch", "--id", "stretch").status == 0)
+        #expect(try sandbox.chime("in", "5m", "Call the pharmacy", "--id", "call").status == 0)
+        let file = try backup(of: sandbox, hoursAgo: 3)
+        #expect(try sandbox.chime("cancel", "stretch", "call").status == 0)
+
+        let restored = try sandbox.chime("import", file)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        let lines = restored.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(restored.stdout)")
+        #expect(lines.contains { $0.hasPrefix("Reminder 1 ('stretch', \"Stretch\") was due ") && $0.contains("moved to its next time") })
+        #expect(lines.contains { $0.hasPrefix("Reminder 2 ('call', \"Call the pharmacy\") was due ") && $0.hasSuffix("left out.") })
+        #expect(lines.last == "Imported 1 reminder.")
+        #expect(restored.stderr.contains("import the file again with --past fire"), "\(restored.stderr)")
+        let listed = try reminders(sandbox)
+        #expect(listed.map { $0["id"] as? String } == ["stretch"])
+
+        // Imported again with --past fire: the one-shot keeps its time, so the runner shows it at once, late.
+        let fired = try sandbox.chime("import", file, "--past", "fire", "--json")
+        #expect(fired.status == 0, "\(fired.stderr)")
+        let report = try jsonObject(fired.stdout)
+        let passed = try #require(report["passed"] as? [[String: Any]])
+        #expect(passed.map { $0["what"] as? String } == ["moved", "fires"])
+        #expect(passed.map { $0["chosen"] as? Bool } == [true, true])
+        #expect(report["imported"] as? Int == 2)
+        let call = try #require(try reminders(sandbox).first { $0["id"] as? String == "call" })
+        #expect(call["next_due"] as? String == passed[1]["due"] as? String)
+
+        // --past skip: the same lines, no hint.
+        let skipped = try sandbox.chime("import", file, "--past", "skip")
+        #expect(skipped.status == 0)
+        #expect(skipped.stdout.contains("left out (--past skip)."), "\(skipped.stdout)")
+        #expect(!skipped.stderr.contains("--past fire"), "\(skipped.stderr)")
+        #expect(try sandbox.chime("import", file, "--past", "later").stderr.contains("'later'"))
+    }
+
+    @Test(
+        "What is not a regular file is refused by name at once; standard input that is not JSON ends at its first byte",
+        .timeLimit(.minutes(1))
+    )
+    func refusesWhatIsNotAFile() throws {
+        let sandbox = try Sandbox()
+        let zero = try sandbox.chime("import", "/dev/zero")
+        #expect(zero.status == 64)
+        #expect(zero.stderr.contains("import file '/dev/zero' is a character device, not a regular file"), "\(zero.stderr)")
+        let fifo = sandbox.directory.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let piped = try sandbox.chime("import", fifo)
+        #expect(piped.status == 64)
+        #expect(piped.stderr.contains("is a FIFO, not a regular file"), "\(piped.stderr)")
+
+        let (process, out, err) = ChimeExecutable.process(["import", "-"], environment: sandbox.environment)
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/zero")
+        try process.run()
+        _ = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 64)
+        #expect(stderr.contains("standard input: not valid JSON at line 1, column 1 (byte 0): unexpected byte 0x00"), "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.store))
     }
 }

@@ -65,8 +65,9 @@ public enum TimeParsing {
     /// - "YYYY-MM-DD HH:MM[:SS[.fff]]" or "YYYY-MM-DDTHH:MM[:SS[.fff]]": local in `zone`;
     /// - either of those with a "Z" or "±HH:MM" / "±HHMM" suffix: absolute.
     /// Local times resolve by the RFC 5545 rule (gap → moved forward, repeat → first).
-    /// A date-time not after `now` is an error.
-    public static func instant(_ s: String, now: Date, zone: TimeZone) throws(ChimeError) -> Date {
+    /// A date-time not after `now` is an error, unless `allowPast` (`chime import` of a backup
+    /// tells the person what becomes of such a reminder).
+    public static func instant(_ s: String, now: Date, zone: TimeZone, allowPast: Bool = false) throws(ChimeError) -> Date {
         let text = s.trimmingWhitespace()
         if !text.isEmpty, text.allSatisfy({ $0.isASCIIDigit || $0 == ":" }), text.contains(":") {
             // HH:MM, or HH:MM:SS as a date-time may carry seconds.
@@ -147,7 +148,7 @@ public enum TimeParsing {
             result = Date(timeIntervalSince1970: TimeInterval(local.naiveSeconds - offset))
         }
         let precise = result.addingTimeInterval(fraction)
-        guard precise > now else {
+        guard allowPast || precise > now else {
             throw ChimeError(.usage, "'\(s)' is in the past: give a future time")
         }
         return precise
