@@ -100,17 +100,52 @@ public struct Config: Sendable {
         environmentValues = values
     }
 
+    /// The largest config file read: far more than every key with a long comment each takes.
+    /// (A 30 MB file of comments cost TOMLKit 23 s and 610 MB, on every command.)
+    public static let maxFileBytes = 1 << 20
+
     /// The file's text, or nil when there is no file.
-    /// - Throws: ``ChimeError/Code/config`` when the path is a directory, cannot be read, or is not UTF-8.
+    /// - Throws: ``ChimeError/Code/config`` when the path is a directory, a dangling symbolic
+    ///   link, not a regular file (a device, a FIFO), larger than ``maxFileBytes``, cannot be
+    ///   read, is not UTF-8 or holds a NUL byte.
     static func read(_ path: String) throws(ChimeError) -> String? {
         var status = stat()
         // No file: the defaults (a stat, so a command that finds none pays almost nothing).
         guard stat(path, &status) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw ChimeError(.config, "config file \(path): cannot be read (\(String(cString: strerror(errno))))")
+            let error = errno
+            if error == ENOENT || error == ENOTDIR {
+                // A link whose target is gone is a file the person meant to have, not "no config":
+                // its `store` would otherwise be ignored, and reminders go to another store.
+                if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+                    throw ChimeError(
+                        .config,
+                        "config file \(path): is a symbolic link to '\(target)', which does not exist: restore the target, or remove the link"
+                    )
+                }
+                return nil
+            }
+            throw ChimeError(.config, "config file \(path): cannot be read (\(String(cString: strerror(error))))")
         }
-        if status.st_mode & S_IFMT == S_IFDIR {
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR:
             throw ChimeError(.config, "config file \(path): is a directory, expected a TOML file (see 'chime config edit')")
+        default:
+            let kind =
+                switch status.st_mode & S_IFMT {
+                case S_IFCHR: "a character device"
+                case S_IFBLK: "a block device"
+                case S_IFIFO: "a FIFO"
+                case S_IFSOCK: "a socket"
+                default: "something else"
+                }
+            throw ChimeError(.config, "config file \(path): is \(kind), not a regular file: expected a TOML file (see 'chime config edit')")
+        }
+        guard status.st_size <= Self.maxFileBytes else {
+            throw ChimeError(
+                .config,
+                "config file \(path): is \(status.st_size) bytes, more than a config file may be (1 MiB): expected a short TOML file (see 'chime config edit')"
+            )
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = access(path, R_OK) == 0 ? "unknown error" : String(cString: strerror(errno))

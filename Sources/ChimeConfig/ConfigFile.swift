@@ -14,11 +14,21 @@ enum ConfigFile {
         path: String,
         environment: [String: String]
     ) throws(ChimeError) -> [ConfigKey: (value: ConfigValue, line: Int?)] {
+        // TOMLKit reads strings as C strings: a NUL would cut the value there, silently.
+        if let line = Self.lineWithNUL(text) {
+            throw ChimeError(
+                .config,
+                "config file \(path):\(line): holds a NUL character (a NUL byte or \\u0000), which no value may hold: remove it"
+            )
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
             let at = error.source.begin
+            if let hint = Self.unquotedHint(text, line: at.line) {
+                throw ChimeError(.config, "config file \(path):\(at.line):\(at.column): \(hint)")
+            }
             throw ChimeError(.config, "config file \(path):\(at.line):\(at.column): \(error.description)")
         } catch {
             throw ChimeError(.config, "config file \(path): \(error)")
@@ -70,6 +80,37 @@ enum ConfigFile {
         case .bool: .boolean(value.bool ?? false)
         default: .other(value.tomlValue.debugDescription)
         }
+    }
+
+    /// The first line (1-based) that holds a NUL byte or a `\u0000` escape, nil when none does.
+    static func lineWithNUL(_ text: String) -> Int? {
+        guard text.utf8.contains(0) || text.contains("\\u0000") || text.contains("\\U00000000") else { return nil }
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        where line.utf8.contains(0) || line.contains("\\u0000") || line.contains("\\U00000000") {
+            return number + 1
+        }
+        return nil
+    }
+
+    /// What to write instead of a value TOML cannot type (`store = /tmp/x`, `snooze = 10m`):
+    /// text goes in quotes. Nil when line `number` is not `key = value` with a bare value that
+    /// is not a number or true or false (the parser's own message says more then).
+    static func unquotedHint(_ text: String, line number: Int) -> String? {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard number >= 1, number <= lines.count, let equals = lines[number - 1].firstIndex(of: "=") else { return nil }
+        let line = lines[number - 1]
+        let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+        var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        if let comment = value.firstIndex(of: "#") { value = value[..<comment].trimmingCharacters(in: .whitespaces) }
+        guard !key.isEmpty, !value.isEmpty, !"\"'[{".contains(value.first!), value != "true", value != "false",
+            Int(value) == nil, Double(value) == nil
+        else { return nil }
+        let shown = ConfigTOMLValue.shortened(value)
+        let quoted = ConfigTOMLValue.shortened(
+            value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        )
+        return
+            "the value of '\(key)', \(shown), is not a TOML value: text goes in double quotes, as in \(key) = \"\(quoted)\" (numbers and true or false without)"
     }
 
     /// "a, b or c".

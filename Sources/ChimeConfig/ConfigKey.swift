@@ -211,14 +211,20 @@ enum ConfigTOMLValue: Sendable, Hashable {
     case boolean(Bool)
     case other(String)
 
-    /// How the value was written, for the error line.
+    /// How the value was written, for the error line (a long one cut: a 5 MB value is not echoed).
     var written: String {
         switch self {
-        case .string(let text): "\"\(text)\""
+        case .string(let text): "\"\(Self.shortened(text))\""
         case .integer(let number): String(number)
         case .boolean(let value): String(value)
-        case .other(let text): text
+        case .other(let text): Self.shortened(text)
         }
+    }
+
+    /// `text`, or its first 60 characters and "…" with how many there are in all.
+    static func shortened(_ text: String) -> String {
+        guard text.count > 80 else { return text }
+        return String(text.prefix(60)) + "… (\(text.count) characters)"
     }
 }
 

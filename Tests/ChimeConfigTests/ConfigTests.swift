@@ -225,3 +225,108 @@ struct ConfigExampleTests {
         #expect(String(text[start.upperBound..<end.lowerBound]) == Config.example)
     }
 }
+
+/// Issue 31, item 10: a config file that is not one, or is hostile, is one clear line, never
+/// "no config", a cut value, a raw parser message or a long wait.
+struct ConfigFileBoundsTests {
+    /// A fresh `$XDG_CONFIG_HOME` with its `chime/` directory; removed by `body`'s end.
+    func withConfigHome<T>(_ body: (_ home: String, _ file: String) throws -> T) throws -> T {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("chime-config-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home + "/chime", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        return try body(home, home + "/chime/config.toml")
+    }
+
+    func load(_ home: String) throws(ChimeError) -> Config {
+        try Config.load(environment: ["XDG_CONFIG_HOME": home, "HOME": "/h"])
+    }
+
+    @Test func aDanglingSymbolicLinkIsRefusedNotTakenAsNoConfig() throws {
+        try withConfigHome { home, file in
+            try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: home + "/dotfiles/chime.toml")
+            let error = try #require(throws: ChimeError.self) { try load(home) }
+            #expect(error.code == .config)
+            #expect(
+                error.message
+                    == "config file \(file): is a symbolic link to '\(home)/dotfiles/chime.toml', which does not exist: restore the target, or remove the link"
+            )
+        }
+    }
+
+    @Test func aDeviceOrAFIFOIsNotARegularFile() throws {
+        try withConfigHome { home, file in
+            try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: "/dev/zero")
+            #expect(
+                throws: ChimeError(
+                    .config,
+                    "config file \(file): is a character device, not a regular file: expected a TOML file (see 'chime config edit')"
+                )
+            ) {
+                try load(home)
+            }
+            try FileManager.default.removeItem(atPath: file)
+            #expect(mkfifo(file, 0o600) == 0)
+            #expect(
+                throws: ChimeError(
+                    .config,
+                    "config file \(file): is a FIFO, not a regular file: expected a TOML file (see 'chime config edit')"
+                )
+            ) {
+                try load(home)
+            }
+        }
+    }
+
+    @Test func aFileOverOneMiBIsRefusedBeforeItIsParsed() throws {
+        try withConfigHome { home, file in
+            let comment = "# " + String(repeating: "x", count: 1_000) + "\n"
+            try Data(String(repeating: comment, count: 1_100).utf8).write(to: URL(fileURLWithPath: file))
+            let error = try #require(throws: ChimeError.self) { try load(home) }
+            #expect(
+                error.message
+                    == "config file \(file): is 1103300 bytes, more than a config file may be (1 MiB): expected a short TOML file (see 'chime config edit')"
+            )
+        }
+    }
+
+    @Test(arguments: [
+        "notifier = \"con\\u0000sole\"\n",
+        "[reminders]\nsnooze = \"10m\"\nnotifier = \"a\u{0}b\"\n",
+    ])
+    func aNULIsRefusedNotCut(text: String) throws {
+        let error = try #require(throws: ChimeError.self) { try Config(path: "/c", contents: text, environment: ["HOME": "/h"]) }
+        let line = text.hasPrefix("[") ? 3 : 1
+        #expect(
+            error.message == "config file /c:\(line): holds a NUL character (a NUL byte or \\u0000), which no value may hold: remove it"
+        )
+    }
+
+    @Test func aLongValueIsCutInTheMessage() throws {
+        let error = try #require(throws: ChimeError.self) {
+            try Config(
+                path: "/c",
+                contents: "notifier = \"" + String(repeating: "y", count: 5_000_000) + "\"\n",
+                environment: ["HOME": "/h"]
+            )
+        }
+        #expect(error.message.count < 300, "\(error.message.count) characters")
+        #expect(error.message.hasPrefix("config file /c:1: invalid notifier \"yyyy"))
+        #expect(error.message.contains("… (5000000 characters)\""))
+    }
+
+    @Test(arguments: [
+        (
+            "store = /tmp/x.sqlite\n",
+            #"config file /c:1:9: the value of 'store', /tmp/x.sqlite, is not a TOML value: text goes in double quotes, as in store = "/tmp/x.sqlite" (numbers and true or false without)"#
+        ),
+        (
+            "[reminders]\nsnooze = 10m # a comment\n",
+            #"the value of 'snooze', 10m, is not a TOML value: text goes in double quotes, as in snooze = "10m""#
+        ),
+    ])
+    func anUnquotedValueSaysWhatToWrite(text: String, message: String) throws {
+        let error = try #require(throws: ChimeError.self) { try Config(path: "/c", contents: text, environment: ["HOME": "/h"]) }
+        #expect(error.message.contains(message), "\(error.message)")
+        #expect(!error.message.contains("could not determine"))
+    }
+}
