@@ -245,9 +245,8 @@ struct Next: AsyncParsableCommand {
     func preview(_ reminder: Reminder) -> Preview {
         let systemZone = TimeZone.current
         let zone = reminder.trigger.displayZone(system: systemZone)
-        // Start just before the stored next due time, so the preview begins with it.
-        let start = (reminder.nextDue ?? Date()).addingTimeInterval(-0.000_001)
-        let occurrences = reminder.trigger.occurrences(after: start, count: count, systemZone: systemZone)
+        // From the stored next due time on, so the preview begins with it.
+        let occurrences = reminder.trigger.occurrences(from: reminder.nextDue ?? Date(), count: count, systemZone: systemZone)
         return Preview(reminder, occurrences: occurrences, zone: zone)
     }
 

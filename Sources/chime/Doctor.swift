@@ -174,6 +174,9 @@ struct Doctor: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Doctor looks at a SQLite store; on PostgreSQL it refuses as the other SQLite-only
+        // commands do (exit 64), rather than reporting the store as damaged (exit 5).
+        if PostgresStoreOption.isURL(global.storePath) { throw PostgresStoreOption.refusal(global.storePath) }
         let status = await LibnotifyNotifier.probe()
         let desktop = Diagnosis.Desktop(
             available: status.isAvailable,

@@ -160,7 +160,7 @@ struct Show: AsyncParsableCommand {
         let systemZone = TimeZone.current
         var occurrences: [Occurrence] = []
         if detail.state == "pending", let due = detail.reminder.nextDue {
-            occurrences = detail.reminder.trigger.occurrences(after: due.addingTimeInterval(-0.000_001), count: 5, systemZone: systemZone)
+            occurrences = detail.reminder.trigger.occurrences(from: due, count: 5, systemZone: systemZone)
         }
         emit(Shown(detail, occurrences: occurrences, system: systemZone), json: global.json)
     }

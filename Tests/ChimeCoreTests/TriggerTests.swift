@@ -342,3 +342,17 @@ struct IntervalAndOnceTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(LocalTime.self, from: Data("\"25:00\"".utf8)) }
     }
 }
+
+@Suite("Trigger: occurrences from a stored next due time")
+struct OccurrencesFromTests {
+    @Test(
+        "A one-shot far in the future is its own first occurrence (1 µs before it is the same Date past about 2550)",
+        arguments: [2030, 2600, 9000]
+    )
+    func farFutureOneShot(year: Int) throws {
+        let due = try TimeParsing.instant("\(year)-01-01T10:00:00Z", now: Date(), zone: TimeZone(identifier: "UTC")!)
+        let trigger = Trigger.once(due)
+        #expect(trigger.occurrences(from: due, count: 5, systemZone: .current).map(\.instant) == [due])
+        #expect(trigger.occurrences(from: due.addingTimeInterval(1), count: 5, systemZone: .current).isEmpty)
+    }
+}

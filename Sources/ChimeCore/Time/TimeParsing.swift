@@ -13,6 +13,9 @@ public enum TimeParsing {
     public static func duration(_ s: String) throws(ChimeError) -> Int64 {
         // Made only when thrown: building a message (and escaping it) costs more than parsing.
         guard let seconds = durationSeconds(s, max: maxDuration), seconds > 0 else {
+            if let longer = durationSeconds(s, max: 1_000_000_000_000), longer > maxDuration {
+                throw ChimeError.invalid("duration", s, expected: "at most 366 days (52w2d or 366d)")
+            }
             throw ChimeError.invalid("duration", s, expected: durationExpected)
         }
         return seconds

@@ -59,6 +59,17 @@ public enum Trigger: Sendable, Hashable, Codable {
         return out
     }
 
+    /// Up to `count` occurrences from `instant` on (`instant` itself included when it is one):
+    /// a stored next due time and those after it, for `chime next` and `chime show`.
+    ///
+    /// The search starts at the largest instant before `instant` that a `Date` can hold, not
+    /// 1 µs before it: past the year 2500 a `Date`'s step is larger than 1 µs, and the earlier
+    /// instant was the same one, so the occurrence itself was skipped.
+    public func occurrences(from instant: Date, count: Int, systemZone: TimeZone) -> [Occurrence] {
+        let before = Date(timeIntervalSinceReferenceDate: instant.timeIntervalSinceReferenceDate.nextDown)
+        return occurrences(after: before, count: count, systemZone: systemZone)
+    }
+
     func next(after instant: Date, systemZone: TimeZone) -> Occurrence? {
         switch self {
         case .once(let date):
