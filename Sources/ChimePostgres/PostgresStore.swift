@@ -318,6 +318,38 @@ extension PostgresStore {
         try await pendingWithChannels(limit: limit).map(\.reminder)
     }
 
+    /// Calls `body` with each pending reminder, soonest first (then by id), as the rows arrive
+    /// (one held at a time: `chime list` of 200,000 reminders). With `after`, only those after
+    /// the pending reminder of that id in that order (the next page); with `limit`, at most that many.
+    /// - Throws: `.notFound` when `after` names no pending reminder; what `body` throws.
+    public func eachPending(after: String? = nil, limit: Int? = nil, _ body: (Reminder) throws -> Void) async throws {
+        let count = Int64(limit ?? Int(Int32.max))
+        let query: PostgresQuery
+        if let after {
+            var due: Int64?
+            for try await row in try await client.query(
+                "SELECT next_due_us FROM reminder WHERE id = \(after) AND state = 'pending'",
+                logger: logger
+            ) { due = try row.decode(Int64.self) }
+            guard let due else {
+                throw ChimeError(
+                    .notFound,
+                    "no pending reminder has the id '\(after)' to list after: give the id of a pending reminder (the last one of the page before)"
+                )
+            }
+            query = """
+                SELECT \(unescaped: Self.reminderColumns) FROM reminder WHERE state = 'pending'
+                AND (next_due_us, id) > (\(due), \(after)) ORDER BY next_due_us, id LIMIT \(count)
+                """
+        } else {
+            query = """
+                SELECT \(unescaped: Self.reminderColumns) FROM reminder WHERE state = 'pending'
+                ORDER BY next_due_us, id LIMIT \(count)
+                """
+        }
+        for try await row in try await client.query(query, logger: logger) { try body(try Self.reminder(from: row).reminder) }
+    }
+
     /// ``pending(limit:)`` with each reminder's channel (which `Reminder` does not carry: the
     /// SQLite store has no channels), for `chime list --json`.
     public func pendingWithChannels(limit: Int? = nil) async throws -> [(reminder: Reminder, channel: String)] {

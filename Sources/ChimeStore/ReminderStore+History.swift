@@ -77,8 +77,21 @@ extension ReminderStore {
     /// The ledger, oldest first: of reminder `id` (every reminder that had it) or of all, the
     /// occurrences due at or after `since`, at most the `limit` latest.
     public func history(id: String? = nil, since: Date? = nil, limit: Int? = nil) throws(ChimeError) -> [HistoryEntry] {
+        var entries: [HistoryEntry] = []
+        try eachHistory(id: id, since: since, limit: limit) { entries.append($0) }
+        return entries
+    }
+
+    /// Calls `body` with each entry ``history(id:since:limit:)`` returns, in its order, in one
+    /// read transaction, holding one at a time: `chime history --json` of 200,000 alerts.
+    public func eachHistory(
+        id: String? = nil,
+        since: Date? = nil,
+        limit: Int? = nil,
+        _ body: (HistoryEntry) throws -> Void
+    ) throws(ChimeError) {
         try read { db in
-            let rows = try Row.fetchAll(
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT * FROM (
@@ -91,24 +104,26 @@ extension ReminderStore {
                     """,
                 arguments: [id, since?.micros ?? Int64.min, limit ?? -1]
             )
-            return rows.map { row in
+            while let row = try rows.next() {
                 let kind: String = row[1]
-                let body: String = row[12]
-                let firstLine = body.prefix { $0 != "\n" }
-                return HistoryEntry(
-                    reminderID: row[0],
-                    kind: kind,
-                    title: row[2],
-                    detail: kind == "plain" || firstLine.isEmpty ? nil : String(firstLine),
-                    due: Date(micros: row[3]),
-                    state: row[4],
-                    missedCount: row[5],
-                    postedAt: (row[6] as Int64?).map(Date.init(micros:)),
-                    via: row[7],
-                    attempts: row[8],
-                    lastError: row[9],
-                    response: row[10],
-                    answeredAt: (row[11] as Int64?).map(Date.init(micros:))
+                let text: String = row[12]
+                let firstLine = text.prefix { $0 != "\n" }
+                try body(
+                    HistoryEntry(
+                        reminderID: row[0],
+                        kind: kind,
+                        title: row[2],
+                        detail: kind == "plain" || firstLine.isEmpty ? nil : String(firstLine),
+                        due: Date(micros: row[3]),
+                        state: row[4],
+                        missedCount: row[5],
+                        postedAt: (row[6] as Int64?).map(Date.init(micros:)),
+                        via: row[7],
+                        attempts: row[8],
+                        lastError: row[9],
+                        response: row[10],
+                        answeredAt: (row[11] as Int64?).map(Date.init(micros:))
+                    )
                 )
             }
         }

@@ -430,6 +430,46 @@ extension ReminderStore {
         return "'" + kind + "'"
     }
 
+    /// Calls `body` with each pending reminder, earliest next due time first (then by id), in
+    /// one read transaction, holding one at a time: `chime list` of 200,000 reminders. With
+    /// `after`, only those that come after the pending reminder of that id in that order (the
+    /// next page); with `limit`, at most that many.
+    /// - Throws: `.notFound` when `after` names no pending reminder; what `body` throws.
+    public func eachPending(
+        after: String? = nil,
+        limit: Int? = nil,
+        _ body: (Reminder) throws -> Void
+    ) throws(ChimeError) {
+        try read { db in
+            var position: (due: Int64, id: String)?
+            if let after {
+                guard
+                    let row = try Row.fetchOne(
+                        db,
+                        sql: "SELECT next_due_us, id FROM reminder WHERE id = ? AND state = 'pending'",
+                        arguments: [after]
+                    )
+                else {
+                    throw ChimeError(
+                        .notFound,
+                        "no pending reminder has the id '\(after)' to list after: give the id of a pending reminder (the last one of the page before)"
+                    )
+                }
+                position = (row[0], row[1])
+            }
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT * FROM reminder WHERE state = 'pending'
+                    AND (?1 IS NULL OR (next_due_us >= ?2 AND (next_due_us > ?2 OR id > ?1)))
+                    ORDER BY next_due_us, id LIMIT ?3
+                    """,
+                arguments: [position?.id, position?.due, limit ?? -1]
+            )
+            while let row = try rows.next() { try body(try Self.reminder(from: row)) }
+        }
+    }
+
     /// Pending reminders, earliest next due time first.
     public func pending(limit: Int? = nil) throws(ChimeError) -> [Reminder] {
         try read { db in

@@ -281,52 +281,124 @@ struct Next: AsyncParsableCommand {
 }
 
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List pending reminders, the next due first.")
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List pending reminders, the next due first.",
+        discussion: """
+            The list is written as it is read, a reminder at a time, however many there are. \
+            --limit N shows the first N; the next page starts after the last id shown \
+            (--after ID), as the note under a page (or "next_after" with --json) says.
+            Examples:
+              chime list
+              chime list --limit 20 --json
+            """
+    )
 
+    @Option(help: ArgumentHelp("Show at most this many reminders (1 to 1000000).", valueName: "n")) var limit: Int?
+    @Option(
+        help: ArgumentHelp("Show the reminders that come after the pending reminder ID (the next page).", valueName: "id"),
+        completion: Completion.known
+    )
+    var after: String?
     @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if let limit, !(1...1_000_000).contains(limit) {
+            throw ValidationError("invalid --limit '\(limit)': expected a number of reminders from 1 to 1000000")
+        }
+        if let after { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(after) } }
+    }
+
+    /// One more than the page: whether it is there says whether there are more.
+    var fetchLimit: Int? { limit.map { $0 + 1 } }
 
     func run() async throws {
         if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.read)
-        let reminders = try store.pending()
         let running = RunnerControl.isRunning(storePath: store.path)
         if !global.json && !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
             // (A typo in --store reads as no store at all: say where none was found.)
             Output.note("No store at '\(store.path)' yet: the first reminder you schedule creates it.")
         }
-        emit(Listing(reminders, runner: running, zone: .current), json: global.json)
+        var page = ListPage(json: global.json, limit: limit, after: after, zone: .current)
+        if !global.json {
+            // The columns' widths first (a pass that keeps no reminder), then the rows.
+            try store.eachPending(after: after, limit: fetchLimit) { page.measure($0) }
+        }
+        try store.eachPending(after: after, limit: fetchLimit) { page.add($0) }
+        page.finish(runner: running)
     }
 
-    /// The pending reminders, the next due first, and whether a runner is running.
-    struct Listing: Report {
-        var reminders: [ReminderJSON]
-        var runner: Bool
-        private var pending: [Reminder]
-        private var zone: TimeZone
+    /// The page of pending reminders being written: one JSON document (`{"reminders": [...],
+    /// "runner": …}`, with `"more"` and `"next_after"` when a limit was given) or a table, each
+    /// reminder written as it comes.
+    struct ListPage {
+        let json: Bool
+        let limit: Int?
+        let after: String?
+        let zone: TimeZone
+        private var output = StreamedOutput()
+        private var measured = 0
+        private var idWidth = 2
+        private var ruleWidth = 7
+        private var written = 0
+        private var lastID: String?
+        private var more = false
 
-        enum CodingKeys: String, CodingKey { case reminders, runner }
-
-        init(_ pending: [Reminder], runner: Bool, zone: TimeZone) {
-            reminders = pending.map { ReminderJSON($0, zone: zone) }
-            self.runner = runner
-            self.pending = pending
-            self.zone = zone
+        init(json: Bool, limit: Int?, after: String?, zone: TimeZone) {
+            (self.json, self.limit, self.after, self.zone) = (json, limit, after, zone)
         }
 
-        var lines: [String] {
-            guard !pending.isEmpty else { return ["No pending reminders. Schedule one: chime in 25m \"Tea is ready\""] }
-            let idWidth = max(2, pending.map(\.id.count).max() ?? 2)
-            let rows = pending.map { reminder -> (String, String, String, String) in
-                let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
-                return (reminder.id, next, reminder.trigger.summary, UserText.oneLine(DoseBook.listTitle(of: reminder)))
+        /// The human table's columns fit `reminder` (the first pass).
+        mutating func measure(_ reminder: Reminder) {
+            measured += 1
+            if let limit, measured > limit { return }
+            idWidth = max(idWidth, reminder.id.count)
+            ruleWidth = max(ruleWidth, reminder.trigger.summary.count)
+        }
+
+        /// Writes `reminder` (or notes that there are more than the limit).
+        mutating func add(_ reminder: Reminder) {
+            if let limit, written == limit {
+                more = true
+                return
             }
-            let ruleWidth = max(7, rows.map(\.2.count).max() ?? 7)
-            func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
-            return ["\(pad("ID", idWidth))  \(pad("NEXT", 26))  \(pad("TRIGGER", ruleWidth))  TITLE"]
-                + rows.map { row in "\(pad(row.0, idWidth))  \(pad(row.1, 26))  \(pad(row.2, ruleWidth))  \(row.3)" }
+            if json {
+                output.raw(written == 0 ? #"{"reminders":["# : ",")
+                output.json(ReminderJSON(reminder, zone: zone))
+            } else {
+                func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+                if written == 0 { output.line("\(pad("ID", idWidth))  \(pad("NEXT", 26))  \(pad("TRIGGER", ruleWidth))  TITLE") }
+                let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
+                let title = UserText.oneLine(DoseBook.listTitle(of: reminder))
+                output.line("\(pad(reminder.id, idWidth))  \(pad(next, 26))  \(pad(reminder.trigger.summary, ruleWidth))  \(title)")
+            }
+            written += 1
+            lastID = reminder.id
         }
 
-        var notes: [String] { runner ? [] : ["No runner is running for this store: start one with 'chime run'."] }
+        /// Ends the page: the JSON document's other keys, or the notes under the table.
+        mutating func finish(runner: Bool) {
+            if json {
+                output.raw(written == 0 ? #"{"reminders":[]"# : "]")
+                if limit != nil {
+                    output.raw(#","more":\#(more)"#)
+                    output.raw(#","next_after":"# + (more ? JSONText.quote(lastID ?? "") : "null"))
+                }
+                output.raw(#","runner":\#(runner)}"# + "\n")
+                output.flush()
+                return
+            }
+            if written == 0 {
+                output.line(
+                    after.map { "No pending reminders after '\($0)'." }
+                        ?? "No pending reminders. Schedule one: chime in 25m \"Tea is ready\""
+                )
+            }
+            output.flush()
+            if more, let lastID, let limit { Output.note("More after '\(lastID)': chime list --after \(lastID) --limit \(limit)") }
+            if !runner { Output.note("No runner is running for this store: start one with 'chime run'.") }
+        }
     }
 }
 

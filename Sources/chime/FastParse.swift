@@ -42,11 +42,18 @@ enum FastParse {
                 return .command(command)
             }
         case "list":
-            guard let line = split(words, values: GlobalFields.values, flags: GlobalFields.flags), line.positional.isEmpty else {
-                return nil
-            }
+            guard let line = split(words, values: GlobalFields.values.union(["--limit", "--after"]), flags: GlobalFields.flags),
+                line.positional.isEmpty
+            else { return nil }
             var command = List()
             command.global = GlobalFields.make(line)
+            command.after = line.values["--after"]
+            command.limit = nil
+            if let text = line.values["--limit"] {
+                guard let limit = Int(text) else { return nil }
+                command.limit = limit
+            }
+            guard (try? command.validate()) != nil else { return nil }
             return .command(command)
         case "cancel":
             guard let line = split(words, values: GlobalFields.values, flags: GlobalFields.flags), !line.positional.isEmpty else {

@@ -18,6 +18,7 @@ struct History: AsyncParsableCommand {
               chime history --last 7d
               chime in 25m "Tea" --id tea
               chime history tea --json
+              chime history --limit 20
             """
     )
 
@@ -26,10 +27,15 @@ struct History: AsyncParsableCommand {
         help: ArgumentHelp("Only alerts due within this long before now (such as 7d or 7, 12h; at most 366d).", valueName: "duration")
     )
     var last: String?
+    @Option(help: ArgumentHelp("Only the latest this many alerts (1 to 1000000), still oldest first.", valueName: "n"))
+    var limit: Int?
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
+        if let limit, !(1...1_000_000).contains(limit) {
+            throw ValidationError("invalid --limit '\(limit)': expected a number of alerts from 1 to 1000000")
+        }
     }
 
     func run() async throws {
@@ -40,14 +46,40 @@ struct History: AsyncParsableCommand {
             return now.addingTimeInterval(-TimeInterval(try TimeParsing.duration(duration)))
         }
         let store = try global.openStore(.read)
-        let entries = try store.history(id: id, since: since)
-        if entries.isEmpty, let id, !(try store.hasEverHad(id: id)) {
+        if let id, !(try store.hasEverHad(id: id)) {
             throw ChimeError(.notFound, "no reminder has ever had the id '\(id)': see 'chime list'")
         }
-        emit(Ledger(entries, zone: .current), json: global.json)
+        // Written as it is read, an alert at a time (the table's widths from a first pass).
+        let zone = TimeZone.current
+        var output = StreamedOutput()
+        if global.json {
+            var count = 0
+            try store.eachHistory(id: id, since: since, limit: limit) { entry in
+                output.raw(count == 0 ? #"{"alerts":["# : ",")
+                output.json(Ledger.item(entry, zone: zone))
+                count += 1
+            }
+            output.raw((count == 0 ? #"{"alerts":[]"# : "]") + "}\n")
+        } else {
+            var widths = Ledger.header.map(\.count)
+            try store.eachHistory(id: id, since: since, limit: limit) { entry in
+                for (column, cell) in Ledger.cells(entry, zone: zone).prefix(5).enumerated() {
+                    widths[column] = max(widths[column], cell.count)
+                }
+            }
+            var count = 0
+            try store.eachHistory(id: id, since: since, limit: limit) { entry in
+                if count == 0 { output.line(Ledger.line(Ledger.header, widths: widths)) }
+                output.line(Ledger.line(Ledger.cells(entry, zone: zone), widths: widths))
+                count += 1
+            }
+            if count == 0 { output.line("Nothing has fired yet.") }
+        }
+        output.flush()
     }
 
-    struct Ledger: Report {
+    /// How an alert of the ledger is shown: a JSON object (`--json`), or a row of the table.
+    enum Ledger {
         struct Item: Encodable {
             var id: String
             var kind: String
@@ -72,35 +104,26 @@ struct History: AsyncParsableCommand {
                 case lateSeconds = "late_seconds"
             }
         }
-        var alerts: [Item]
-        private var entries: [HistoryEntry]
-        private var zone: TimeZone
 
-        enum CodingKeys: String, CodingKey { case alerts }
-
-        init(_ entries: [HistoryEntry], zone: TimeZone) {
-            self.entries = entries
-            self.zone = zone
-            alerts = entries.map { entry in
-                Item(
-                    id: entry.reminderID,
-                    kind: entry.kind,
-                    title: entry.title,
-                    detail: entry.detail,
-                    due: TimeText.iso(entry.due),
-                    dueLocal: TimeText.local(entry.due, in: zone),
-                    state: entry.state,
-                    posted: entry.postedAt.map(TimeText.iso),
-                    lateSeconds: entry.lateness.map { ($0 * 1000).rounded() / 1000 },
-                    via: entry.via,
-                    missed: entry.missedCount,
-                    attempts: entry.attempts,
-                    error: entry.lastError,
-                    response: entry.response,
-                    answered: entry.answeredAt.map(TimeText.iso),
-                    result: entry.outcome
-                )
-            }
+        static func item(_ entry: HistoryEntry, zone: TimeZone) -> Item {
+            Item(
+                id: entry.reminderID,
+                kind: entry.kind,
+                title: entry.title,
+                detail: entry.detail,
+                due: TimeText.iso(entry.due),
+                dueLocal: TimeText.local(entry.due, in: zone),
+                state: entry.state,
+                posted: entry.postedAt.map(TimeText.iso),
+                lateSeconds: entry.lateness.map { ($0 * 1000).rounded() / 1000 },
+                via: entry.via,
+                missed: entry.missedCount,
+                attempts: entry.attempts,
+                error: entry.lastError,
+                response: entry.response,
+                answered: entry.answeredAt.map(TimeText.iso),
+                result: entry.outcome
+            )
         }
 
         /// "on time" within a second, else "+2m 5s".
@@ -110,26 +133,25 @@ struct History: AsyncParsableCommand {
             return "+" + formatDuration(.seconds(Int64(seconds.rounded(.down))))
         }
 
-        var lines: [String] {
-            guard !entries.isEmpty else { return ["Nothing has fired yet."] }
-            let rows = entries.map { entry -> [String] in
-                var result = entry.outcome
-                if entry.missedCount > 0 { result += " (\(entry.missedCount) missed)" }
-                var title = UserText.oneLine(entry.title)
-                if entry.kind != "plain" { title = "[\(entry.kind)] " + title }
-                if let detail = entry.detail { title += ": " + UserText.oneLine(detail) }
-                return [
-                    TimeText.local(entry.due, in: zone, seconds: true), Self.late(entry.lateness), entry.via ?? "-", result,
-                    entry.reminderID, title,
-                ]
-            }
-            let header = ["DUE", "LATE", "VIA", "RESULT", "ID", "TITLE"]
-            let widths = (0..<5).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-            func line(_ cells: [String]) -> String {
-                (0..<5).map { cells[$0] + String(repeating: " ", count: widths[$0] - cells[$0].count) }.joined(separator: "  ")
-                    + "  " + cells[5]
-            }
-            return [line(header)] + rows.map(line)
+        static let header = ["DUE", "LATE", "VIA", "RESULT", "ID", "TITLE"]
+
+        /// The table's cells for `entry`, in ``header``'s order.
+        static func cells(_ entry: HistoryEntry, zone: TimeZone) -> [String] {
+            var result = entry.outcome
+            if entry.missedCount > 0 { result += " (\(entry.missedCount) missed)" }
+            var title = UserText.oneLine(entry.title)
+            if entry.kind != "plain" { title = "[\(entry.kind)] " + title }
+            if let detail = entry.detail { title += ": " + UserText.oneLine(detail) }
+            return [
+                TimeText.local(entry.due, in: zone, seconds: true), Self.late(entry.lateness), entry.via ?? "-", result,
+                entry.reminderID, title,
+            ]
+        }
+
+        /// A row: the first five columns padded to `widths`, then the title.
+        static func line(_ cells: [String], widths: [Int]) -> String {
+            (0..<5).map { cells[$0] + String(repeating: " ", count: widths[$0] - cells[$0].count) }.joined(separator: "  ")
+                + "  " + cells[5]
         }
     }
 }

@@ -87,11 +87,19 @@ extension ScheduleOptions {
 }
 
 extension List {
+    /// As on SQLite, the rows written as they arrive. The table's widths come from a first
+    /// query of its own (not in one transaction with the second: a reminder that changes between
+    /// the two may shift a column, nothing else).
     func runPostgres(_ url: PostgresURL) async throws {
-        let (reminders, runners) = try await global.withPostgres(url) { store in
-            (try await store.pending(), try await store.runnerCount())
+        let page = try await global.withPostgres(url) { [json = global.json, limit, after, fetchLimit] store in
+            var page = ListPage(json: json, limit: limit, after: after, zone: .current)
+            if !json { try await store.eachPending(after: after, limit: fetchLimit) { page.measure($0) } }
+            try await store.eachPending(after: after, limit: fetchLimit) { page.add($0) }
+            let runners = try await store.runnerCount()
+            return (page, runners)
         }
-        emit(Listing(reminders, runner: runners > 0, zone: .current), json: global.json)
+        var (listed, runners) = page
+        listed.finish(runner: runners > 0)
     }
 }
 

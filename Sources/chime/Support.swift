@@ -160,6 +160,11 @@ enum Output {
         write(text + "\n", to: STDOUT_FILENO)
     }
 
+    /// `text` on standard output as it is (no newline added): for a long output written in parts.
+    static func text(_ text: String) {
+        write(text, to: STDOUT_FILENO)
+    }
+
     static func note(_ text: String) {
         write(text + "\n", to: STDERR_FILENO)
     }
@@ -182,6 +187,48 @@ enum Output {
                 offset += written
             }
         }
+    }
+}
+
+/// A long output written as it is made, in parts of about 64 KiB: `chime list` and `chime
+/// history` of 200,000 entries hold one entry at a time, not a document of all of them.
+struct StreamedOutput {
+    private var buffer = ""
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Adds a line of human text.
+    mutating func line(_ text: String) {
+        buffer += text
+        buffer += "\n"
+        flushIfFull()
+    }
+
+    /// Adds raw JSON text.
+    mutating func raw(_ text: String) {
+        buffer += text
+        flushIfFull()
+    }
+
+    /// Adds `value` as JSON, as ``Output/json(_:)`` writes it (keys sorted, controls escaped).
+    mutating func json(_ value: some Encodable) {
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        buffer += String(decoding: JSONText.escapingRawControls(data), as: UTF8.self)
+        flushIfFull()
+    }
+
+    private mutating func flushIfFull() {
+        if buffer.utf8.count >= 1 << 16 { flush() }
+    }
+
+    /// Writes what is held.
+    mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        Output.text(buffer)
+        buffer.removeAll(keepingCapacity: true)
     }
 }
 

@@ -48,6 +48,13 @@ struct PostgresCLITests {
             #expect(reminders.first?["title"] as? String == "Tea again")
             let human = try sandbox.chime("list")
             #expect(human.stdout.contains("Tea again") && human.stderr.contains("No runner is running"), "\(human)")
+            // Pages, as on SQLite (issue 31, item 12).
+            let onePage = try jsonObject(try sandbox.chime("list", "--json", "--limit", "1").stdout)
+            #expect(onePage["more"] as? Bool == true && onePage["next_after"] as? String == "tea", "\(onePage)")
+            let second = try sandbox.chime("list", "--json", "--limit", "1", "--after", "tea")
+            #expect(try jsonObject(second.stdout)["next_after"] is NSNull, "\(second)")
+            #expect(second.stdout.contains("\"\(standup)\""), "\(second)")
+            #expect(try sandbox.chime("list", "--after", "nosuch").status == 3)
 
             let next = try sandbox.chime("next", standup, "--count", "3", "--json")
             #expect(next.status == 0, "\(next)")
