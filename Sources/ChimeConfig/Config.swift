@@ -131,15 +131,10 @@ public struct Config: Sendable {
         case S_IFDIR:
             throw ChimeError(.config, "config file \(path): is a directory, expected a TOML file (see 'chime config edit')")
         default:
-            let kind =
-                switch status.st_mode & S_IFMT {
-                case S_IFCHR: "a character device"
-                case S_IFBLK: "a block device"
-                case S_IFIFO: "a FIFO"
-                case S_IFSOCK: "a socket"
-                default: "something else"
-                }
-            throw ChimeError(.config, "config file \(path): is \(kind), not a regular file: expected a TOML file (see 'chime config edit')")
+            throw ChimeError(
+                .config,
+                "config file \(path): is \(FileKind.describe(status.st_mode)), not a regular file: expected a TOML file (see 'chime config edit')"
+            )
         }
         guard status.st_size <= Self.maxFileBytes else {
             throw ChimeError(

@@ -185,52 +185,28 @@ public struct JSONArraySplitter {
             let byte = buffer[index]
             switch state {
             case .element:
-                if inString {
-                    if escaped {
-                        escaped = false
-                    } else if byte == UInt8(ascii: "\\") {
-                        escaped = true
-                    } else if byte == UInt8(ascii: "\"") {
-                        inString = false
-                        if depth == 0 {
-                            state = .after
-                            try emit(index + 1)
-                        }
-                    }
-                    break
-                }
-                switch byte {
-                case UInt8(ascii: "\""):
-                    inString = true
-                case UInt8(ascii: "{"), UInt8(ascii: "["):
-                    depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    if depth == 0 {
-                        // The end of a bare scalar element (`[5]`), or a stray closing brace.
-                        guard byte == UInt8(ascii: "]"), index > start || !carry.isEmpty else {
-                            throw SyntaxError(position: position, found: byte)
-                        }
+                switch scan(byte) {
+                case .inside: break
+                case .endsAfter:
+                    state = .after
+                    try emit(index + 1)
+                case .endsAt:
+                    switch byte {
+                    case UInt8(ascii: "]"):
+                        // The end of a bare scalar element (`[5]`).
+                        guard index > start || !carry.isEmpty else { throw SyntaxError(position: position, found: byte) }
                         state = arrayEnd
                         try emit(index)
-                    } else {
-                        depth -= 1
-                        if depth == 0 {
-                            state = .after
-                            try emit(index + 1)
-                        }
-                    }
-                case UInt8(ascii: ","):
-                    if depth == 0 {
+                    case UInt8(ascii: ","):
                         state = .comma
                         try emit(index)
-                    }
-                case 0x20, 0x0A, 0x0D, 0x09:
-                    if depth == 0 {
+                    case UInt8(ascii: "}"):
+                        // A stray closing brace.
+                        throw SyntaxError(position: position, found: byte)
+                    default:
                         state = .after
                         try emit(index)
                     }
-                default:
-                    break
                 }
             case .start:
                 guard !Self.isSpace(byte) else { break }
@@ -294,37 +270,13 @@ public struct JSONArraySplitter {
             case .skipping:
                 skipped += 1
                 guard skipped <= maxElementBytes else { throw TooLarge(start: currentStart, index: nil, limit: maxElementBytes) }
-                if inString {
-                    if escaped {
-                        escaped = false
-                    } else if byte == UInt8(ascii: "\\") {
-                        escaped = true
-                    } else if byte == UInt8(ascii: "\"") {
-                        inString = false
-                        if depth == 0 { state = .objectAfter }
-                    }
-                    break
-                }
-                switch byte {
-                case UInt8(ascii: "\""):
-                    inString = true
-                case UInt8(ascii: "{"), UInt8(ascii: "["):
-                    depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    if depth == 0 {
-                        // The end of a scalar value: the object's closing brace, read again.
-                        state = .objectAfter
-                        continue
-                    }
-                    depth -= 1
-                    if depth == 0 { state = .objectAfter }
-                case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
-                    if depth == 0 {
-                        state = .objectAfter
-                        continue
-                    }
-                default:
-                    break
+                switch scan(byte) {
+                case .inside: break
+                case .endsAfter: state = .objectAfter
+                case .endsAt:
+                    // The end of a scalar value: the comma or brace after it, read again.
+                    state = .objectAfter
+                    continue
                 }
             case .objectAfter:
                 guard !Self.isSpace(byte) else { break }
@@ -378,6 +330,43 @@ public struct JSONArraySplitter {
             }
             carry.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<end]))
         }
+    }
+
+    /// Where a byte leaves the value being scanned (an element, or a value of the wrapper that
+    /// is skipped): inside it, its last byte, or the first byte after it.
+    private enum Edge { case inside, endsAfter, endsAt }
+
+    /// Reads `byte` as part of the value being scanned: strings (escaped quotes included),
+    /// nesting, and the byte a value at the top ends at (a comma, a closing bracket or brace,
+    /// white space).
+    @inline(__always)
+    private mutating func scan(_ byte: UInt8) -> Edge {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+                if depth == 0 { return .endsAfter }
+            }
+            return .inside
+        }
+        switch byte {
+        case UInt8(ascii: "\""):
+            inString = true
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            depth += 1
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            if depth == 0 { return .endsAt }
+            depth -= 1
+            if depth == 0 { return .endsAfter }
+        case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
+            if depth == 0 { return .endsAt }
+        default:
+            break
+        }
+        return .inside
     }
 
     /// Where the array's closing bracket leads: the end, or the rest of the wrapper.

@@ -45,7 +45,7 @@ enum StoreFile {
         guard info.st_mode & S_IFMT == S_IFREG else {
             var link = stat()
             let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
-            let what = describe(info.st_mode)
+            let what = FileKind.describe(info.st_mode)
             throw ChimeError(
                 .store,
                 "store '\(path)' is \(isLink ? "a symbolic link to " : "")\(what), not a regular file: name a store file with --store"
@@ -63,19 +63,6 @@ enum StoreFile {
         return .chime(applied: applied)
     }
 
-    /// "a FIFO (named pipe)", "a directory"… for a file type in `st_mode`.
-    static func describe(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: "a FIFO (named pipe)"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFDIR: "a directory"
-        case S_IFSOCK: "a socket"
-        case S_IFLNK: "a symbolic link"
-        default: "not a regular file"
-        }
-    }
-
     /// Whether the regular file at `path` has content; throws when that content is not SQLite.
     /// (Opened without blocking, and checked again once open: a FIFO put there meanwhile is
     /// refused, not waited on.)
@@ -85,7 +72,10 @@ enum StoreFile {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw ChimeError(.store, "store '\(path)' is \(describe(info.st_mode)), not a regular file: name a store file with --store")
+            throw ChimeError(
+                .store,
+                "store '\(path)' is \(FileKind.describe(info.st_mode)), not a regular file: name a store file with --store"
+            )
         }
         var header = [UInt8](repeating: 0, count: 16)
         let count = read(fd, &header, 16)

@@ -165,18 +165,9 @@ struct Import: AsyncParsableCommand {
             throw ChimeError(.usage, "import file '\(file)' \(reason): name a JSON file, or - for standard input")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            let kind =
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR: "a directory"
-                case S_IFCHR: "a character device"
-                case S_IFBLK: "a block device"
-                case S_IFIFO: "a FIFO"
-                case S_IFSOCK: "a socket"
-                default: "not a regular file"
-                }
             throw ChimeError(
                 .usage,
-                "import file '\(file)' is \(kind), not a regular file: name a JSON file, or - for standard input (chime import - < \(file))"
+                "import file '\(file)' is \(FileKind.describe(info.st_mode)), not a regular file: name a JSON file, or - for standard input (chime import - < \(file))"
             )
         }
         guard let handle = FileHandle(forReadingAtPath: file) else {

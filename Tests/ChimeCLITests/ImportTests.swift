@@ -187,7 +187,7 @@ struct ImportTests {
         #expect(mkfifo(fifo, 0o600) == 0)
         let piped = try sandbox.chime("import", fifo)
         #expect(piped.status == 64)
-        #expect(piped.stderr.contains("is a FIFO, not a regular file"), "\(piped.stderr)")
+        #expect(piped.stderr.contains("is a FIFO (named pipe), not a regular file"), "\(piped.stderr)")
 
         let (process, out, err) = ChimeExecutable.process(["import", "-"], environment: sandbox.environment)
         process.standardInput = FileHandle(forReadingAtPath: "/dev/zero")

@@ -269,7 +269,7 @@ struct ConfigFileBoundsTests {
             #expect(
                 throws: ChimeError(
                     .config,
-                    "config file \(file): is a FIFO, not a regular file: expected a TOML file (see 'chime config edit')"
+                    "config file \(file): is a FIFO (named pipe), not a regular file: expected a TOML file (see 'chime config edit')"
                 )
             ) {
                 try load(home)

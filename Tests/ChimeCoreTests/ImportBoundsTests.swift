@@ -9,17 +9,6 @@ struct ImportBoundsTests {
     /// When the backup was made; the tests restore it later on this injected clock.
     let made = Date(timeIntervalSince1970: 1_790_000_000)
 
-    func withFile<T>(_ data: Data, _ body: (FileHandle) throws -> T) throws -> T {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-bounds-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("r.json")
-        try data.write(to: url)
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        return try body(handle)
-    }
-
     /// Every reminder the reader hands out for `data`, and its adjustments.
     func read(
         _ data: Data,
@@ -28,7 +17,7 @@ struct ImportBoundsTests {
         maxElementBytes: Int = JSONArraySplitter.defaultMaxElementBytes,
         maxDocumentBytes: Int = ReminderImport.Reader.maxDocumentBytes
     ) throws -> (reminders: [NewReminder], adjustments: [ReminderImport.Adjustment], chunks: Int) {
-        try withFile(data) { handle in
+        try withTemporaryFile(data) { handle in
             let reader = ReminderImport.Reader(
                 handle,
                 source: "r.json",
@@ -117,7 +106,7 @@ struct ImportBoundsTests {
         var items = (0..<3_000).map { #"{"id": "r\#($0)", "title": "T \#($0)", "in": "5m"}"# }
         items[2_420] = #"{"id": "bad", "title": "B", "in": "never"}"#
         let text = #"{"runner": {"nested": ["]", "}", {"a": 1}]}, "reminders": ["# + items.joined(separator: ",\n") + "]}"
-        try withFile(Data(text.utf8)) { handle in
+        try withTemporaryFile(Data(text.utf8)) { handle in
             let reader = ReminderImport.Reader(handle, source: "r.json", now: made, chunkSize: 1_000)
             var read = 0
             let error = try #require(throws: ChimeError.self) {

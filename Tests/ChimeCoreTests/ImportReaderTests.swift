@@ -2,22 +2,24 @@ import ChimeCore
 import Foundation
 import Testing
 
+/// A file in a fresh temporary directory holding `data`, open for reading in `body`, removed by its end.
+func withTemporaryFile<T>(_ data: Data, _ body: (FileHandle) throws -> T) throws -> T {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-reader-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let url = directory.appendingPathComponent("r.json")
+    try data.write(to: url)
+    let handle = try FileHandle(forReadingFrom: url)
+    defer { try? handle.close() }
+    return try body(handle)
+}
+
 /// `chime import`'s reader: a file read as a stream, a chunk of reminders at a time, every
 /// reminder checked as `ReminderImport.reminders(from:source:now:)` checks the whole file.
 struct ImportReaderTests {
     let now = Date(timeIntervalSince1970: 1_790_000_000)
 
-    /// A file in a fresh temporary directory holding `data`, removed by `body`'s end.
-    func withFile<T>(_ data: Data, _ body: (FileHandle) throws -> T) throws -> T {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-reader-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("r.json")
-        try data.write(to: url)
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        return try body(handle)
-    }
+    func withFile<T>(_ data: Data, _ body: (FileHandle) throws -> T) throws -> T { try withTemporaryFile(data, body) }
 
     /// Every chunk the reader hands out for `text`, or its error.
     func chunks(_ text: String, chunkSize: Int = 1_000) throws -> [[NewReminder]] {
