@@ -121,7 +121,8 @@ public struct LauncherOverride: Sendable, Equatable {
 /// Rules kept throughout:
 /// - A file without Chime's mark (``marker``) is never deleted, nor overwritten unless it is
 ///   first copied aside: a person's own entry at the override's path is the original to wrap,
-///   and comes back byte for byte on remove.
+///   and comes back byte for byte on remove. A person's own entry that is a symbolic link or
+///   has other hard links is refused: replacing it would break the link.
 /// - An override the person edited after Chime wrote it is left alone: ``remove(_:)`` and
 ///   ``refresh(_:)`` refuse it, naming the file; deleting it by hand and removing again works.
 /// - Writes are atomic (a temporary file in the same directory, then a rename) and keep the
@@ -273,7 +274,7 @@ public struct LauncherOverrides: Sendable {
     /// - Throws: ``ChimeError`` `.usage` when `chime` is not absolute or the entry cannot be
     ///   wrapped (see ``wrap(_:id:chime:path:)``); `.notFound` when no directory has the id;
     ///   `.conflict` when it is gated already, a file is in the way, or the person's own entry is
-    ///   a symbolic link; `.failure` when a file cannot be written.
+    ///   a symbolic link or has other hard links; `.failure` when a file cannot be written.
     @discardableResult
     public func gate(_ id: DesktopFileID, chime: String) throws -> LauncherOverride {
         guard chime.hasPrefix("/") else {
@@ -299,6 +300,14 @@ public struct LauncherOverrides: Sendable {
             throw ChimeError(
                 .conflict,
                 "'\(location.path)' is a symbolic link (to '\(target)'): Chime gates only a regular file there; copy the entry in place of the link, then gate again"
+            )
+        }
+        var info = stat()
+        if ownEntry, lstat(location.path, &info) == 0, info.st_nlink > 1 {
+            // The same: the override would be a new file, and the other names would keep the old one.
+            throw ChimeError(
+                .conflict,
+                "'\(location.path)' has \(info.st_nlink) hard links (a dotfiles repository's, say): Chime gates only a file of its own there; copy the entry in place of the link, then gate again"
             )
         }
         let originalData = try read(location.path)
