@@ -167,7 +167,27 @@ public struct LauncherOverrides: Sendable {
 
     /// The entry `id` would have without the person's own directory: the original of an override.
     func findSystem(_ id: DesktopFileID) -> Location? {
-        find(id, in: data.directories.filter { $0 != data.home })
+        // By real path: `$XDG_DATA_DIRS` may name the data home another way (`/x//data`, `/x/./data`, a link).
+        let home = Self.canonical(data.home)
+        return find(id, in: data.directories.filter { Self.canonical($0) != home })
+    }
+
+    /// `path` with its links resolved when it exists, else with repeated `/`, `.` and `..`
+    /// segments and a trailing `/` taken out.
+    static func canonical(_ path: String) -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        var segments: [Substring] = []
+        for segment in path.split(separator: "/") where segment != "." {
+            if segment == ".." {
+                _ = segments.popLast()
+            } else {
+                segments.append(segment)
+            }
+        }
+        return "/" + segments.joined(separator: "/")
     }
 
     private func find(_ id: DesktopFileID, in bases: [String]) -> Location? {
@@ -467,7 +487,8 @@ public struct LauncherOverrides: Sendable {
             status = .overrideEdited
         } else if !record.wrapsOwnEntry, let location = findSystem(record.id) {
             status =
-                try location.path == record.originalPath && read(location.path) == read(originalCopyPath(record.id))
+                try Self.canonical(location.path) == Self.canonical(record.originalPath)
+                && read(location.path) == read(originalCopyPath(record.id))
                 ? (isExecutable(record.chime) ? .ok : .chimeMissing) : .originalChanged
         } else if !record.wrapsOwnEntry {
             status = .originalGone
