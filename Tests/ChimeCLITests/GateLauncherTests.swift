@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `chime gate add`, `list`, `doctor`, `remove` and `off` on a sandbox's launchers: what they say,
+/// and that commands run at once never lose a person's entry.
+@Suite struct GateLauncherTests {
+    static let own = "[Desktop Entry]\nType=Application\nName=Mine\nExec=mine %U\n# mine\n"
+
+    /// The sandbox's data home, with `applications/` made.
+    static func applications(_ sandbox: borrowing Sandbox) throws -> String {
+        let path = sandbox.environment["XDG_DATA_HOME"]! + "/applications"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func doctorAndRemoveAtOnceNeverLoseThePersonsEntry() throws {
+        // Given the person's own entry, gated, its override deleted (the gate stale)
+        let sandbox = try Sandbox()
+        let mine = try Self.applications(sandbox) + "/mine.desktop"
+        for round in 0..<10 {
+            try Self.own.write(toFile: mine, atomically: true, encoding: .utf8)
+            #expect(try sandbox.chime("gate", "add", "mine").status == 0)
+            try FileManager.default.removeItem(atPath: mine)
+
+            // When doctor and remove run at once
+            let doctor = ChimeExecutable.process(["gate", "doctor"], environment: sandbox.environment)
+            let remove = ChimeExecutable.process(["gate", "remove", "mine"], environment: sandbox.environment)
+            try doctor.0.run()
+            try remove.0.run()
+            let removed = String(decoding: remove.out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            _ = doctor.out.fileHandleForReading.readDataToEndOfFile()
+            doctor.0.waitUntilExit()
+            remove.0.waitUntilExit()
+
+            // Then a remove that says the launcher is as it was is right, and off after it puts
+            // the person's bytes back
+            if remove.0.terminationStatus == 0 {
+                #expect(removed == "Un-gated mine.desktop: its launcher is as it was.\n")
+                #expect(try String(contentsOfFile: mine, encoding: .utf8) == Self.own, "round \(round)")
+            }
+            #expect(try sandbox.chime("gate", "off").status == 0, "round \(round)")
+            #expect(try String(contentsOfFile: mine, encoding: .utf8) == Self.own, "round \(round)")
+        }
+    }
+}
