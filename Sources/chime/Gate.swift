@@ -491,12 +491,21 @@ struct GateOff: AsyncParsableCommand {
         } catch {
             throw GateContext.chimeError(error)
         }
-        emit(GateRemove.Removed(removed: report.removed.map(\.rawValue)), json: global.json)
+        emit(Off(removed: report.removed.map(\.rawValue), refused: report.refused.keys.map(\.rawValue).sorted()), json: global.json)
         if let (id, error) = report.refused.sorted(by: { $0.key < $1.key }).first {
             throw ChimeError(
                 error.code,
                 "\(id.rawValue): \(error.message)" + (report.refused.count > 1 ? " (and \(report.refused.count - 1) more)" : "")
             )
+        }
+    }
+
+    /// The ids un-gated and those left gated (each refusal's error follows, on standard error).
+    struct Off: Report {
+        var removed: [String]
+        var refused: [String]
+        var lines: [String] {
+            removed.isEmpty && refused.isEmpty ? ["No program was gated."] : removed.map { "Un-gated \($0): its launcher is as it was." }
         }
     }
 }
@@ -518,7 +527,7 @@ struct GateDoctor: AsyncParsableCommand {
         let overrides = try GateContext.overrides()
         let programs: [GatedProgramJSON]
         do {
-            programs = try overrides.repair(chime: GateContext.executable()).filter { $0.status != .ok }.map(GatedProgramJSON.init)
+            programs = try overrides.repair(chime: GateContext.executable()).map(GatedProgramJSON.init)
         } catch {
             throw GateContext.chimeError(error)
         }

@@ -17,6 +17,41 @@ import Glibc
         return path
     }
 
+    @Test func offWithEveryGateRefusedSaysOnlyWhy() throws {
+        // Given a gated program whose override the person edited
+        let sandbox = try Sandbox()
+        let mine = try Self.applications(sandbox) + "/mine.desktop"
+        try Self.own.write(toFile: mine, atomically: true, encoding: .utf8)
+        #expect(try sandbox.chime("gate", "add", "mine").status == 0)
+        try (String(contentsOfFile: mine, encoding: .utf8) + "Keywords=edited;\n").write(toFile: mine, atomically: true, encoding: .utf8)
+
+        // When every gate is to be removed, then off refuses it, and does not say none was gated
+        let off = try sandbox.chime("gate", "off")
+        #expect(off.status == 4)
+        #expect(!off.stdout.contains("No program was gated"), "\(off.stdout)")
+        #expect(off.stderr.contains("mine.desktop") && off.stderr.contains("edited"), "\(off.stderr)")
+        try FileManager.default.removeItem(atPath: mine)
+        let again = try sandbox.chime("gate", "off")
+        #expect(again.status == 0)
+        #expect(again.stdout == "Un-gated mine.desktop: its launcher is as it was.\n")
+        #expect(try String(contentsOfFile: mine, encoding: .utf8) == Self.own)
+        #expect(try sandbox.chime("gate", "off").stdout == "No program was gated.\n")
+    }
+
+    @Test func doctorListsEveryGatedProgram() throws {
+        // Given one program gated, as it should be
+        let sandbox = try Sandbox()
+        try Self.own.write(toFile: try Self.applications(sandbox) + "/mine.desktop", atomically: true, encoding: .utf8)
+        #expect(try sandbox.chime("gate", "add", "mine").status == 0)
+
+        // Then doctor names it among the gated programs
+        let doctor = try sandbox.chime("gate", "doctor")
+        #expect(!doctor.stdout.contains("Gated programs: none"), "\(doctor.stdout)")
+        #expect(doctor.stdout.hasPrefix("Gated programs:\n  mine.desktop\n"), "\(doctor.stdout)")
+        let json = try jsonObject(try sandbox.chime("gate", "doctor", "--json").stdout)
+        #expect((json["programs"] as? [[String: Any]])?.map { $0["status"] as? String } == ["ok"])
+    }
+
     @Test func doctorAndRemoveAtOnceNeverLoseThePersonsEntry() throws {
         // Given the person's own entry, gated, its override deleted (the gate stale)
         let sandbox = try Sandbox()
