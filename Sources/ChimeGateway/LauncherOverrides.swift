@@ -677,7 +677,8 @@ public struct LauncherOverrides: Sendable {
             case .shared: break
             }
             if mode != .shared && !fileExists(lockPath) { change("create \(lockPath)") }
-            let opened = open(lockPath, O_RDWR | O_CLOEXEC | (mode == .shared ? 0 : O_CREAT), mode_t(0o600))
+            // A reader only reads: it needs neither to write the lock file nor to make it.
+            let opened = open(lockPath, mode == .shared ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CLOEXEC | O_CREAT, mode_t(0o600))
             guard opened >= 0 else {
                 if errno == ENOENT {
                     if mode == .shared { return nil }

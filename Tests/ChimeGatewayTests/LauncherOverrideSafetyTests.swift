@@ -16,11 +16,12 @@ import Glibc
 
     /// What the threads of one round share.
     final class Round: Sendable {
-        let ready = Atomic<Int>(0)
+        let ready = DispatchGroup()
+        let go = DispatchSemaphore(value: 0)
         let failures = Mutex<[String]>([])
     }
 
-    @Test func concurrentDoctorRemoveAddAndOffNeverLoseThePersonsEntry() throws {
+    @Test func concurrentDoctorRemoveAddAndOffNeverLoseThePersonsEntry() async throws {
         // Given the person's own entry, gated, its gate stale (the recorded chime moved, or the
         // override deleted), a hundred times
         let fixture = try XDGFixture()
@@ -44,13 +45,14 @@ import Glibc
                 { _ = try overrides.off() },
             ]
             let shared = Round()
-            let group = DispatchGroup()
+            let done = DispatchGroup()
             for job in jobs {
-                group.enter()
+                shared.ready.enter()
+                done.enter()
                 Thread {
-                    // All at once: each waits for the others to be ready.
-                    shared.ready.add(1, ordering: .relaxed)
-                    while shared.ready.load(ordering: .relaxed) < jobs.count {}
+                    // All at once: each waits until every thread is ready.
+                    shared.ready.leave()
+                    shared.go.wait()
                     do {
                         try job()
                     } catch let error as ChimeError where error.code == .notFound || error.message.contains("gated already") {
@@ -58,10 +60,16 @@ import Glibc
                     } catch {
                         shared.failures.withLock { $0.append("\(error)") }
                     }
-                    group.leave()
+                    done.leave()
                 }.start()
             }
-            group.wait()
+            // Waited for off Swift's few cooperative threads, which other suites' tests run on.
+            await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+                shared.ready.notify(queue: .global()) {
+                    for _ in jobs { shared.go.signal() }
+                    done.notify(queue: .global()) { resumed.resume() }
+                }
+            }
 
             // Then none failed, no file is taken for an edit, and off puts back every byte
             #expect(shared.failures.withLock { $0 } == [], "round \(round)")
