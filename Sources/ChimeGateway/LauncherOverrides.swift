@@ -673,7 +673,7 @@ public struct LauncherOverrides: Sendable {
         while descriptor < 0 {
             switch mode {
             case .create: held.made += try makeDirectories(stateDirectory)
-            case .existing: guard isDirectory(stateDirectory) else { return nil }
+            case .existing: guard fileExists(stateDirectory) else { return nil }
             case .shared: break
             }
             if mode != .shared && !fileExists(lockPath) { change("create \(lockPath)") }
