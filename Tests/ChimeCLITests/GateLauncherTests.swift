@@ -81,4 +81,34 @@ import Glibc
             #expect(try String(contentsOfFile: mine, encoding: .utf8) == Self.own, "round \(round)")
         }
     }
+
+    @Test func doctorRemoveAddAndOffAtOnceAsProcessesNeverLoseThePersonsEntry() throws {
+        // Given the person's own entry (mode 0640), gated, its override deleted
+        let sandbox = try Sandbox()
+        let mine = try Self.applications(sandbox) + "/mine.desktop"
+        try Self.own.write(toFile: mine, atomically: true, encoding: .utf8)
+        chmod(mine, 0o640)
+        for round in 0..<10 {
+            #expect(try sandbox.chime("gate", "add", "mine").status == 0, "round \(round)")
+            try FileManager.default.removeItem(atPath: mine)
+
+            // When doctor, remove, add and off run at once, as four chime processes
+            let commands = [["gate", "doctor"], ["gate", "remove", "mine"], ["gate", "add", "mine"], ["gate", "off"]]
+            let processes = commands.map { ChimeExecutable.process($0, environment: sandbox.environment) }
+            for process in processes { try process.0.run() }
+            var errors: [String] = []
+            for process in processes {
+                _ = process.out.fileHandleForReading.readDataToEndOfFile()
+                errors.append(String(decoding: process.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+                process.0.waitUntilExit()
+            }
+
+            // Then none took a file for an edit, and off puts back the person's bytes and mode
+            #expect(!errors.joined().contains("edited"), "round \(round): \(errors)")
+            #expect(try sandbox.chime("gate", "off").status == 0, "round \(round)")
+            #expect(try String(contentsOfFile: mine, encoding: .utf8) == Self.own, "round \(round)")
+            let mode = try FileManager.default.attributesOfItem(atPath: mine)[.posixPermissions] as? Int
+            #expect(mode == 0o640, "round \(round)")
+        }
+    }
 }
