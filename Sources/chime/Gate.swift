@@ -6,6 +6,7 @@ import ChimeGateway
 import ChimeRunner
 import ChimeStore
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -47,7 +48,11 @@ struct GateContext {
 
     static func overrides() throws(ChimeError) -> LauncherOverrides {
         do {
-            return try LauncherOverrides(environment: ProcessInfo.processInfo.environment)
+            var overrides = try LauncherOverrides(environment: ProcessInfo.processInfo.environment)
+            #if DEBUG
+            overrides.beforeChange = GateCrashHook.make(environment: ProcessInfo.processInfo.environment)
+            #endif
+            return overrides
         } catch {
             throw GateContext.chimeError(error)
         }
@@ -68,6 +73,33 @@ struct GateContext {
         }
     }
 }
+
+#if DEBUG
+/// Test-only, and in debug builds only (a release build has no such variable):
+/// `CHIME_TEST_GATE_KILL_AT=N` kills this process with SIGKILL just before the gate's Nth change
+/// to a file or directory (1 is the first), as a crash or a power cut would stop it there, after
+/// naming the change on standard error. The crash tests (`GateCrashTests`) use it to kill each
+/// gate command at every step in turn.
+enum GateCrashHook {
+    private final class Count: Sendable {
+        let value = Mutex(0)
+    }
+
+    static func make(environment: [String: String]) -> (@Sendable (String) -> Void)? {
+        guard let text = environment["CHIME_TEST_GATE_KILL_AT"], let step = Int(text), step > 0 else { return nil }
+        let count = Count()
+        return { change in
+            let reached = count.value.withLock { count in
+                count += 1
+                return count
+            }
+            guard reached == step else { return }
+            FileHandle.standardError.write(Data("chime: killed (CHIME_TEST_GATE_KILL_AT=\(step)) before: \(change)\n".utf8))
+            raise(SIGKILL)
+        }
+    }
+}
+#endif
 
 /// A gated program in the hub and `gate list`.
 struct GatedProgramJSON: Encodable {
@@ -367,6 +399,9 @@ struct GateAdd: AsyncParsableCommand {
         commandName: "add",
         abstract: "Gate a program by its desktop entry id (firefox-esr, org.mozilla.firefox…); --pick lists them.",
         discussion: """
+            A gate whose override is missing, or that a killed command left unfinished, is \
+            written again. A launcher of your own that is a symbolic or hard link is refused \
+            (exit 4): copy the entry in place of the link first.
               chime gate add firefox-esr
               chime gate add --pick
             """
@@ -456,12 +491,21 @@ struct GateOff: AsyncParsableCommand {
         } catch {
             throw GateContext.chimeError(error)
         }
-        emit(GateRemove.Removed(removed: report.removed.map(\.rawValue)), json: global.json)
+        emit(Off(removed: report.removed.map(\.rawValue), refused: report.refused.keys.map(\.rawValue).sorted()), json: global.json)
         if let (id, error) = report.refused.sorted(by: { $0.key < $1.key }).first {
             throw ChimeError(
                 error.code,
                 "\(id.rawValue): \(error.message)" + (report.refused.count > 1 ? " (and \(report.refused.count - 1) more)" : "")
             )
+        }
+    }
+
+    /// The ids un-gated and those left gated (each refusal's error follows, on standard error).
+    struct Off: Report {
+        var removed: [String]
+        var refused: [String]
+        var lines: [String] {
+            removed.isEmpty && refused.isEmpty ? ["No program was gated."] : removed.map { "Un-gated \($0): its launcher is as it was." }
         }
     }
 }
@@ -470,22 +514,20 @@ struct GateDoctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract:
-            "Check the gateway: every gated launcher (refreshing those whose original changed), the window, the quotes, launches that were not gated.",
-        discussion: "Exit status 1 when something needs doing; each line says what."
+            "Check the gateway: every gated launcher (refreshing those that need it), the window, the quotes, launches that were not gated.",
+        discussion: """
+            Refreshes a launcher whose original changed (a package update), whose override is \
+            missing, whose chime moved, or that a killed command left unfinished. Exit status 1 \
+            when something needs doing; each line says what.
+            """
     )
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let overrides = try GateContext.overrides()
-        var programs: [GatedProgramJSON] = []
+        let programs: [GatedProgramJSON]
         do {
-            for found in try overrides.doctor() {
-                if [.originalChanged, .overrideMissing, .chimeMissing].contains(found.status) {
-                    programs.append(GatedProgramJSON(try overrides.refresh(found.id, chime: GateContext.executable())))
-                } else {
-                    programs.append(GatedProgramJSON(found))
-                }
-            }
+            programs = try overrides.repair(chime: GateContext.executable()).map(GatedProgramJSON.init)
         } catch {
             throw GateContext.chimeError(error)
         }
