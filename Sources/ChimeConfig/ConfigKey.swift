@@ -154,6 +154,12 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         self == .store ? "default: $XDG_DATA_HOME/chime/chime.sqlite, else this" : nil
     }
 
+    /// A value of this key as a message or `chime config show` may show it: a URL's password
+    /// redacted (``Redaction``).
+    public func shown(_ text: String) -> String {
+        self == .store ? Redaction.redacted(text) : text
+    }
+
     /// Reads a value from the environment's text (the same words as the file's values).
     /// - Parameter home: what `~/` stands for in the store's path (nil: this process's `$HOME`).
     func parse(text: String, home: String? = nil) -> ConfigValue? {

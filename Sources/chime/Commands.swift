@@ -293,7 +293,7 @@ struct List: AsyncParsableCommand {
         let running = RunnerControl.isRunning(storePath: store.path)
         if !global.json && !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
             // (A typo in --store reads as no store at all: say where none was found.)
-            Output.note("No store at '\(store.path)' yet: the first reminder you schedule creates it.")
+            Output.note("No store at '\(Redaction.redacted(store.path))' yet: the first reminder you schedule creates it.")
         }
         emit(Listing(reminders, runner: running, zone: .current), json: global.json)
     }

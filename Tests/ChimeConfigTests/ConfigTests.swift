@@ -160,6 +160,17 @@ struct BadConfigTests {
         #expect(ChimeError.Code.config.exitStatus == 78)
     }
 
+    @Test func aBadStoreIsOneLineWithItsPasswordRedacted() {
+        #expect(
+            throws: ChimeError(
+                .config,
+                "config file /c/config.toml:1: invalid store \"mysql://bob:***@db/chime\": expected an absolute path, one starting with ~/, or a postgresql:// URL"
+            )
+        ) {
+            try Config(path: "/c/config.toml", contents: "store = \"mysql://bob:pw@db/chime\"\n", environment: ["HOME": "/h"])
+        }
+    }
+
     @Test func aDirectoryAnUnreadableFileAndNotUTF8AreOneLineEach() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-config-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory + "/chime/config.toml", withIntermediateDirectories: true)
