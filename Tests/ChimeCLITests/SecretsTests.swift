@@ -114,3 +114,129 @@ struct SecretsTests {
         #expect(!FileManager.default.fileExists(atPath: "mysql:"), "a store was made")
     }
 }
+
+/// Issue 31, item 6: the webhook's URL from the config file, `CHIME_WEBHOOK_URL` or
+/// `--webhook-url-file`, so that its token is not in `ps`; `--webhook-url` still works and warns.
+@Suite("Secrets: the webhook URL", .serialized)
+struct WebhookSecretTests {
+    static let token = "T0kenValue"
+
+    func configure(_ sandbox: borrowing Sandbox, _ text: String) throws {
+        let config = sandbox.directory.appendingPathComponent("home/.config/chime")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: config.appendingPathComponent("config.toml"))
+    }
+
+    func notify(_ sandbox: borrowing Sandbox, _ extra: [String] = []) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try sandbox.chime(["notify", "Deploy", "--notifier", "webhook"] + extra)
+        #expect(!result.stderr.contains(Self.token) && !result.stdout.contains(Self.token), "\(result)")
+        return result
+    }
+
+    @Test("A bad webhook URL, a URL given for another notifier: one line, the URL redacted, exit 64")
+    func badURLIsRedacted() throws {
+        let sandbox = try Sandbox()
+        let url = "http://bob:\(Self.token)@127.0.0.1:99999/hook?token=\(Self.token)"
+        let port = try notify(sandbox, ["--webhook-url", url, "--json"])
+        #expect(port.status == 64, "\(port)")
+        #expect(port.stderr.contains("'http://bob:***@127.0.0.1:99999/hook?token=***'"), "\(port.stderr)")
+        #expect(port.stderr.split(separator: "\n").count == 1, "\(port.stderr)")
+        let message = try #require((try jsonObject(port.stdout)["error"] as? [String: Any])?["message"] as? String)
+        #expect(message.contains("token=***"), "\(message)")
+
+        let other = try sandbox.chime(
+            "notify",
+            "Deploy",
+            "--notifier",
+            "console",
+            "--webhook-url",
+            "http://127.0.0.1:1/h?token=\(Self.token)"
+        )
+        #expect(other.status == 64 && other.stderr.contains("token=***") && !other.stderr.contains(Self.token), "\(other)")
+
+        let fromEnvironment = try Sandbox(extra: ["CHIME_WEBHOOK_URL": url])
+        // A bad URL from the environment or the file is a bad config (exit 78), as for every key.
+        let environment = try notify(fromEnvironment)
+        #expect(environment.status == 78 && environment.stderr.contains("CHIME_WEBHOOK_URL"), "\(environment)")
+        #expect(environment.stderr.contains("token=***"), "\(environment)")
+        let fromFile = try Sandbox()
+        try configure(fromFile, "webhook_url = \"\(url)\"\n")
+        let file = try notify(fromFile)
+        #expect(file.status == 78 && file.stderr.contains("webhook_url") && file.stderr.contains("token=***"), "\(file)")
+    }
+
+    @Test(
+        "The URL comes from --webhook-url-file, CHIME_WEBHOOK_URL or the config file, in that order, silently; --webhook-url warns",
+        .timeLimit(.minutes(1))
+    )
+    func urlSources() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let base = "http://127.0.0.1:\(receiver.port)"
+        let sandbox = try Sandbox(extra: ["CHIME_WEBHOOK_URL": "\(base)/env?token=\(Self.token)"])
+        try configure(sandbox, "webhook_url = \"\(base)/file?token=\(Self.token)\"\n")
+        let urlFile = sandbox.directory.appendingPathComponent("webhook-url")
+        try Data("\(base)/flagfile?token=\(Self.token)\n".utf8).write(to: urlFile)
+
+        let fromFile = try notify(sandbox, ["--webhook-url-file", urlFile.path])
+        #expect(fromFile.status == 0 && fromFile.stderr.isEmpty, "\(fromFile)")
+        let fromEnvironment = try notify(sandbox)
+        #expect(fromEnvironment.status == 0 && fromEnvironment.stderr.isEmpty, "\(fromEnvironment)")
+        let plain = try Sandbox()
+        try configure(plain, "webhook_url = \"\(base)/file?token=\(Self.token)\"\n")
+        let fromConfig = try notify(plain)
+        #expect(fromConfig.status == 0 && fromConfig.stderr.isEmpty, "\(fromConfig)")
+        let flagged = try notify(sandbox, ["--webhook-url", "\(base)/flag?token=\(Self.token)"])
+        #expect(flagged.status == 0, "\(flagged)")
+        #expect(flagged.stderr.split(separator: "\n").count == 1, "\(flagged.stderr)")
+        #expect(flagged.stderr.contains("CHIME_WEBHOOK_URL") && flagged.stderr.contains("--webhook-url-file"), "\(flagged.stderr)")
+        let noSecret = try notify(plain, ["--webhook-url", "\(base)/open"])
+        #expect(noSecret.status == 0 && noSecret.stderr.isEmpty, "\(noSecret)")
+
+        #expect(await receiver.wait { $0.count == 5 })
+        let paths = receiver.requests.compactMap { $0["path"] as? String }
+        #expect(
+            paths == [
+                "/flagfile?token=\(Self.token)", "/env?token=\(Self.token)", "/file?token=\(Self.token)", "/flag?token=\(Self.token)",
+                "/open",
+            ],
+            "\(paths)"
+        )
+
+        // Credentials in the URL go as HTTP Basic authorization.
+        let credentials = try Sandbox(extra: ["CHIME_WEBHOOK_URL": "http://bob:\(Self.token)@127.0.0.1:\(receiver.port)/auth"])
+        #expect(try notify(credentials).status == 0)
+        #expect(await receiver.wait { $0.count == 6 })
+        let authorization = receiver.requests.last?["authorization"] as? String
+        #expect(authorization == "Basic " + Data("bob:\(Self.token)".utf8).base64EncodedString(), "\(receiver.requests.last ?? [:])")
+
+        // Both flags at once, or a file that is not there: one line naming it, exit 64.
+        let both = try notify(sandbox, ["--webhook-url-file", urlFile.path, "--webhook-url", "\(base)/flag"])
+        #expect(both.status == 64 && both.stderr.split(separator: "\n").count == 1, "\(both)")
+        let missing = try notify(sandbox, ["--webhook-url-file", urlFile.path + ".missing"])
+        #expect(missing.status == 64 && missing.stderr.contains(urlFile.path + ".missing"), "\(missing)")
+        #expect(missing.stderr.split(separator: "\n").count == 1, "\(missing)")
+    }
+
+    @Test("config show: the webhook URL redacted, with its source, in human and JSON form")
+    func configShowRedactsTheWebhook() throws {
+        let sandbox = try Sandbox(extra: ["CHIME_WEBHOOK_URL": "http://bob:\(Self.token)@hooks.example/env?token=\(Self.token)"])
+        let json = try sandbox.chime("config", "show", "--json")
+        #expect(json.status == 0 && !json.stdout.contains(Self.token), "\(json)")
+        let settings = try #require(try jsonObject(json.stdout)["settings"] as? [[String: Any]])
+        let setting = try #require(settings.first { $0["key"] as? String == "webhook_url" }, "\(settings)")
+        #expect(setting["value"] as? String == "http://bob:***@hooks.example/env?token=***", "\(setting)")
+        #expect(setting["source"] as? String == "env" && setting["env"] as? String == "CHIME_WEBHOOK_URL")
+        let human = try sandbox.chime("config", "show")
+        #expect(human.status == 0 && !human.stdout.contains(Self.token) && human.stdout.contains("token=***"), "\(human)")
+
+        let file = try Sandbox()
+        try configure(file, "webhook_url = \"https://hooks.example/f?token=\(Self.token)\"\n")
+        let shown = try file.chime("config", "show")
+        #expect(shown.stdout.contains("https://hooks.example/f?token=***") && !shown.stdout.contains(Self.token), "\(shown)")
+        // A bad value in the file: exit 78, the value redacted.
+        try configure(file, "webhook_url = \"ftp://bob:\(Self.token)@hooks.example/f\"\n")
+        let bad = try file.chime("list")
+        #expect(bad.status == 78 && bad.stderr.contains("bob:***@") && !bad.stderr.contains(Self.token), "\(bad)")
+    }
+}

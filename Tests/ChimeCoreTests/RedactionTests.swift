@@ -23,4 +23,26 @@ struct RedactionTests {
     func aStoreLocationShowsNoPassword(_ text: String, _ shown: String) {
         #expect(Redaction.redacted(text) == shown)
     }
+
+    @Test(arguments: [
+        ("https://bob:pw@hooks.example/h?token=secret&team=a#top", "https://bob:***@hooks.example/h?token=***&team=***#top"),
+        ("http://127.0.0.1:8080/hook?secret-token", "http://127.0.0.1:8080/hook?***"),
+        ("http://127.0.0.1:8080/hook", "http://127.0.0.1:8080/hook"),
+        ("http://bob@hooks.example/h", "http://bob@hooks.example/h"),
+        ("http://bob:pw@hooks.example:99999/h?token=secret", "http://bob:***@hooks.example:99999/h?token=***"),
+    ])
+    func aWebhookURLShowsNoQueryValueAndNoPassword(_ text: String, _ shown: String) {
+        #expect(Redaction.redacted(text, queryValues: .all) == shown)
+        #expect(WebhookURL.redacted(text) == shown)
+    }
+
+    @Test func aWebhookURLsCredentialsBecomeBasicAuthorizationAndLeaveTheURL() throws {
+        let url = try WebhookURL("https://bob:p%40ss@hooks.example/h?token=t")
+        #expect(url.authorization == "Basic Ym9iOnBAc3M=")  // base64("bob:p@ss")
+        #expect(url.requestURL == "https://hooks.example/h?token=t")
+        #expect(url.carriesSecret)
+        #expect("\(url)" == "https://bob:***@hooks.example/h?token=***")
+        let plain = try WebhookURL("http://127.0.0.1:8080/hook")
+        #expect(plain.authorization == nil && !plain.carriesSecret && plain.requestURL == plain.text)
+    }
 }
