@@ -52,7 +52,11 @@ enum ConfigFile {
             }
             let typed = Self.typed(value)
             let parsed = key.parse(toml: typed, home: environment["HOME"])
-            guard let parsed else { throw ChimeError(.config, "\(at): invalid \(key.rawValue) \(typed.written): expected \(key.accepted)") }
+            guard let parsed else {
+                // A URL's secrets redacted, inside the quotes of a string.
+                let written = if case .string(let text) = typed { "\"\(key.shown(text))\"" } else { key.shown(typed.written) }
+                throw ChimeError(.config, "\(at): invalid \(key.rawValue) \(written): expected \(key.accepted)")
+            }
             found[key] = (parsed, line)
         }
         for (name, value) in table {

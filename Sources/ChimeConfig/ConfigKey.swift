@@ -10,6 +10,7 @@ import Foundation
 /// the environment, `chime config show` and the example are made from.
 public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     case notifier
+    case webhookURL = "webhook_url"
     case store
     case snooze = "reminders.snooze"
     case focusLength = "focus.length"
@@ -35,6 +36,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     public var environmentVariable: String {
         switch self {
         case .notifier: "CHIME_NOTIFIER"
+        case .webhookURL: "CHIME_WEBHOOK_URL"
         case .store: "CHIME_STORE"
         case .snooze: "CHIME_SNOOZE"
         case .focusLength: "CHIME_FOCUS_LENGTH"
@@ -54,6 +56,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     public var flag: String? {
         switch self {
         case .notifier: "chime run --notifier"
+        case .webhookURL: "chime run --webhook-url-file (or --webhook-url, which ps shows)"
         case .store: "--store"
         case .snooze: "chime snooze ID DURATION"
         case .focusLength: "chime focus start --minutes"
@@ -72,6 +75,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     public var summary: String {
         switch self {
         case .notifier: "Where 'chime run' sends alerts"
+        case .webhookURL: "Where --notifier webhook posts alerts (here a token stays out of ps)"
         case .store: "The store"
         case .snooze: "How long a snooze lasts (an alert's Snooze, 'chime snooze ID')"
         case .focusLength: "A focus session's length ('chime focus start')"
@@ -91,6 +95,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     public var accepted: String {
         switch self {
         case .notifier: "\"auto\", \"desktop\", \"console\" or \"json\""
+        case .webhookURL: WebhookURL.expected + ", or \"\" for none"
         case .store: "an absolute path, one starting with ~/, or a postgresql:// URL"
         case .quietHours: "\"HH:MM-HH:MM\" such as \"22:00-07:00\", or \"off\""
         case .gateDetermination: "a whole number from 1 to 10"
@@ -126,6 +131,7 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
     public func builtInDefault(environment: [String: String]) -> ConfigValue {
         switch self {
         case .notifier: return .text("auto")
+        case .webhookURL: return .text("")
         case .store:
             var withoutOverride = environment
             withoutOverride["CHIME_STORE"] = nil
@@ -146,7 +152,10 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
 
     /// The default as the example file writes it (the store's as `~/…`, not one person's path).
     var exampleDefault: ConfigValue {
-        self == .store ? .text("~/.local/share/chime/chime.sqlite") : builtInDefault(environment: [:])
+        switch self {
+        case .store: .text("~/.local/share/chime/chime.sqlite")
+        default: builtInDefault(environment: [:])
+        }
     }
 
     /// The example's note on a default that depends on the environment.
@@ -154,11 +163,22 @@ public enum ConfigKey: String, CaseIterable, Sendable, Hashable, Codable {
         self == .store ? "default: $XDG_DATA_HOME/chime/chime.sqlite, else this" : nil
     }
 
+    /// A value of this key as a message or `chime config show` may show it: a URL's password and
+    /// a webhook's query values redacted (``Redaction``).
+    public func shown(_ text: String) -> String {
+        switch self {
+        case .store: Redaction.redacted(text)
+        case .webhookURL: WebhookURL.redacted(text)
+        default: text
+        }
+    }
+
     /// Reads a value from the environment's text (the same words as the file's values).
     /// - Parameter home: what `~/` stands for in the store's path (nil: this process's `$HOME`).
     func parse(text: String, home: String? = nil) -> ConfigValue? {
         switch self {
         case .notifier: return ["auto", "desktop", "console", "json"].contains(text) ? .text(text) : nil
+        case .webhookURL: return text.isEmpty || (try? WebhookURL(text)) != nil ? .text(text) : nil
         case .store: return Self.storePath(text, home: home).map(ConfigValue.text)
         case .quietHours:
             if text == "off" { return .window(nil) }

@@ -8,7 +8,8 @@ import PostgresNIO
 /// Only what Chime needs of libpq's URI syntax (PostgreSQL 15 docs, "Connection URIs", 34.1.1):
 /// host, port, user and database, in the authority or as `host=`, `port=`, `user=` query
 /// parameters; a host that starts with `/` is a socket directory, as in libpq. A password in the
-/// URL is refused (a URL ends up in argv and in `ps`): it comes from `PGPASSWORD`.
+/// URL is refused (a URL ends up in argv and in `ps`): it comes from `PGPASSWORD`. The refusal, as
+/// every message, shows the URL redacted (``Redaction``).
 /// postgres-nio takes an endpoint and credentials, not a URL, hence this parser.
 public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     public enum Endpoint: Sendable, Hashable {
@@ -29,7 +30,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter environment: where `PGPASSWORD` and the default user (`PGUSER`, then `USER`) come from.
     public init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ChimeError) {
         func bad(_ why: String) -> ChimeError {
-            ChimeError(.usage, "bad PostgreSQL URL '\(text)': \(why); expected \(Self.accepted)")
+            ChimeError(.usage, "bad PostgreSQL URL '\(Redaction.redacted(text))': \(why); expected \(Self.accepted)")
         }
         guard let parts = URLComponents(string: text), let scheme = parts.scheme?.lowercased(),
             scheme == "postgresql" || scheme == "postgres"
@@ -113,10 +114,12 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         return copy
     }
 
+    /// The URL without a password (the password never comes from it), through ``Redaction`` all the same.
     public var description: String {
         switch endpoint {
-        case .socket(let path): "postgresql:///\(database)?host=\((path as NSString).deletingLastPathComponent)&user=\(user)"
-        case .tcp(let host, let port): "postgresql://\(user)@\(host):\(port)/\(database)"
+        case .socket(let path):
+            Redaction.redacted("postgresql:///\(database)?host=\((path as NSString).deletingLastPathComponent)&user=\(user)")
+        case .tcp(let host, let port): Redaction.redacted("postgresql://\(user)@\(host):\(port)/\(database)")
         }
     }
 }

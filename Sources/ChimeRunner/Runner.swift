@@ -133,7 +133,7 @@ public final class Runner: Service {
         logger.info(
             "Runner started",
             metadata: [
-                "store.path": .string(store.path), "socket.path": .string(paths.socket), "next.due": .string(next),
+                "store.path": .string(Redaction.redacted(store.path)), "socket.path": .string(paths.socket), "next.due": .string(next),
             ]
         )
         // The store is open and the wake-up socket bound (both in init): a `chime in` sent from
@@ -144,7 +144,7 @@ public final class Runner: Service {
                 metadata: ["notify.socket": .string(unsupportedNotifySocket)]
             )
         }
-        tellServiceManager(["READY=1", "STATUS=Serving \(store.path); next due at start: \(next)"])
+        tellServiceManager(["READY=1", "STATUS=Serving \(Redaction.redacted(store.path)); next due at start: \(next)"])
         await withGracefulShutdownHandler {
             await self.scheduler.run(waker: self.waker)
         } onGracefulShutdown: { [waker] in

@@ -8,6 +8,9 @@ import NIOPosix
 
 /// A server-side channel: each occurrence an alert delivers is one JSON `POST` to a URL.
 ///
+/// A URL with user info (`https://user:password@host/…`) sends it as HTTP Basic
+/// authorization; the URL is shown only redacted (``WebhookURL/redacted``).
+///
 /// The request carries `Idempotency-Key: "<reminder id>@<due micros>"`, the same for every
 /// retry of one occurrence (a retry inside one post, or the runner's own after a failed post,
 /// or another runner's after a crash) and different for every occurrence, so a receiver that
@@ -322,8 +325,11 @@ public final class WebhookNotifier: Notifier {
     }
 
     private func tryOnce(_ request: Request) async -> Outcome {
-        var http = HTTPClientRequest(url: configuration.url.text)
+        var http = HTTPClientRequest(url: configuration.url.requestURL)
         http.method = .POST
+        // Credentials in the URL's user info go as Basic authorization (async-http-client sends
+        // none of its own from a URL).
+        if let authorization = configuration.url.authorization { http.headers.add(name: "Authorization", value: authorization) }
         http.headers.add(name: "Content-Type", value: "application/json")
         http.headers.add(name: "Idempotency-Key", value: request.idempotencyKey)
         http.headers.add(name: "User-Agent", value: configuration.userAgent)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeDoses
 import ChimeLibnotify
@@ -6,6 +7,10 @@ import ChimeRunner
 import ChimeStore
 import ChimeWebhook
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct In: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -318,7 +323,7 @@ struct List: AsyncParsableCommand {
         let running = RunnerControl.isRunning(storePath: store.path)
         if !global.json && !store.isFile && !FileManager.default.fileExists(atPath: store.path) {
             // (A typo in --store reads as no store at all: say where none was found.)
-            Output.note("No store at '\(store.path)' yet: the first reminder you schedule creates it.")
+            Output.note("No store at '\(Redaction.redacted(store.path))' yet: the first reminder you schedule creates it.")
         }
         var page = ListPage(json: global.json, limit: limit, after: after, zone: .current)
         if !global.json {
@@ -497,7 +502,7 @@ struct Notify: AsyncParsableCommand {
     var sound: String?
     @Option(
         help: ArgumentHelp(
-            "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console, json or webhook (with --webhook-url).",
+            "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console, json or webhook (to --webhook-url-file's URL, else $CHIME_WEBHOOK_URL, else the config file's webhook_url).",
             valueName: "notifier"
         )
     )
@@ -576,8 +581,9 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
     ///   server from then on (``LibnotifyNotifier/connect(appName:timeout:follow:)``): the
     ///   console while there is none (each alert echoed there and kept due in the ledger),
     ///   the desktop once one appears, where what was only echoed is shown then, once.
-    /// - Parameter webhook: `--webhook-url`, which `webhook` needs (and nothing else takes).
-    ///   A webhook notifier must be shut down (``shutDown(_:)``) after its last post.
+    /// - Parameter webhook: `--webhook-url-file` or `--webhook-url`, which only `webhook` takes
+    ///   (it needs them, `$CHIME_WEBHOOK_URL` or the config file's `webhook_url`). A webhook
+    ///   notifier must be shut down (``shutDown(_:)``) after its last post.
     func make(
         json: Bool,
         verbose: Bool = true,
@@ -587,15 +593,18 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
         -> any Notifier
     {
         let console = ConsoleNotifier(format: json || self == .json ? .json : .human)
-        if self != .webhook, let url = webhook.url {
-            throw ChimeError(.usage, "--webhook-url '\(url)' is for --notifier webhook, not \(rawValue)")
+        if self != .webhook, let given = webhook.given {
+            throw ChimeError(.usage, "\(given.flag) '\(given.value)' is for --notifier webhook, not \(rawValue)")
         }
         switch self {
         case .webhook:
-            guard let text = webhook.url else {
-                throw ChimeError(.usage, "--notifier webhook needs --webhook-url: expected \(WebhookURL.expected)")
+            guard let url = try webhook.resolved(config: try Settings.current()) else {
+                throw ChimeError(
+                    .usage,
+                    "--notifier webhook needs a URL: give it with --webhook-url-file PATH, $CHIME_WEBHOOK_URL or the config file's webhook_url; expected \(WebhookURL.expected)"
+                )
             }
-            let notifier = WebhookNotifier(.init(url: try WebhookURL(text)))
+            let notifier = WebhookNotifier(.init(url: url))
             if verbose { Output.note("Alerts go to the \(notifier.destination ?? "webhook").") }
             return notifier
         case .json, .console:
@@ -629,16 +638,78 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// `--webhook-url`: where `--notifier webhook` posts.
+/// `--webhook-url-file` and `--webhook-url`: where `--notifier webhook` posts, else
+/// `$CHIME_WEBHOOK_URL`, else the config file's `webhook_url`. A URL on the command line is in
+/// `ps` for every local user: one that carries a secret is taken with a warning.
 struct WebhookOptions: ParsableArguments {
+    @Option(
+        name: .customLong("webhook-url-file"),
+        help: ArgumentHelp(
+            "With --notifier webhook: a file holding the URL each alert is POSTed to as JSON (its final newline dropped), so a token in it stays out of ps. Default: $CHIME_WEBHOOK_URL, else the config file's webhook_url.",
+            valueName: "path"
+        ),
+        completion: .file()
+    )
+    var urlFile: String?
+
     @Option(
         name: .customLong("webhook-url"),
         help: ArgumentHelp(
-            "With --notifier webhook: the URL each alert is POSTed to as JSON, with an Idempotency-Key header (reminder id and due instant).",
+            "With --notifier webhook: the URL itself, which ps shows to every local user (a warning when it has a token or a password); user:password@ in it is sent as Basic authorization. Each POST has an Idempotency-Key header (reminder id and due instant).",
             valueName: "url"
         )
     )
     var url: String?
+
+    /// The flag that names a URL and its value as it may be shown, when one does.
+    var given: (flag: String, value: String)? {
+        if let urlFile { return ("--webhook-url-file", urlFile) }
+        return url.map { ("--webhook-url", WebhookURL.redacted($0)) }
+    }
+
+    /// The URL: `--webhook-url-file`'s, else `--webhook-url`'s (with a one-line warning on
+    /// standard error when it carries a secret), else `$CHIME_WEBHOOK_URL`, else the config
+    /// file's `webhook_url` (both checked when the config was loaded); nil when none gives one.
+    /// - Throws: `.usage` for both flags at once, a file that cannot be read, or a bad URL, in
+    ///   one line naming it (redacted).
+    func resolved(config: Config) throws(ChimeError) -> WebhookURL? {
+        if let urlFile {
+            guard url == nil else {
+                throw ChimeError(.usage, "--webhook-url-file and --webhook-url both give the webhook's URL: give one, the file")
+            }
+            let text = try Self.read(urlFile)
+            do {
+                return try WebhookURL(text)
+            } catch {
+                throw ChimeError(error.code, error.message + " (in --webhook-url-file '\(urlFile)')")
+            }
+        }
+        if let url {
+            let checked = try WebhookURL(url)
+            if checked.carriesSecret {
+                Output.note(
+                    "Warning: --webhook-url has a secret (user info or a query) that every local user can read in ps: put the URL in a file given with --webhook-url-file, in $CHIME_WEBHOOK_URL or in the config file's webhook_url instead."
+                )
+            }
+            return checked
+        }
+        let text = config.text(.webhookURL)
+        return text.isEmpty ? nil : try WebhookURL(text)
+    }
+
+    /// The file's text without its final newline.
+    static func read(_ path: String) throws(ChimeError) -> String {
+        let expected = "expected a file holding the webhook's URL on one line"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = access(path, R_OK) == 0 ? "not a regular file" : String(cString: strerror(errno))
+            throw ChimeError(.usage, "cannot read --webhook-url-file '\(path)' (\(reason)): \(expected)")
+        }
+        guard var text = String(validating: data, as: UTF8.self) else {
+            throw ChimeError(.usage, "--webhook-url-file '\(path)' is not UTF-8 text: \(expected)")
+        }
+        if text.last?.isNewline == true { text.removeLast() }
+        return text
+    }
 }
 
 extension NotifierChoice {

@@ -176,7 +176,7 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
             settings.append(
                 SettingJSON(
                     key: key.rawValue,
-                    value: setting.value.text,
+                    value: key.shown(setting.value.text),
                     source: setting.source.kind,
                     from: setting.source.description,
                     env: key.environmentVariable,

@@ -127,7 +127,7 @@ struct Doctor: AsyncParsableCommand {
         do {
             store = try global.openStore(.read)
         } catch {
-            let report = Diagnosis.Store(path: global.storePath, exists: true, usable: false, problem: error.message)
+            let report = Diagnosis.Store(path: global.shownStorePath, exists: true, usable: false, problem: error.message)
             return (report, Diagnosis.RunnerState(running: false))
         }
         let pid = RunnerControl.runnerPID(storePath: store.path)

@@ -15,6 +15,15 @@ enum PostgresStoreOption {
         return lowered.hasPrefix("postgresql:") || lowered.hasPrefix("postgres:")
     }
 
+    /// Whether a store location is a URL of another kind (`mysql://…`, a misspelt scheme): not a
+    /// file path anyone means, and it may carry a password, so it is refused before anything
+    /// opens it or names it in a store's message.
+    static func isOtherURL(_ location: String) -> Bool {
+        guard !isURL(location), let separator = location.range(of: "://") else { return false }
+        let scheme = location[..<separator.lowerBound]
+        return scheme.first?.isLetter == true && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+
     /// The commands that serve a PostgreSQL store, for the refusal of the others.
     static let commands = "in, at, every, list, next, cancel, run and store init"
 
@@ -23,7 +32,7 @@ enum PostgresStoreOption {
         let command = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") } ?? "this command"
         return ChimeError(
             .usage,
-            "'chime \(command)' works on a SQLite store only, not on the PostgreSQL store '\(location)': on PostgreSQL Chime serves \(commands)"
+            "'chime \(command)' works on a SQLite store only, not on the PostgreSQL store '\(Redaction.redacted(location))': on PostgreSQL Chime serves \(commands)"
         )
     }
 }

@@ -38,7 +38,7 @@ struct Run: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each), json (one JSON object per line) or webhook (a JSON POST each, to --webhook-url). Default: $CHIME_NOTIFIER, else the config file's notifier, else auto.",
+            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each), json (one JSON object per line) or webhook (a JSON POST each, to --webhook-url-file's URL, else $CHIME_WEBHOOK_URL, else the config file's webhook_url). Default: $CHIME_NOTIFIER, else the config file's notifier, else auto.",
             valueName: "notifier"
         )
     )

@@ -90,7 +90,7 @@ struct ServiceStatus: AsyncParsableCommand {
     func run() async throws {
         let store = global.storePath
         let pid = RunnerControl.runnerPID(storePath: store)
-        emit(ServiceStatusReport(StartAtLogin().status(), store: store, pid: pid), json: global.json)
+        emit(ServiceStatusReport(StartAtLogin().status(), store: global.shownStorePath, pid: pid), json: global.json)
     }
 }
 

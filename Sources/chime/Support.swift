@@ -33,6 +33,9 @@ struct GlobalOptions: ParsableArguments {
         return Settings.ifValid?.text(.store) ?? ReminderStore.defaultPath()
     }
 
+    /// ``storePath`` as every message and report shows it: a password in it redacted (``Redaction``).
+    var shownStorePath: String { Redaction.redacted(storePath) }
+
     /// Opens the store. The default location's directory is created; a path a person named is not.
     /// - Parameter access: what the command may do to the file: only the commands that schedule
     ///   (and the runner) create a store; the others read an empty one when there is none.
@@ -43,6 +46,9 @@ struct GlobalOptions: ParsableArguments {
         if let store, store.isEmpty { throw ChimeError.invalid("store path", store, expected: "a file path") }
         let path = storePath
         if PostgresStoreOption.isURL(path) { throw PostgresStoreOption.refusal(path) }
+        if PostgresStoreOption.isOtherURL(path) {
+            throw ChimeError.invalid("store", Redaction.redacted(path), expected: "a SQLite file path or a postgresql:// URL")
+        }
         let config = Settings.ifValid
         do {
             let opened = try ReminderStore(

@@ -8,7 +8,7 @@ import Glibc
 
 /// A small HTTP receiver on loopback for the webhook notifier's end-to-end tests: Python's
 /// http.server (Debian's python3), started by pid and stopped by pid. It records each POST (path,
-/// Idempotency-Key, body) as one JSON line and answers with the status in the file `status`
+/// Idempotency-Key, Authorization, body) as one JSON line and answers with the status in the file `status`
 /// (200 unless the test writes another), so a test can make it fail and recover.
 final class WebhookReceiver {
     let directory: URL
@@ -28,6 +28,7 @@ final class WebhookReceiver {
                     status = 200
                 record = {"path": self.path, "key": self.headers.get("Idempotency-Key"),
                           "type": self.headers.get("Content-Type"), "status": status,
+                          "authorization": self.headers.get("Authorization"),
                           "body": json.loads(body or b"null")}
                 with open(os.path.join(directory, "requests.jsonl"), "a") as f:
                     f.write(json.dumps(record) + "\n")

@@ -13,6 +13,10 @@ struct ConfigPrecedenceTests {
     /// the default and from each other.
     static let layers: [(ConfigKey, file: String, env: String, flag: ConfigValue, fileValue: ConfigValue, envValue: ConfigValue)] = [
         (.notifier, "\"console\"", "json", .text("desktop"), .text("console"), .text("json")),
+        (
+            .webhookURL, "\"http://f.example/h\"", "https://e.example/h?token=t", .text("http://x.example/h"), .text("http://f.example/h"),
+            .text("https://e.example/h?token=t")
+        ),
         (.store, "\"~/s.sqlite\"", "/e.sqlite", .text("/f.sqlite"), .text("/h/s.sqlite"), .text("/e.sqlite")),
         (.snooze, "\"15m\"", "20m", .seconds(1500), .seconds(900), .seconds(1200)),
         (.focusLength, "\"50m\"", "1h", .seconds(1800), .seconds(3000), .seconds(3600)),
@@ -96,7 +100,7 @@ struct BadConfigTests {
         ),
         (
             "notifer = \"auto\"\n",
-            "config file /c/config.toml:1: unknown key 'notifer': expected notifier or store at the top level, or a section [reminders], [focus], [doses], [quiet] or [gate]"
+            "config file /c/config.toml:1: unknown key 'notifer': expected notifier, webhook_url or store at the top level, or a section [reminders], [focus], [doses], [quiet] or [gate]"
         ),
         (
             "[remiders]\nsnooze = \"5m\"\n",
@@ -158,6 +162,33 @@ struct BadConfigTests {
             try Config(path: Self.path, contents: nil, environment: ["CHIME_SNOOZE": "10x"])
         }
         #expect(ChimeError.Code.config.exitStatus == 78)
+    }
+
+    @Test func aBadWebhookURLIsOneLineWithItsSecretsRedacted() {
+        let url = "http://bob:pw@hooks.example:99999/h?token=tk"
+        let expected = "expected an http:// or https:// URL with a host, such as http://127.0.0.1:8080/hook, or \"\" for none"
+        #expect(throws: ChimeError(.config, "invalid CHIME_WEBHOOK_URL 'http://bob:***@hooks.example:99999/h?token=***': \(expected)")) {
+            try Config(path: Self.path, contents: nil, environment: ["CHIME_WEBHOOK_URL": url])
+        }
+        #expect(
+            throws: ChimeError(
+                .config,
+                "config file /c/config.toml:1: invalid webhook_url \"http://bob:***@hooks.example:99999/h?token=***\": \(expected)"
+            )
+        ) {
+            try Config(path: "/c/config.toml", contents: "webhook_url = \"\(url)\"\n", environment: ["HOME": "/h"])
+        }
+    }
+
+    @Test func aBadStoreIsOneLineWithItsPasswordRedacted() {
+        #expect(
+            throws: ChimeError(
+                .config,
+                "config file /c/config.toml:1: invalid store \"mysql://bob:***@db/chime\": expected an absolute path, one starting with ~/, or a postgresql:// URL"
+            )
+        ) {
+            try Config(path: "/c/config.toml", contents: "store = \"mysql://bob:pw@db/chime\"\n", environment: ["HOME": "/h"])
+        }
     }
 
     @Test func aDirectoryAnUnreadableFileAndNotUTF8AreOneLineEach() throws {
