@@ -93,7 +93,10 @@ public struct Config: Sendable {
             // CHIME_STORE is taken as it always was: any path, relative to the working directory.
             let value = key == .store ? .text(text) : key.parse(text: text)
             guard let value else {
-                throw ChimeError(.config, "invalid \(key.environmentVariable) '\(key.shown(text))': expected \(key.accepted)")
+                throw ChimeError(
+                    .config,
+                    "invalid \(key.environmentVariable) '\(ConfigTOMLValue.shortened(key.shown(text)))': expected \(key.accepted)"
+                )
             }
             values[key] = value
         }

@@ -54,7 +54,13 @@ enum ConfigFile {
             let parsed = key.parse(toml: typed, home: environment["HOME"])
             guard let parsed else {
                 // A URL's secrets redacted, inside the quotes of a string.
-                let written = if case .string(let text) = typed { "\"\(key.shown(text))\"" } else { key.shown(typed.written) }
+                // A long value cut (``ConfigTOMLValue/shortened(_:)``): a 5 MB value is not echoed.
+                let written =
+                    if case .string(let text) = typed {
+                        "\"\(ConfigTOMLValue.shortened(key.shown(text)))\""
+                    } else {
+                        ConfigTOMLValue.shortened(key.shown(typed.written))
+                    }
                 throw ChimeError(.config, "\(at): invalid \(key.rawValue) \(written): expected \(key.accepted)")
             }
             found[key] = (parsed, line)
