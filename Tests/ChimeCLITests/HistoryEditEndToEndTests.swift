@@ -68,7 +68,7 @@ struct HistoryEditEndToEndTests {
         #expect(await server.waitForLog { $0.contains("string \"Stretch\"") }, "the server got no alert: \(runner.stderr)")
         // The ledger is written once the server has answered: wait (bounded) for it.
         var alerts: [[String: Any]] = []
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
             let history = try sandbox.chime("history", "stretch", "--json")
             alerts = try jsonObject(history.stdout)["alerts"] as? [[String: Any]] ?? []

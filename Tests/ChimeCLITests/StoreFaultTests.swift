@@ -292,7 +292,7 @@ struct StoreFaultTests {
             doctor = try sandbox.chime("doctor")
             if doctor.status == 5 { break }
             // Healthy only because a pass of the runner recovered first: it must say so.
-            let deadline = Date().addingTimeInterval(3)
+            let deadline = Date().addingTimeInterval(15)
             while runner.stderr.components(separatedBy: "is saved in the store").count == recoveredBefore, Date() < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -322,7 +322,7 @@ struct StoreFaultTests {
         #expect(refused.stderr.contains("write-ahead log '\(sandbox.store)-wal' was removed while process"), "\(refused.stderr)")
 
         // And the runner, woken by it, saves what the log held and reopens the store
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(15)
         func recoveries() -> Int { runner.stderr.components(separatedBy: "is saved in the store, which is open again").count }
         while recoveries() == recoveriesBefore && Date() < deadline {
             try await Task.sleep(for: .milliseconds(20))

@@ -133,7 +133,7 @@ import Glibc
         ])
         #expect(second == .alreadyOpen(pid: getpid()))
         // The open gate was asked to come to the front (SIGUSR1 to its process: this one)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(15)
         while surface.raised == 0, Date() < deadline { await Task.yield() }
         #expect(surface.raised == 1)
 
