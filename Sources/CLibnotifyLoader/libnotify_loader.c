@@ -43,6 +43,10 @@ guint32 chime_notification_server_id(NotifyNotification *notification) {
     return (guint32)id;
 }
 
+void chime_notification_set_server_id(NotifyNotification *notification, guint32 id) {
+    api.g_object_set((GObject *)notification, "id", (gint)id, NULL);
+}
+
 void chime_enqueue(GMainContext *context, GSourceFunc function, gpointer data) {
     GSource *source = api.g_idle_source_new();
     api.g_source_set_priority(source, G_PRIORITY_DEFAULT);

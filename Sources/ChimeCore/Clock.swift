@@ -45,9 +45,10 @@ public protocol Waker: Sendable {
     /// cancel` asking whether the occurrences it cancelled in flight were already shown). Each
     /// is taken once; an implementation without them returns none.
     func takeQueries() -> [DeliveryQuery]
-    /// Reminder ids whose shown alerts a command asked the runner to withdraw (a cancel, a dose
-    /// answered from the command line), each taken once.
-    func takeWithdrawals() -> [String]
+    /// Reminder ids whose shown alerts a command asked the runner to withdraw (a cancel) or to
+    /// replace by a confirmation (a dose or reminder answered from the command line), each
+    /// taken once.
+    func takeWithdrawals() -> [Withdrawal]
     /// Wakes the parked scheduler from within the process, as the CLI's poke does from outside
     /// (a family changed the store while answering an alert); a poke while it runs is not lost.
     func poke()
@@ -56,7 +57,29 @@ public protocol Waker: Sendable {
 extension Waker {
     public func hasPendingWake() -> Bool { false }
     public func takeQueries() -> [DeliveryQuery] { [] }
-    public func takeWithdrawals() -> [String] { [] }
+    public func takeWithdrawals() -> [Withdrawal] { [] }
+}
+
+/// A command's word to the runner about the alerts shown for a reminder: close them (a
+/// cancel), or replace them by a confirmation of what the command recorded (an answer).
+public struct Withdrawal: Sendable, Hashable {
+    public var id: String
+    /// The confirmation's title and body (``Note/confirmation(id:title:body:at:)``); nil: closed.
+    public var confirmation: Confirmation?
+
+    public struct Confirmation: Sendable, Hashable {
+        public var title: String
+        public var body: String
+        public init(title: String, body: String = "") {
+            self.title = title
+            self.body = body
+        }
+    }
+
+    public init(id: String, confirmation: Confirmation? = nil) {
+        self.id = id
+        self.confirmation = confirmation
+    }
 }
 
 /// A question to the runner from a command that cancelled occurrences already recorded as due

@@ -101,6 +101,18 @@ public struct Note: Sendable, Hashable {
     /// True when the note stands for several occurrences at once.
     public var isSummary: Bool { deliveries.count > 1 }
 
+    /// How long a confirmation stays up: long enough to read a short line, then gone by itself.
+    public static let confirmationTimeout: Duration = .seconds(5)
+
+    /// What replaces alert `id` once a person's answer to it is handled ("✓ Zinc 25 mg taken at
+    /// 16:19", "Snoozed until 16:29"): no buttons, nothing to answer, gone after
+    /// ``confirmationTimeout`` (see ``Notifier/confirm(_:with:)``).
+    public static func confirmation(id: String, title: String, body: String = "", at instant: Date) -> Note {
+        var note = Note(id: id, title: title, body: body, urgency: .normal, timeout: confirmationTimeout, postedAt: instant)
+        note.category = "x-chime.confirmation"
+        return note
+    }
+
     /// How late the note is for `delivery`: `postedAt − due`, never negative.
     public func lateness(of delivery: Delivery) -> Duration {
         let seconds = max(0, postedAt.timeIntervalSince(delivery.due))
@@ -149,6 +161,13 @@ public protocol Notifier: Sendable {
     /// Closes a shown alert (cancel by identifier): the one this notifier showed under
     /// `shown.id`, else (shown by another process, or before a restart) by the server's id.
     func withdraw(_ shown: PostedNote) async throws
+    /// Replaces a shown alert in place by `confirmation` (``Note/confirmation(id:title:body:at:)``):
+    /// what a person sees once their answer to it is handled, from its buttons or from the
+    /// command line. Only an alert still on screen is replaced (one the person closed does not
+    /// come back as a confirmation); one this notifier cannot replace (shown by another process)
+    /// is closed. The confirmation's own closing is not an answer: it never comes back on
+    /// ``responses``. By default the alert is withdrawn (a channel with nothing on screen).
+    func confirm(_ shown: PostedNote, with confirmation: Note) async throws
     /// Actions invoked and alerts closed.
     var responses: AsyncStream<NoteResponse> { get }
     /// Where alerts go now, in a few words ("desktop (dunst 1.9.0)", "console"), or nil while
@@ -164,6 +183,7 @@ public protocol Notifier: Sendable {
 
 extension Notifier {
     public var destination: String? { "other" }
+    public func confirm(_ shown: PostedNote, with confirmation: Note) async throws { try await withdraw(shown) }
     public var availability: AsyncStream<Bool> { AsyncStream { $0.finish() } }
 }
 

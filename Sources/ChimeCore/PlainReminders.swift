@@ -20,15 +20,19 @@ public final class PlainReminders: ReminderFamily {
     public let store: any SchedulerStore
     public let snoozeLength: Duration
     private let onSnooze: @Sendable (_ id: String, _ until: Date) -> Void
+    /// The zone the confirmations' times are told in ("Snoozed until 16:29").
+    private let systemZone: @Sendable () -> TimeZone
 
     /// - Parameter onSnooze: told when an alert's snooze recorded its re-alert (the runner logs it).
     public init(
         store: any SchedulerStore,
         snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
+        systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         onSnooze: @escaping @Sendable (_ id: String, _ until: Date) -> Void = { _, _ in }
     ) {
         self.store = store
         self.snoozeLength = snoozeLength
+        self.systemZone = systemZone
         self.onSnooze = onSnooze
     }
 
@@ -51,11 +55,35 @@ public final class PlainReminders: ReminderFamily {
     /// "Snooze": the alert comes back once, ``snoozeLength`` from now. "Done" is recorded by the
     /// scheduler and needs nothing more.
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
-        guard case .action(Self.snooze) = response.kind else { return false }
+        try answer(response, at: instant).changed
+    }
+
+    /// As ``respond(to:at:)``, and the alert then reads "✓ Done" or "Snoozed until 16:29", with
+    /// the reminder's title below.
+    public func answer(_ response: NoteResponse, at instant: Date) throws -> FamilyAnswer {
+        guard case .action(let key) = response.kind, key == Self.done || key == Self.snooze else {
+            return FamilyAnswer(changed: false)
+        }
+        let title = (try? store.shownTitle(id: response.noteID)) ?? ""
+        guard key == Self.snooze else {
+            let text = Self.doneConfirmation(title: title)
+            return FamilyAnswer(changed: false, confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant))
+        }
         let seconds = Double(snoozeLength.components.seconds) + Double(snoozeLength.components.attoseconds) / 1e18
         let until = instant.addingTimeInterval(seconds)
-        guard try store.snoozeShown(id: response.noteID, until: until, at: instant) else { return false }
+        guard try store.snoozeShown(id: response.noteID, until: until, at: instant) else { return FamilyAnswer(changed: false) }
         onSnooze(response.noteID, until)
-        return true
+        let text = Self.snoozedConfirmation(until: until, title: title, zone: systemZone())
+        return FamilyAnswer(changed: true, confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant))
+    }
+
+    /// What a reminder's alert reads once marked done (from its button or `chime done`).
+    public static func doneConfirmation(title: String) -> Withdrawal.Confirmation {
+        Withdrawal.Confirmation(title: "✓ Done", body: title)
+    }
+
+    /// What a reminder's alert reads once snoozed (from its button or `chime snooze`).
+    public static func snoozedConfirmation(until: Date, title: String, zone: TimeZone) -> Withdrawal.Confirmation {
+        Withdrawal.Confirmation(title: "Snoozed until \(TimeText.clock(until, in: zone))", body: title)
     }
 }

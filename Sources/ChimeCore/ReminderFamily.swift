@@ -18,6 +18,11 @@ public protocol ReminderFamily: Sendable {
     /// the scheduler hands it only answers to alerts of the family's ``kind``. Returns true when
     /// it changed something; the scheduler then looks at the store again.
     func respond(to response: NoteResponse, at instant: Date) throws -> Bool
+    /// Handles an answer as ``respond(to:at:)`` does, and says what the alert shows afterwards:
+    /// the scheduler replaces the answered alert by the returned confirmation ("✓ Zinc 25 mg
+    /// taken at 16:19"), so a person sees what was recorded. By default it calls
+    /// ``respond(to:at:)`` and confirms nothing (the alert stays as the server keeps it).
+    func answer(_ response: NoteResponse, at instant: Date) throws -> FamilyAnswer
     /// Told right after one of the family's alerts was shown and recorded, to take its next step
     /// at once (plan a dose's repeat, make its next dose); the scheduler's next deadline then
     /// includes what it wrote.
@@ -53,6 +58,10 @@ extension ReminderFamily {
 
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool { false }
 
+    public func answer(_ response: NoteResponse, at instant: Date) throws -> FamilyAnswer {
+        FamilyAnswer(changed: try respond(to: response, at: instant))
+    }
+
     public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {}
 
     public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? { nil }
@@ -63,4 +72,18 @@ extension ReminderFamily {
     public var isEssential: Bool { false }
 
     public func hold() throws -> FamilyHold? { nil }
+}
+
+/// What a family did with an answer to one of its alerts (``ReminderFamily/answer(_:at:)``).
+public struct FamilyAnswer: Sendable, Hashable {
+    /// It changed the store: the scheduler looks at it again.
+    public var changed: Bool
+    /// What replaces the answered alert (``Note/confirmation(id:title:body:at:)``), or nil to
+    /// leave it as it is.
+    public var confirmation: Note?
+
+    public init(changed: Bool, confirmation: Note? = nil) {
+        self.changed = changed
+        self.confirmation = confirmation
+    }
 }

@@ -73,6 +73,8 @@ public actor Scheduler {
     /// cancelled as it was being shown is told apart from one that never will be. Kept for
     /// ``recentWindow`` (a cancel asks within seconds), and at most ``recentCap`` entries.
     private var recentlyPosted: [OccurrenceKey: Date] = [:]
+    /// The confirmation's title on an alert whose button was pressed after it was answered.
+    public static let alreadyAnswered = "Already answered"
     static let recentWindow: TimeInterval = 600
     static let recentCap = 10_000
 
@@ -261,18 +263,26 @@ public actor Scheduler {
         }
     }
 
-    /// Closes the alerts shown for each of `ids` through the notifier (a command cancelled them, or
-    /// answered a dose): the notifier closes its own, or by the server's id.
-    private func withdraw(_ ids: [String]) async {
-        for id in ids {
+    /// Closes the alerts shown for each withdrawal's reminder through the notifier (a command
+    /// cancelled them), or replaces them by its confirmation (a command answered them): the
+    /// notifier closes or replaces its own, or closes by the server's id.
+    private func withdraw(_ withdrawals: [Withdrawal]) async {
+        for withdrawal in withdrawals {
             let shown: [PostedNote]
             do {
-                shown = try store.shownAlerts(id: id)
+                shown = try store.shownAlerts(id: withdrawal.id)
             } catch {
                 storeFailed(error)
                 continue
             }
-            for alert in shown { try? await notifier.withdraw(alert) }
+            for alert in shown {
+                if let confirmation = withdrawal.confirmation {
+                    let note = Note.confirmation(id: withdrawal.id, title: confirmation.title, body: confirmation.body, at: clock.now())
+                    try? await notifier.confirm(alert, with: note)
+                } else {
+                    try? await notifier.withdraw(alert)
+                }
+            }
         }
     }
 
@@ -319,16 +329,35 @@ public actor Scheduler {
                 continue
             }
             // An answer to a family's live note (not in the ledger) goes to the family that owns it.
-            let owner = kind.flatMap { familiesByKind[$0] } ?? families.first { $0.ownsLiveNote(response.noteID) }
+            let liveNoteOwner = kind == nil ? families.first { $0.ownsLiveNote(response.noteID) } : nil
+            let owner = kind.flatMap { familiesByKind[$0] } ?? liveNoteOwner
+            var confirmation: Note?
+            var changed = false
             if let family = owner {
                 do {
-                    if try family.respond(to: response, at: now) { waker.poke() }
+                    let answer = try family.answer(response, at: now)
+                    changed = answer.changed
+                    confirmation = answer.confirmation
                 } catch {
                     storeFailed(error)
                 }
             }
+            if case .action = response.kind, kind == nil, liveNoteOwner == nil {
+                // A button pressed on an alert answered already (a second press, or answered
+                // from the command line while no runner could close it): the first answer
+                // stands, and the alert says so rather than staying as it was.
+                confirmation = Note.confirmation(
+                    id: response.noteID,
+                    title: Self.alreadyAnswered,
+                    body: "Nothing changed: the first answer stands.",
+                    at: now
+                )
+            }
+            // What the person sees once the answer is handled: the alert, replaced in place.
+            if let confirmation { try? await notifier.confirm(PostedNote(id: response.noteID), with: confirmation) }
+            if changed { waker.poke() }
             // Told once the answer is recorded and its family has acted on it.
-            log(.answered(id: response.noteID, response: response.kind, recorded: kind != nil))
+            log(.answered(id: response.noteID, response: response.kind, recorded: kind != nil || liveNoteOwner != nil))
         }
     }
 

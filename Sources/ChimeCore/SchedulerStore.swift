@@ -115,6 +115,9 @@ public protocol SchedulerStore: Sendable {
     /// reminder, due then. At most one per shown alert, however often it is asked. Returns
     /// whether it recorded one.
     func snoozeShown(id: String, until: Date, at instant: Date) throws -> Bool
+    /// The title of the alert shown last for reminder `id`, for the confirmation that replaces
+    /// it once answered; nil when none was shown (or the store keeps no titles).
+    func shownTitle(id: String) throws -> String?
     /// The quiet settings and the quiet asked for by hand, read at every pass.
     func quietState() throws -> QuietState
     /// Occurrences held by quiet: recorded as due, not posted, with ``PendingOccurrence/heldSince``.
@@ -134,6 +137,8 @@ extension SchedulerStore {
     public func shownAlerts(id: String) throws -> [PostedNote] { [] }
 
     public func snoozeShown(id: String, until: Date, at instant: Date) throws -> Bool { false }
+
+    public func shownTitle(id: String) throws -> String? { nil }
 
     /// ``markPosted(_:at:noteID:serverID:)`` for an alert with no server id.
     public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String) throws {

@@ -78,6 +78,8 @@ public struct DoseEntry: Sendable, Hashable {
     public var medicationName: String
     /// "Aspirin (100 mg)".
     public var label: String
+    /// "Aspirin 100 mg": what its alert's title says.
+    public var title: String = ""
 }
 
 /// The identifier of a dose occurrence: `med-{scheduleID}-{yyyyMMdd-HHmm}`, its local date and

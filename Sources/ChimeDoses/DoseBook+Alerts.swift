@@ -40,11 +40,12 @@ extension DoseBook {
         return plan(schedule, of: medication, after: now, count: 500, zone: zone).contains { $0.occurrence == occurrence }
     }
 
-    /// How a reminder reads in a list of reminders (`chime list`): a dose's alert with its
-    /// medication ("Medication Reminder: Aspirin (100 mg)", from the alert's text), the others
-    /// as their title.
+    /// How a reminder reads in a list of reminders (`chime list`): its title, which names a
+    /// dose's medication ("Aspirin 100 mg"); a dose alert stored by an older Chime, titled
+    /// "Medication Reminder", with its medication from the alert's text.
     public static func listTitle(of reminder: Reminder) -> String {
-        guard reminder.kind == kind, DoseOccurrenceID.matches(reminder.id), let label = reminder.body.split(separator: "\n").first
+        guard reminder.kind == kind, reminder.title == alertTitle || reminder.title == snoozedTitle,
+            DoseOccurrenceID.matches(reminder.id), let label = reminder.body.split(separator: "\n").first
         else { return reminder.title }
         return "\(reminder.title): \(label)"
     }

@@ -87,6 +87,11 @@ extension DoseBook {
         }
     }
 
+    /// The dose whose alert is `occurrence` (`med-3-20261122-0800`), or nil.
+    public func entry(occurrence: String) throws(ChimeError) -> DoseEntry? {
+        try store.read { db in try Self.entry(where: "d.occurrence = ?", [occurrence], in: db) }
+    }
+
     /// The doses a command without a dose could mean: due (or within their grace window ahead)
     /// and pending, newest first.
     public func dueDoses() throws(ChimeError) -> [DoseEntry] {
@@ -121,10 +126,9 @@ extension DoseBook {
         )
         let instructions =
             try String.fetchOne(db, sql: "SELECT instructions FROM medication WHERE id = ?", arguments: [dose.medicationID]) ?? ""
-        let body =
-            alertBody(label: entry.label, instructions: instructions) + "\nDue at \(TimeText.clock(dose.scheduled, in: dose.timeZone))"
+        let body = alertBody(instructions: instructions) + "\nDue at \(TimeText.clock(dose.scheduled, in: dose.timeZone))"
         try ReminderStore.scheduleOnce(
-            NewReminder(id: occurrence, title: snoozedTitle, body: body, trigger: .once(until), kind: kind),
+            NewReminder(id: occurrence, title: entry.title + " (snoozed)", body: body, trigger: .once(until), kind: kind),
             now: now,
             in: db
         )
@@ -165,8 +169,8 @@ extension DoseBook {
             try ReminderStore.scheduleOnce(
                 NewReminder(
                     id: occurrence,
-                    title: alertTitle,
-                    body: alertBody(label: entry.label, instructions: instructions),
+                    title: entry.title,
+                    body: alertBody(instructions: instructions),
                     trigger: .once(dose.scheduled),
                     kind: kind
                 ),
@@ -390,6 +394,7 @@ extension DoseBook {
     static func entry(from row: Row) -> DoseEntry {
         let dose = Dose(row: row)
         let name: String = row[14]
-        return DoseEntry(dose: dose, medicationName: name, label: Medication(name: name, amount: row[15], unit: row[16]).label)
+        let medication = Medication(name: name, amount: row[15], unit: row[16])
+        return DoseEntry(dose: dose, medicationName: name, label: medication.label, title: medication.alertTitle)
     }
 }

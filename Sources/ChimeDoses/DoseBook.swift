@@ -21,7 +21,9 @@ import GRDB
 public struct DoseBook: Sendable {
     /// The reminder kind of dose alerts.
     public static let kind = "dose"
-    /// The seed's texts.
+    /// The seed's texts: the first line of a dose alert's body, and the title of the summary
+    /// of doses that fell due while nothing ran. (Before Chime 0.9 every dose alert had this
+    /// title, and the snoozed one ``snoozedTitle``; stores may still hold such alerts.)
     public static let alertTitle = "Medication Reminder"
     public static let snoozedTitle = "Medication Reminder (Snoozed)"
 
@@ -189,7 +191,8 @@ public struct DoseBook: Sendable {
                 let cursorMicros = try Int64.fetchOne(db, sql: "SELECT cursor_us FROM dose_schedule WHERE id = ?", arguments: [scheduleID])
             else { continue }
             let grace = TimeInterval(medication.grace)
-            let body = alertBody(label: medication.label, instructions: medication.instructions)
+            let body = alertBody(instructions: medication.instructions)
+            let title = medication.alertTitle
             // The next dose of any of the medication's schedules ends a dose's window.
             let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled).compactMap(\.trigger)
             var cursor = Date(micros: cursorMicros)
@@ -221,7 +224,7 @@ public struct DoseBook: Sendable {
                     } else {
                         // Due now or later (within its grace window when late): its own alert.
                         try ReminderStore.scheduleOnce(
-                            NewReminder(id: planned.occurrence, title: alertTitle, body: body, trigger: .once(due), kind: kind),
+                            NewReminder(id: planned.occurrence, title: title, body: body, trigger: .once(due), kind: kind),
                             now: now,
                             in: db
                         )
@@ -287,11 +290,14 @@ public struct DoseBook: Sendable {
             let next = lastPosted.addingTimeInterval(TimeInterval(repeats.interval))
             guard next.micros < row[2] as Int64 else { continue }
             let zone = TimeZone(identifier: row[4]) ?? .current
-            let label = Medication(name: row[5], amount: row[6], unit: row[7]).label
+            let medication = Medication(name: row[5], amount: row[6], unit: row[7])
             let scheduled = Date(micros: row[1])
-            let body = alertBody(label: label, instructions: row[8]) + "\nDue at \(TimeText.clock(scheduled, in: zone))"
+            let body = alertBody(instructions: row[8]) + "\nDue at \(TimeText.clock(scheduled, in: zone))"
+            // "Zinc 25 mg (repeat 1 of 3)": which showing this is, after the first (or the snooze's).
+            let which = "repeat \(shown.count) of \(repeats.count)"
+            let title = medication.alertTitle + (snoozedMicros == nil ? " (\(which))" : " (snoozed, \(which))")
             try ReminderStore.scheduleOnce(
-                NewReminder(id: id, title: snoozedMicros == nil ? alertTitle : snoozedTitle, body: body, trigger: .once(next), kind: kind),
+                NewReminder(id: id, title: title, body: body, trigger: .once(next), kind: kind),
                 now: now,
                 in: db
             )
@@ -322,9 +328,10 @@ public struct DoseBook: Sendable {
         return id
     }
 
-    /// "Aspirin (100 mg)" and the instructions on the next line, when set.
-    static func alertBody(label: String, instructions: String) -> String {
-        instructions.isEmpty ? label : label + "\n" + instructions
+    /// The seed's "Medication Reminder" (the title names the medication), and the
+    /// instructions on the next line, when set.
+    static func alertBody(instructions: String) -> String {
+        instructions.isEmpty ? alertTitle : alertTitle + "\n" + instructions
     }
 }
 

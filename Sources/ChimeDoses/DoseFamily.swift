@@ -72,21 +72,66 @@ public final class DoseFamily: ReminderFamily {
     }
 
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
-        guard case .action(let key) = response.kind else { return false }
+        try answer(response, at: instant).changed
+    }
+
+    /// As ``respond(to:at:)``, and the alert then says what was recorded ("✓ Zinc 25 mg taken at
+    /// 16:19"), or, answered already, what the first answer was.
+    public func answer(_ response: NoteResponse, at instant: Date) throws -> FamilyAnswer {
+        guard case .action(let key) = response.kind else { return FamilyAnswer(changed: false) }
         let outcome = perform(key, on: DoseReference.occurrence(response.noteID))
+        let text: Withdrawal.Confirmation
         switch outcome {
         case .success(let event?):
             onAnswer(event)
+            guard let entry = event.entry else { return FamilyAnswer(changed: true) }
+            text = Self.confirmation(key, entry: entry, refill: event.refill, at: instant)
         case .success(nil):
-            return false
+            return FamilyAnswer(changed: false)
         case .failure(let error):
             // Answered already (from the CLI, or a second click): the first answer stands.
             guard error.code == .conflict || error.code == .notFound else { throw error }
             onAnswer(AnsweredDoseEvent(action: key, entry: nil, refill: nil, refused: error.message))
-            return false
+            let text =
+                (try? book.entry(occurrence: response.noteID)).flatMap { $0 }.map(Self.alreadyAnswered)
+                ?? Withdrawal.Confirmation(title: "Already answered", body: "Nothing changed: the first answer stands.")
+            return FamilyAnswer(
+                changed: false,
+                confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant)
+            )
         }
         nextCheck.withLock { $0 = nil }
-        return true
+        return FamilyAnswer(changed: true, confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant))
+    }
+
+    /// What a dose's alert reads once answered with `action` (`take`, `skip`, `snooze`, `miss`),
+    /// from its buttons or the command line: the medication, what was recorded, and when.
+    public static func confirmation(_ action: String, entry: DoseEntry, refill: String?, at instant: Date) -> Withdrawal.Confirmation {
+        let zone = entry.dose.timeZone
+        switch action {
+        case take:
+            let taken = entry.dose.takenAt ?? instant
+            return Withdrawal.Confirmation(title: "✓ \(entry.title) taken at \(TimeText.clock(taken, in: zone))", body: refill ?? "")
+        case skip:
+            return Withdrawal.Confirmation(
+                title: "\(entry.title) skipped",
+                body: "Recorded at \(TimeText.clock(instant, in: zone)); 'chime dose reset \(entry.dose.id)' undoes it."
+            )
+        case snooze:
+            let until = entry.dose.snoozeUntil ?? instant
+            return Withdrawal.Confirmation(title: "\(entry.title) snoozed until \(TimeText.clock(until, in: zone))")
+        default:
+            return Withdrawal.Confirmation(title: "\(entry.title) marked \(entry.dose.status.rawValue)")
+        }
+    }
+
+    /// What a dose's alert reads when a button is pressed after the dose was answered.
+    public static func alreadyAnswered(_ entry: DoseEntry) -> Withdrawal.Confirmation {
+        let zone = entry.dose.timeZone
+        var status = "already \(entry.dose.status.rawValue)"
+        if entry.dose.status == .taken, let taken = entry.dose.takenAt { status += " at \(TimeText.clock(taken, in: zone))" }
+        if entry.dose.status == .pending, let until = entry.dose.snoozeUntil { status = "snoozed until \(TimeText.clock(until, in: zone))" }
+        return Withdrawal.Confirmation(title: "\(entry.title): \(status)", body: "Nothing changed: the first answer stands.")
     }
 }
 

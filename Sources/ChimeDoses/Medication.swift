@@ -26,6 +26,9 @@ public struct Medication: Sendable, Hashable, Identifiable {
 
     /// "Aspirin (100 mg)": the alert's body, as the seed wrote it.
     public var label: String { "\(name) (\(Medication.format(amount: amount)) \(unit))" }
+    /// "Aspirin 100 mg": the title of its dose alerts, so that two alerts (and a server's menu of
+    /// their buttons) say which medication each is for.
+    public var alertTitle: String { "\(name) \(Medication.format(amount: amount)) \(unit)" }
 
     /// `100`, `2.5`, `0.125`: no trailing zeros.
     public static func format(amount: Double) -> String {

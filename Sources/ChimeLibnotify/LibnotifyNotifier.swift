@@ -34,6 +34,8 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private let availabilityChanges: AsyncStream<Bool>.Continuation
     private var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]
     private var names: [UnsafeMutablePointer<NotifyNotification>: String] = [:]
+    /// Shown alerts replaced by a confirmation (GLib thread): their closing is not an answer.
+    private var confirmations: Set<UnsafeMutablePointer<NotifyNotification>> = []
     /// Whether a server owned the name at the last look (GLib thread).
     private var present: Bool
 
@@ -180,6 +182,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             for notification in names.keys { libnotify.g_object_unref(notification) }
             shown = [:]
             names = [:]
+            confirmations = []
         }
         availabilityChanges.yield(now)
     }
@@ -211,6 +214,39 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         try result.get()
     }
 
+    /// Replaces the alert this notifier shows under `alert.id` in place by `confirmation` (same
+    /// server id, no buttons, expiring by itself); once only (a second call for the same alert
+    /// leaves the confirmation). An alert it does not show (closed already, or shown by another
+    /// process) is never shown again: closed by its server id, where there is one.
+    public func confirm(_ alert: PostedNote, with confirmation: Note) async throws {
+        let result: Result<Void, any Error> = await loop.run { [self] in
+            if let existing = shown[alert.id] {
+                if confirmations.contains(existing) { return .success(()) }
+                return show(confirmation, confirming: true).map { _ in () }
+            }
+            var error: UnsafeMutablePointer<GError>?
+            if let serverID = alert.serverID, chime_close_notification(connection, serverID, timeoutMs, &error) == 0 {
+                return .failure(ChimeError(.delivery, "The alert '\(alert.id)' could not be closed: \(SessionBus.message(error))"))
+            }
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Replaces `alerts` (shown by a runner that is not running now) by `confirmation`, by their
+    /// server ids: what `chime dose take` and `chime done` do when no runner can. A server that
+    /// no longer shows the id shows the confirmation as a new alert, which expires by itself.
+    /// Bounded; nothing when no server runs.
+    public static func confirm(_ alerts: [PostedNote], with confirmation: Withdrawal.Confirmation) async {
+        let serverIDs = Array(Set(alerts.compactMap(\.serverID))).sorted()
+        guard let last = serverIDs.last, case .success(let desktop) = await connect() else { return }
+        // Only the latest is replaced; older ones (a recurring reminder's) are closed.
+        await desktop.close(serverIDs: Array(serverIDs.dropLast()))
+        let id = alerts.first?.id ?? "confirmation"
+        let note = Note.confirmation(id: id, title: confirmation.title, body: confirmation.body, at: Date())
+        _ = await desktop.loop.run { [desktop] in desktop.show(note, confirming: true, replacing: last) }
+    }
+
     /// Closes `alerts` (shown by a runner that is not running now) by their server ids: the
     /// one helper a command uses when no runner can withdraw them. Bounded; nothing when no
     /// server runs.
@@ -232,7 +268,10 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     // MARK: - On the GLib thread
 
-    private func show(_ note: Note) -> Result<UInt32, any Error> {
+    /// Shows `note`, replacing in place the alert shown under its id (or, with `replacing`, the
+    /// server's alert of that id, shown by another process). A `confirming` note's closing is
+    /// not told on ``responses``.
+    private func show(_ note: Note, confirming: Bool = false, replacing serverID: UInt32? = nil) -> Result<UInt32, any Error> {
         var error: UnsafeMutablePointer<GError>?
         // A server that left (or never came) fails here in milliseconds, not in 2 × 25 s.
         guard let owner = chime_name_owner(connection, "org.freedesktop.Notifications", timeoutMs, &error) else {
@@ -276,6 +315,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                 },
                 me
             )
+            if let serverID { chime_notification_set_server_id(notification, serverID) }
         }
         let urgency: NotifyUrgency =
             switch note.urgency {
@@ -294,7 +334,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
         libnotify.notify_notification_set_category(notification, note.category ?? (note.isSummary ? "x-chime.summary" : "x-chime.reminder"))
         libnotify.notify_notification_set_hint_string(notification, "desktop-entry", "chime")
-        if note.sticky { libnotify.notify_notification_set_hint(notification, "resident", libnotify.g_variant_new_boolean(1)) }
+        // Kept on screen after a button is pressed (`resident`), so that Chime can replace it by
+        // what the answer recorded (``confirm(_:with:)``) rather than the server dropping it.
+        if note.sticky || !note.actions.isEmpty {
+            libnotify.notify_notification_set_hint(notification, "resident", libnotify.g_variant_new_boolean(1))
+        }
         if note.transient { libnotify.notify_notification_set_hint(notification, "transient", libnotify.g_variant_new_boolean(1)) }
         // A sound: the spec's sound-name hint on a server that plays sounds, else a console bell (below).
         let playsSound = status.capabilities.contains("sound")
@@ -326,6 +370,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
         shown[note.id] = notification
         names[notification] = note.id
+        if confirming { confirmations.insert(notification) } else { confirmations.remove(notification) }
         if note.sound != nil && !playsSound { ConsoleBell.ring() }
         return .success(chime_notification_server_id(notification))
     }
@@ -333,6 +378,8 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private func closed(_ notification: UnsafeMutablePointer<NotifyNotification>) {
         guard let id = names.removeValue(forKey: notification) else { return }
         shown[id] = nil
+        // A confirmation that expired or was closed: nothing was answered.
+        let answered = confirmations.remove(notification) == nil
         let reason: NoteResponse.CloseReason =
             switch libnotify.notify_notification_get_closed_reason(notification) {
             case 1: .expired
@@ -340,7 +387,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             case 3: .closedByCall
             default: .undefined
             }
-        responder.yield(NoteResponse(noteID: id, kind: .closed(reason)))
+        if answered { responder.yield(NoteResponse(noteID: id, kind: .closed(reason))) }
         // Not inside its own signal emission: release it on the next turn of the loop.
         let pointer = UInt(bitPattern: notification)
         loop.enqueue { libnotify.g_object_unref(UnsafeMutableRawPointer(bitPattern: pointer)) }

@@ -41,6 +41,27 @@ extension RunnerControl {
         await closeWithoutRunner(shown)
     }
 
+    /// Replaces the alert shown for reminder `id` (answered from the command line) by
+    /// `confirmation`, as its buttons would have: the store's runner does it through its
+    /// notifier; with no runner up, `confirmWithoutRunner` (the desktop helper) replaces it by
+    /// the server's id.
+    public static func confirmAnswer(
+        id: String,
+        confirmation: Withdrawal.Confirmation,
+        store: ReminderStore,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        confirmWithoutRunner: ([PostedNote], Withdrawal.Confirmation) async -> Void
+    ) async {
+        let shown = (try? store.shownAlerts(id: id)) ?? []
+        guard !shown.isEmpty else { return }
+        if let socket = socket(storePath: store.path, environment: environment),
+            WakeSocket.withdraw(path: socket, [Withdrawal(id: id, confirmation: confirmation)])
+        {
+            return
+        }
+        await confirmWithoutRunner(shown, confirmation)
+    }
+
     /// How long `cancel` waits for a running runner's answer: longer than one desktop post can
     /// take (two D-Bus calls with a 1 s timeout each) and a store write.
     public static let answerTimeout: TimeInterval = 5

@@ -45,6 +45,10 @@ public struct EchoOnFailureNotifier: Notifier {
         try await primary.withdraw(shown)
     }
 
+    public func confirm(_ shown: PostedNote, with confirmation: Note) async throws {
+        try await primary.confirm(shown, with: confirmation)
+    }
+
     public var responses: AsyncStream<NoteResponse> { primary.responses }
 
     public var availability: AsyncStream<Bool> { primary.availability }

@@ -27,7 +27,7 @@ public final class TimerWaker: Waker {
         /// Questions read off the socket and not yet taken by the scheduler.
         var queries: [DeliveryQuery] = []
         /// Reminder ids whose alerts a command asked to withdraw, not yet taken.
-        var withdrawals: [String] = []
+        var withdrawals: [Withdrawal] = []
     }
 
     private let timerFD: Int32
@@ -100,7 +100,7 @@ public final class TimerWaker: Waker {
 
     public func poke() { deliver(.poked) }
 
-    public func takeWithdrawals() -> [String] {
+    public func takeWithdrawals() -> [Withdrawal] {
         state.withLock { state in
             defer { state.withdrawals = [] }
             return state.withdrawals

@@ -63,11 +63,11 @@ public enum WakeSocket {
 
     /// Drains every pending datagram, handing each question to `queries` (with the answer
     /// going back to its sender over `fd`); returns how many datagrams there were.
-    static func drain(_ fd: Int32, queries: ([DeliveryQuery]) -> Void, withdrawals: ([String]) -> Void) -> Int {
+    static func drain(_ fd: Int32, queries: ([DeliveryQuery]) -> Void, withdrawals: ([Withdrawal]) -> Void) -> Int {
         var buffer = [UInt8](repeating: 0, count: maxDatagram)
         var count = 0
         var found: [DeliveryQuery] = []
-        var withdraw: [String] = []
+        var withdraw: [Withdrawal] = []
         while true {
             var sender = sockaddr_storage()
             var senderLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -78,8 +78,7 @@ public enum WakeSocket {
             count += 1
             if received > 1, buffer[0] == UInt8(ascii: "w") {
                 // Identifiers are checked as the CLI checks them: nothing else is looked up.
-                withdraw += String(decoding: buffer[1..<received], as: UTF8.self).split(separator: "\n").map(String.init)
-                    .filter { (try? ReminderIdentifier.validate($0)) != nil }
+                withdraw += String(decoding: buffer[1..<received], as: UTF8.self).split(separator: "\n").compactMap(Self.withdrawal)
                 continue
             }
             guard received > 1, buffer[0] == UInt8(ascii: "q"), senderLength > socklen_t(MemoryLayout<sa_family_t>.size) else { continue }
@@ -103,13 +102,39 @@ public enum WakeSocket {
         return count
     }
 
+    /// One line of a withdrawal datagram: `ID`, or `ID<TAB>TITLE<TAB>BODY` for an alert to
+    /// replace by a confirmation. The identifier is checked as the CLI checks it; nothing else
+    /// is looked up. (The texts are shown as they are, in an alert that replaces Chime's own.)
+    static func withdrawal(_ line: Substring) -> Withdrawal? {
+        let fields = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard (try? ReminderIdentifier.validate(fields[0])) != nil else { return nil }
+        guard fields.count > 1 else { return Withdrawal(id: fields[0]) }
+        let confirmation = Withdrawal.Confirmation(title: fields[1], body: fields.count > 2 ? fields[2] : "")
+        return Withdrawal(id: fields[0], confirmation: confirmation)
+    }
+
+    /// The line ``withdrawal(_:)`` reads back: tabs and line breaks in the texts become spaces.
+    static func line(_ withdrawal: Withdrawal) -> String {
+        guard let confirmation = withdrawal.confirmation else { return withdrawal.id }
+        func flat(_ text: String) -> String {
+            String(text.map { $0 == "\t" || $0.isNewline ? " " : $0 })
+        }
+        return [withdrawal.id, flat(confirmation.title), flat(confirmation.body)].joined(separator: "\t")
+    }
+
     /// Asks the runner listening at `path` to withdraw the alerts shown for reminders `ids`.
     /// Returns false when no runner listens there.
     public static func withdraw(path: String, ids: [String]) -> Bool {
+        withdraw(path: path, ids.map { Withdrawal(id: $0) })
+    }
+
+    /// Asks the runner listening at `path` to withdraw the alerts `withdrawals` name, or replace
+    /// them by their confirmations. Returns false when no runner listens there.
+    public static func withdraw(path: String, _ withdrawals: [Withdrawal]) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        let bytes = Array(("w\n" + ids.joined(separator: "\n")).utf8)
+        let bytes = Array(("w\n" + withdrawals.map(line).joined(separator: "\n")).utf8)
         guard bytes.count < maxDatagram else { return false }
         let sent = withAddress(path) { address, length in sendto(fd, bytes, bytes.count, 0, address, length) }
         return sent == bytes.count

@@ -37,6 +37,11 @@ extension ReminderStore {
         try read { db in try Self.lastShown(id: id, in: db)?.alert }
     }
 
+    /// The title of the alert shown last for `id` (the scheduler's confirmation names it).
+    public func shownTitle(id: String) throws -> String? {
+        try lastShown(id: id)?.title
+    }
+
     /// The alerts that `chime done` and `chime snooze` can answer at `now`, the last shown first:
     /// for each reminder id, the alert shown last, when that was within ``showingWindow`` and it
     /// has no answer yet (one closed without an answer counts as none), as ``answerShown(id:action:snoozeUntil:now:)``

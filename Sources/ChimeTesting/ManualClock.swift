@@ -24,7 +24,7 @@ public final class ManualWallClock: WallClock, Waker {
         /// Questions asked with ``ask(_:)`` and not yet taken by the scheduler.
         var queries: [DeliveryQuery] = []
         /// Ids given to ``withdraw(_:)`` and not yet taken.
-        var withdrawals: [String] = []
+        var withdrawals: [Withdrawal] = []
     }
     private let state: Mutex<State>
 
@@ -112,11 +112,17 @@ public final class ManualWallClock: WallClock, Waker {
 
     /// A command asks the runner to withdraw the alerts shown for `ids`; wakes the scheduler.
     public func withdraw(_ ids: [String]) {
-        state.withLock { $0.withdrawals += ids }
+        state.withLock { $0.withdrawals += ids.map { Withdrawal(id: $0) } }
         wake(.poked)
     }
 
-    public func takeWithdrawals() -> [String] {
+    /// A command answered reminder `id` and asks the runner to replace its alert by `confirmation`.
+    public func confirm(_ id: String, with confirmation: Withdrawal.Confirmation) {
+        state.withLock { $0.withdrawals.append(Withdrawal(id: id, confirmation: confirmation)) }
+        wake(.poked)
+    }
+
+    public func takeWithdrawals() -> [Withdrawal] {
         state.withLock { state in
             defer { state.withdrawals = [] }
             return state.withdrawals

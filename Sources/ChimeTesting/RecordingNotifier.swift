@@ -18,6 +18,7 @@ public struct RecordingNotifier: Notifier {
         struct State {
             var posts: [Note] = []
             var withdrawals: [String] = []
+            var confirmations: [Note] = []
             var failures: [Unavailable] = []
             var failAlways: Unavailable?
             var serverAbsent = false
@@ -64,6 +65,11 @@ public struct RecordingNotifier: Notifier {
         storage.state.withLock { $0.withdrawals.append(shown.id) }
     }
 
+    /// Records the confirmation that replaces alert `shown.id` (see ``confirmations``).
+    public func confirm(_ shown: PostedNote, with confirmation: Note) async throws {
+        storage.state.withLock { $0.confirmations.append(confirmation) }
+    }
+
     public var responses: AsyncStream<NoteResponse> { storage.responses }
 
     public var availability: AsyncStream<Bool> { storage.availability }
@@ -81,6 +87,8 @@ public struct RecordingNotifier: Notifier {
     public var posts: [Note] { storage.state.withLock { $0.posts } }
     /// Every identifier withdrawn, in order.
     public var withdrawals: [String] { storage.state.withLock { $0.withdrawals } }
+    /// Every confirmation that replaced an answered alert, in order (its id is the alert's).
+    public var confirmations: [Note] { storage.state.withLock { $0.confirmations } }
     /// Calls to ``post(_:)``, failed ones included.
     public var attempts: Int { storage.state.withLock { $0.attempts } }
 

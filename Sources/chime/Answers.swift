@@ -71,8 +71,10 @@ struct Snooze: AsyncParsableCommand {
         let until = now.addingTimeInterval(TimeInterval(seconds))
         let answered = try store.answerShown(id: id, action: PlainReminders.snooze, snoozeUntil: until, now: now)
         let running = pokeRunner(store, json: global.json)
-        // Answered here: close the alert it replaces (the runner withdraws it; with none, the desktop helper).
-        await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)
+        // Answered here: the alert says until when, as its button would (the runner replaces it;
+        // with none, the desktop helper).
+        let confirmation = PlainReminders.snoozedConfirmation(until: until, title: answered.alert.title, zone: .current)
+        await confirmAnswered(id, confirmation, store: store)
         emit(AlertAnswered(answered, runner: running), json: global.json)
     }
 
@@ -93,7 +95,7 @@ struct Snooze: AsyncParsableCommand {
         )
         let entry = try book.snooze(.occurrence(id), minutes: Int(seconds / 60))
         let running = pokeRunner(store, json: global.json)
-        await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)
+        await confirmAnswered(id, DoseFamily.confirmation(DoseFamily.snooze, entry: entry, refill: nil, at: Date()), store: store)
         let title = "\(entry.label) (dose \(entry.dose.id))"
         emit(
             AlertAnswered(id: id, kind: DoseBook.kind, title: title, snoozedUntil: entry.dose.snoozeUntil, runner: running),
@@ -131,9 +133,16 @@ struct Done: AsyncParsableCommand {
         }
         let answered = try store.answerShown(id: id, action: PlainReminders.done, snoozeUntil: nil, now: Date())
         let running = RunnerControl.isRunning(storePath: store.path)
-        await RunnerControl.withdrawAlerts(ids: [id], store: store, closeWithoutRunner: LibnotifyNotifier.close)
+        await confirmAnswered(id, PlainReminders.doneConfirmation(title: answered.alert.title), store: store)
         emit(AlertAnswered(answered, runner: running), json: global.json)
     }
+}
+
+/// Replaces the alert shown for `id`, answered from the command line, by `confirmation`, as
+/// its buttons would: the runner does it through its notifier; with none, the desktop helper
+/// by the server's id (nothing when no server runs).
+func confirmAnswered(_ id: String, _ confirmation: Withdrawal.Confirmation, store: ReminderStore) async {
+    await RunnerControl.confirmAnswer(id: id, confirmation: confirmation, store: store, confirmWithoutRunner: LibnotifyNotifier.confirm)
 }
 
 /// An alert answered from the command line: which, with what, and when a snoozed one comes back.

@@ -169,9 +169,13 @@ struct Run: AsyncParsableCommand {
                 }
             }
         )
-        let plain = PlainReminders(store: store, snoozeLength: snoozeLength) { id, until in
-            log.info("Reminder snoozed from its alert", metadata: ["reminder.id": .string(id), "until": .string(TimeText.iso(until))])
-        }
+        let plain = PlainReminders(
+            store: store,
+            snoozeLength: snoozeLength,
+            onSnooze: { id, until in
+                log.info("Reminder snoozed from its alert", metadata: ["reminder.id": .string(id), "until": .string(TimeText.iso(until))])
+            }
+        )
         return [focus, doses, plain]
     }
 }

@@ -39,11 +39,12 @@ extension DesktopTests {
         let runner = try sandbox.startRunner("--notifier", "desktop")
         #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
 
-        // The alert, with the seed's title and body and its three actions
+        // The alert, titled with the medication, the seed's phrase below, and its three actions
         #expect(await server.waitForLog { $0.contains(#"string "Medication Reminder""#) }, "\(runner.stderr)")
         let call = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        #expect(NotificationServer.stringArguments(ofLastNotifyIn: server.monitorLog).dropFirst(2).first == "Aspirin 100 mg")
         for expected in [
-            #"string "Medication Reminder""#, #"string "Aspirin (100 mg)""#, #"string "take""#, #"string "Mark as Taken""#,
+            #"string "Medication Reminder""#, #"string "Aspirin 100 mg""#, #"string "take""#, #"string "Mark as Taken""#,
             #"string "snooze""#, #"string "Snooze 10 min""#, #"string "skip""#, #"string "Skip""#, #"string "x-chime.dose""#,
         ] {
             #expect(call.contains(expected), "\(expected) not in \(call)")
@@ -63,6 +64,19 @@ extension DesktopTests {
             if status != "taken" { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(status == "taken", "\(runner.stderr)")
+
+        // Then the alert is replaced in place by what was recorded: the same server id, no
+        // buttons, an expiry of its own; the server never closed it in between
+        #expect(await server.waitForLog { $0.contains("taken at") }, "\(runner.stderr)\n\(server.monitorLog)")
+        let replaced = try #require(NotificationServer.notifyCalls(in: server.monitorLog).last)
+        let first = try #require(NotificationServer.notifyCalls(in: server.monitorLog).first)
+        #expect(replaced.summary.wholeMatch(of: #/✓ Aspirin 100 mg taken at \d\d:\d\d/#) != nil, "\(replaced)")
+        #expect(replaced.replacesID != 0 && replaced.replacesID == NotificationServer.serverIDs(in: server.monitorLog).first, "\(server.monitorLog)")
+        #expect(replaced.actions.isEmpty, "\(replaced)")
+        #expect(replaced.timeout == 5_000, "\(replaced)")
+        // (The alert stayed up until answered, and was kept after the press: resident.)
+        #expect(first.actions.count == 6 && first.timeout == 0 && first.hints.contains(#"string "resident""#), "\(first)")
+        #expect(!server.monitorLog.contains("member=NotificationClosed"), "\(server.monitorLog)")
 
         // Shown once: no repeat, no second alert
         try await Task.sleep(for: .seconds(1.5))

@@ -31,8 +31,9 @@ struct DoseRunnerTests {
         h.clock.advance(to: Self.t)
         let note = await loop.notifier.nextPost()
         #expect(note.id == Self.occurrence)
-        #expect(note.title == "Medication Reminder")
-        #expect(note.body == "Aspirin (100 mg)\nWith food")
+        // The title names the medication (two alerts, and a server's menu of their buttons, tell apart).
+        #expect(note.title == "Aspirin 100 mg")
+        #expect(note.body == "Medication Reminder\nWith food")
         #expect(note.actions.map(\.key) == ["take", "snooze", "skip"])
         #expect(note.actions.map(\.label) == ["Mark as Taken", "Snooze 10 min", "Skip"])
         #expect(note.category == "x-chime.dose")
@@ -50,6 +51,18 @@ struct DoseRunnerTests {
         let taken = try h.book.doses(DoseFilter(status: .taken))
         #expect(taken.map(\.dose.takenAt) == [Self.at(2)])
         #expect(try h.store.ledger(id: Self.occurrence).map(\.response) == ["take"])
+        // And the alert is replaced by what was recorded: no buttons, gone by itself.
+        let confirmation = try #require(loop.notifier.confirmations.last)
+        #expect(confirmation.id == Self.occurrence)
+        #expect(confirmation.title == "✓ Aspirin 100 mg taken at 08:02")
+        #expect(confirmation.actions.isEmpty)
+        #expect(!confirmation.sticky)
+        #expect(confirmation.timeout == Note.confirmationTimeout)
+
+        // A second press (the alert answered already): the alert says so, and nothing changes.
+        await loop.act("take", on: Self.occurrence)
+        #expect(loop.notifier.confirmations.map(\.title) == ["✓ Aspirin 100 mg taken at 08:02", Scheduler.alreadyAnswered])
+        #expect(try h.book.doses(DoseFilter(status: .taken)).map(\.dose.takenAt) == [Self.at(2)])
 
         h.clock.advance(to: Self.at(60))
         await loop.stop()
@@ -67,6 +80,7 @@ struct DoseRunnerTests {
         await loop.act("skip", on: Self.occurrence)
         #expect(await h.clock.parked() == DoseLoop.wake(Self.at(24 * 60)))
         #expect(try h.stored(Self.occurrence)?.status == "skipped")
+        #expect(loop.notifier.confirmations.map(\.title) == ["Aspirin 100 mg skipped"])
         h.clock.advance(to: Self.at(60))
         await loop.stop()
         #expect(loop.notifier.posts.count == 1)
@@ -77,11 +91,12 @@ struct DoseRunnerTests {
         let (h, loop) = try await Self.started()
         defer { h.cleanUp() }
         h.clock.advance(to: Self.t)
-        #expect(await loop.notifier.nextPost().title == "Medication Reminder")
+        #expect(await loop.notifier.nextPost().title == "Aspirin 100 mg")
         #expect(await h.clock.parked() == DoseLoop.wake(Self.at(15)))
         h.clock.advance(to: Self.at(2))
         await loop.act("snooze", on: Self.occurrence)
         #expect(await h.clock.parked() == DoseLoop.wake(Self.at(12)))
+        #expect(loop.notifier.confirmations.map(\.title) == ["Aspirin 100 mg snoozed until 08:12"])
         let snoozed = try #require(try h.book.doses(DoseFilter()).first)
         #expect(snoozed.dose.status == .pending)
         #expect(snoozed.dose.snoozeUntil == Self.at(12))
@@ -89,8 +104,8 @@ struct DoseRunnerTests {
         h.clock.advance(to: Self.at(12))
         let again = await loop.notifier.nextPost()
         #expect(again.id == Self.occurrence)
-        #expect(again.title == "Medication Reminder (Snoozed)")
-        #expect(again.body == "Aspirin (100 mg)\nWith food\nDue at 08:00")
+        #expect(again.title == "Aspirin 100 mg (snoozed)")
+        #expect(again.body == "Medication Reminder\nWith food\nDue at 08:00")
         #expect(again.actions.map(\.key) == ["take", "snooze", "skip"])
         #expect(again.postedAt == Self.at(12))
         // Still unanswered: repeated from the snoozed alert on.
@@ -110,7 +125,9 @@ struct DoseRunnerTests {
             h.clock.advance(to: Self.at(minutes))
             let note = await loop.notifier.nextPost()
             #expect(note.id == Self.occurrence, "at +\(minutes)m")
-            #expect(note.title == "Medication Reminder", "at +\(minutes)m")
+            // The repeats say which they are.
+            let expected = minutes == 0 ? "Aspirin 100 mg" : "Aspirin 100 mg (repeat \(Int(minutes / 15)) of 3)"
+            #expect(note.title == expected, "at +\(minutes)m")
             #expect(note.postedAt == Self.at(minutes), "at +\(minutes)m")
             #expect(note.actions.count == 3)
         }

@@ -67,7 +67,7 @@ struct PlainAnswerTests {
                 log: { event in
                     if case .answered = event { answers.handled() }
                 },
-                families: [PlainReminders(store: store)]
+                families: [PlainReminders(store: store, systemZone: { PlainAnswerTests.utc })]
             )
         }
 
@@ -139,6 +139,10 @@ struct PlainAnswerTests {
         // Nothing more to wake for.
         #expect(await loop.clock.parked() == nil)
         #expect(try loop.store.ledger(id: "tea").map(\.response) == ["done"])
+        // The alert is replaced by what was recorded, with the reminder's title below.
+        #expect(loop.notifier.confirmations.map(\.title) == ["✓ Done"])
+        #expect(loop.notifier.confirmations.map(\.body) == ["Title tea"])
+        #expect(loop.notifier.confirmations.allSatisfy { $0.id == "tea" && $0.actions.isEmpty && $0.timeout != nil })
         loop.clock.advance(to: Self.at(3_600))
         await loop.stop()
         #expect(loop.notifier.posts.count == 1)
@@ -160,6 +164,8 @@ struct PlainAnswerTests {
         await loop.act("snooze", on: "tea")
         loop.notifier.respond(NoteResponse(noteID: "tea", kind: .closed(.dismissed)))
         await loop.answers.wait(for: 3)
+        // The alert said until when; the second press was told it changed nothing; the close, nothing.
+        #expect(loop.notifier.confirmations.map(\.title) == ["Snoozed until 09:11", Scheduler.alreadyAnswered])
         // Back once, ten minutes after the press.
         #expect(await loop.clock.parked() == Self.at(90 + 600))
         loop.clock.advance(to: Self.at(90 + 600))

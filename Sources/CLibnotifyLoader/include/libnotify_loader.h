@@ -59,6 +59,7 @@
     F(g_variant_dup_strv)                                                                                                \
     F(g_object_unref)                                                                                                    \
     F(g_object_get)                                                                                                      \
+    F(g_object_set)                                                                                                      \
     F(g_signal_connect_data)                                                                                             \
     F(g_bus_get_sync)                                                                                                    \
     F(g_bus_watch_name_on_connection)                                                                                    \
@@ -94,6 +95,10 @@ gulong chime_connect_closed(NotifyNotification *_Nonnull notification, chime_clo
 
 /// The server's id of a shown notification (libnotify 0.8.1 has no getter for the "id" property).
 guint32 chime_notification_server_id(NotifyNotification *_Nonnull notification);
+
+/// Sets the server id a notification not shown yet replaces (its `id` property: the Notify
+/// call's replaces_id), to replace an alert another process showed.
+void chime_notification_set_server_id(NotifyNotification *_Nonnull notification, guint32 id);
 
 /// Runs `function(data)` once on the thread that runs `context`'s main loop (an idle source):
 /// unlike g_main_context_invoke it never runs inline.
