@@ -67,14 +67,20 @@ public final class PlainReminders: ReminderFamily {
         let title = (try? store.shownTitle(id: response.noteID)) ?? ""
         guard key == Self.snooze else {
             let text = Self.doneConfirmation(title: title)
-            return FamilyAnswer(changed: false, confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant))
+            return FamilyAnswer(
+                changed: false,
+                confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant)
+            )
         }
         let seconds = Double(snoozeLength.components.seconds) + Double(snoozeLength.components.attoseconds) / 1e18
         let until = instant.addingTimeInterval(seconds)
         guard try store.snoozeShown(id: response.noteID, until: until, at: instant) else { return FamilyAnswer(changed: false) }
         onSnooze(response.noteID, until)
         let text = Self.snoozedConfirmation(until: until, title: title, zone: systemZone())
-        return FamilyAnswer(changed: true, confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant))
+        return FamilyAnswer(
+            changed: true,
+            confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant)
+        )
     }
 
     /// What a reminder's alert reads once marked done (from its button or `chime done`).

@@ -101,7 +101,10 @@ public final class DoseFamily: ReminderFamily {
             )
         }
         nextCheck.withLock { $0 = nil }
-        return FamilyAnswer(changed: true, confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant))
+        return FamilyAnswer(
+            changed: true,
+            confirmation: .confirmation(id: response.noteID, title: text.title, body: text.body, at: instant)
+        )
     }
 
     /// What a dose's alert reads once answered with `action` (`take`, `skip`, `snooze`, `miss`),

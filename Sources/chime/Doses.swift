@@ -201,7 +201,11 @@ struct DoseSnooze: AsyncParsableCommand {
         let running = pokeRunner(context.store, json: global.json)
         // The alert the snooze replaces says until when (it comes again then).
         if let occurrence = entry.dose.occurrence {
-            await confirmAnswered(occurrence, DoseFamily.confirmation(DoseFamily.snooze, entry: entry, refill: nil, at: Date()), store: context.store)
+            await confirmAnswered(
+                occurrence,
+                DoseFamily.confirmation(DoseFamily.snooze, entry: entry, refill: nil, at: Date()),
+                store: context.store
+            )
         }
         emit(Snoozed(entry, minutes: minutes, runner: running, now: Date()), json: global.json)
     }

@@ -71,7 +71,10 @@ extension DesktopTests {
         let replaced = try #require(NotificationServer.notifyCalls(in: server.monitorLog).last)
         let first = try #require(NotificationServer.notifyCalls(in: server.monitorLog).first)
         #expect(replaced.summary.wholeMatch(of: #/✓ Aspirin 100 mg taken at \d\d:\d\d/#) != nil, "\(replaced)")
-        #expect(replaced.replacesID != 0 && replaced.replacesID == NotificationServer.serverIDs(in: server.monitorLog).first, "\(server.monitorLog)")
+        #expect(
+            replaced.replacesID != 0 && replaced.replacesID == NotificationServer.serverIDs(in: server.monitorLog).first,
+            "\(server.monitorLog)"
+        )
         #expect(replaced.actions.isEmpty, "\(replaced)")
         #expect(replaced.timeout == 5_000, "\(replaced)")
         // (The alert stayed up until answered, and was kept after the press: resident.)
