@@ -28,7 +28,7 @@ extension NotificationServer {
             let text = String(line)
             if text.hasPrefix("method call ") || text.hasPrefix("method return ") || text.hasPrefix("signal ") || text.hasPrefix("error ") {
                 messages.append((text, []))
-            } else if !messages.isEmpty {
+            } else if !messages.isEmpty, !text.isEmpty {
                 // A top-level argument starts three spaces in; an array's closing bracket, at the
                 // same depth, ends the one before.
                 if text.hasPrefix("   "), !text.hasPrefix("    "), !text.hasPrefix("   ]") {
@@ -75,6 +75,39 @@ extension NotificationServer {
             guard message.header.hasPrefix("method return "), message.arguments.count == 1, message.arguments[0].hasPrefix("uint32 ")
             else { return nil }
             return UInt32(message.arguments[0].dropFirst("uint32 ".count))
+        }
+    }
+
+    /// Waits (bounded) until a Notify call replaced a shown alert in place (the server's id of
+    /// an earlier alert, no buttons, an expiry of its own) by a confirmation `matching`.
+    func waitForConfirmation(_ matching: @escaping (NotifyCall) -> Bool) async -> Bool {
+        await waitForLog { log in
+            let shownIDs = Set(Self.serverIDs(in: log))
+            return Self.notifyCalls(in: log).contains { call in
+                matching(call) && shownIDs.contains(call.replacesID) && call.actions.isEmpty && call.timeout > 0
+            }
+        }
+    }
+
+    /// The NotificationClosed signals in `log`: the server's id and the reason (1 expired,
+    /// 2 dismissed, 3 closed by a call, 4 undefined).
+    static func closedSignals(in log: String) -> [(id: UInt32, reason: UInt32)] {
+        messages(in: log).compactMap { message in
+            guard message.header.hasPrefix("signal "), message.header.hasSuffix("member=NotificationClosed"),
+                message.arguments.count == 2,
+                let id = UInt32(message.arguments[0].replacingOccurrences(of: "uint32 ", with: "")),
+                let reason = UInt32(message.arguments[1].replacingOccurrences(of: "uint32 ", with: ""))
+            else { return nil }
+            return (id, reason)
+        }
+    }
+
+    /// Waits (bounded) until the confirmation `matching` has expired by itself (its server id
+    /// closed with reason 1): a person need not close it.
+    func waitForConfirmationToExpire(_ matching: @escaping (NotifyCall) -> Bool) async -> Bool {
+        await waitForLog(timeout: 15) { log in
+            let expired = Set(Self.closedSignals(in: log).filter { $0.reason == 1 }.map(\.id))
+            return Self.notifyCalls(in: log).contains { matching($0) && expired.contains($0.replacesID) }
         }
     }
 }

@@ -75,6 +75,8 @@ extension DesktopTests {
         let firstShown = try #require(snoozed.first?.postedAt)
         let back = snoozed[1].due.timeIntervalSince(firstShown)
         #expect(back >= 600 && back < 630, "comes back \(back) s after it was shown")
+        // And the alert, kept by the server after the press, says until when in its place
+        #expect(await server.waitForConfirmation { $0.summary.hasPrefix("Snoozed until ") && $0.body == "Tea is ready" })
 
         // Brought forward to now (rather than waiting ten minutes), the runner shows it again
         try store.write { db in
@@ -82,14 +84,18 @@ extension DesktopTests {
             try db.execute(sql: "UPDATE occurrence SET due_us = ?1, next_attempt_us = ?1 WHERE state = 'due'", arguments: [now])
         }
         #expect(try sandbox.chime("in", "1h", "Poke", "--id", "poke").status == 0)
-        #expect(await server.waitForLog { $0.components(separatedBy: #"string "Tea is ready""#).count == 3 }, "\(runner.stderr)")
+        #expect(
+            await server.waitForLog { NotificationServer.notifyCalls(in: $0).filter { $0.summary == "Tea is ready" }.count == 2 },
+            "\(runner.stderr)"
+        )
 
-        // Done from the terminal: recorded, and the runner closes the alert
-        let closesBefore = server.monitorLog.components(separatedBy: "member=CloseNotification").count
+        // Done from the terminal: recorded, and the runner replaces the alert by "✓ Done"
         let done = try sandbox.chime("done", "tea")
         #expect(done.status == 0, "\(done.stderr)")
         #expect(done.stdout == "Done: tea  Tea is ready\n")
-        #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBefore })
+        #expect(await server.waitForConfirmation { $0.summary == "✓ Done" && $0.body == "Tea is ready" }, "\(runner.stderr)")
+        // It goes by itself (the server expires it), and its going is no answer
+        #expect(await server.waitForConfirmationToExpire { $0.summary == "✓ Done" && $0.body == "Tea is ready" }, "\(server.monitorLog)")
         #expect(try await ledger(of: "tea", in: store) { $0.last?.response == "done" }.map(\.response) == ["snooze", "done"])
         // Answered already (exit 4); nothing shown for an id (exit 3)
         let again = try sandbox.chime("done", "tea")
@@ -103,15 +109,15 @@ extension DesktopTests {
         try "Done".write(to: choice, atomically: true, encoding: .utf8)
         try server.dunstctl("action", "0")
         #expect(try await ledger(of: "kettle", in: store) { $0.first?.response != nil }.map(\.response) == ["done"])
+        #expect(await server.waitForConfirmation { $0.summary == "✓ Done" && $0.body == "Kettle" }, "\(runner.stderr)")
 
-        // Snooze from the terminal closes the alert it replaces
+        // Snooze from the terminal: the alert says until when in its place
         #expect(try sandbox.chime("in", "1s", "Pot", "--id", "pot").status == 0)
         #expect(await server.waitForLog { $0.contains(#"string "Pot""#) }, "\(runner.stderr)")
-        let closesBeforeSnooze = server.monitorLog.components(separatedBy: "member=CloseNotification").count
         let snooze = try sandbox.chime("snooze", "pot", "5m", "--json")
         #expect(snooze.status == 0, "\(snooze.stderr)")
         #expect(try jsonObject(snooze.stdout)["response"] as? String == "snooze")
-        #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBeforeSnooze })
+        #expect(await server.waitForConfirmation { $0.summary.hasPrefix("Snoozed until ") && $0.body == "Pot" }, "\(runner.stderr)")
         #expect(try store.ledger(id: "pot").map(\.response) == ["snooze", nil])
 
         // Cancel of a one-shot still showing closes it, and says it came too late for it (exit 8)
@@ -124,7 +130,7 @@ extension DesktopTests {
         #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBeforeCancel })
         #expect(try store.ledger(id: "lamp").map(\.response) == ["cancelled"])
 
-        // `chime snooze` of a dose's alert snoozes the dose and closes the alert it replaces
+        // `chime snooze` of a dose's alert snoozes the dose, and the alert says until when
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = TimeZone(identifier: "UTC")!
         let nextMinute = try #require(utc.nextDate(after: Date(), matching: DateComponents(second: 0), matchingPolicy: .nextTime))
@@ -136,13 +142,12 @@ extension DesktopTests {
         let doseCall = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
         // Its own icon: the pill from the source tree's Resources/icons (a development build)
         #expect(doseCall.contains("dose.svg"), "\(doseCall)")
-        let closesBeforeDose = server.monitorLog.components(separatedBy: "member=CloseNotification").count
         let doseSnooze = try sandbox.chime("snooze", occurrence, "15m", "--json")
         #expect(doseSnooze.status == 0, "\(doseSnooze.stderr)")
         let snoozedDose = try jsonObject(doseSnooze.stdout)
         #expect(snoozedDose["kind"] as? String == "dose")
         let until = try #require(snoozedDose["snoozed_until"] as? String)
-        #expect(await server.waitForLog { $0.components(separatedBy: "member=CloseNotification").count > closesBeforeDose })
+        #expect(await server.waitForConfirmation { $0.summary.hasPrefix("Aspirin 100 mg snoozed until ") }, "\(runner.stderr)")
         let listing = try jsonObject(try sandbox.chime("doses", "--json").stdout)
         let dose = (listing["doses"] as? [[String: Any]])?.first { $0["occurrence"] as? String == occurrence }
         #expect(dose?["snoozed_until"] as? String == until)
