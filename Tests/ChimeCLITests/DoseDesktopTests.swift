@@ -88,6 +88,55 @@ extension DesktopTests {
         #expect(await runner.terminate() == 0)
     }
 
+    /// Answered from a terminal, with and without a runner: the alert on screen is replaced in
+    /// place by what was recorded, so that nobody takes the dose twice, and a press on an alert
+    /// the terminal answered already says so.
+    @Test("A dose taken from the terminal: its alert says so in place, with the runner up and with none")
+    func doseTakenFromTheTerminalConfirmsOnTheAlert() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let nextMinute = try #require(utc.nextDate(after: Date(), matching: DateComponents(second: 0), matchingPolicy: .nextTime))
+        let at = String(format: "%02d:%02d", utc.component(.hour, from: nextMinute), utc.component(.minute, from: nextMinute))
+        let aspirin = try addScheduled(in: sandbox, name: "Aspirin", at: at)
+        let zinc = try addScheduled(in: sandbox, name: "Zinc", at: at)
+        try moveDose(aspirin, to: Date().addingTimeInterval(1), store: sandbox.store)
+        try moveDose(zinc, to: Date().addingTimeInterval(1), store: sandbox.store)
+
+        // Given both alerts on screen, each titled with its medication
+        let runner = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+        #expect(
+            await server.waitForLog { log in
+                Set(NotificationServer.notifyCalls(in: log).map(\.summary)).isSuperset(of: ["Aspirin 100 mg", "Zinc 100 mg"])
+            },
+            "\(runner.stderr)"
+        )
+
+        // When Aspirin is taken from the terminal with the runner up, its alert says so in place
+        let taken = try sandbox.chime("dose", "take", aspirin)
+        #expect(taken.status == 0, "\(taken.stderr)")
+        #expect(await server.waitForConfirmation { $0.summary.hasPrefix("✓ Aspirin 100 mg taken at ") }, "\(runner.stderr)")
+
+        // And with no runner (stopped; Zinc's alert stays on screen, as sticky alerts do), the
+        // command replaces it itself, by the server's id
+        #expect(await runner.terminate() == 0)
+        let zincID = try #require(NotificationServer.notifyCalls(in: server.monitorLog).firstIndex { $0.summary == "Zinc 100 mg" })
+        let zincServerID = NotificationServer.serverIDs(in: server.monitorLog)[zincID]
+        // (A runner that stops closes nothing of the ledger's: only its live notes.)
+        #expect(!NotificationServer.closedSignals(in: server.monitorLog).contains { $0.id == zincServerID })
+        let skipped = try sandbox.chime("dose", "skip", zinc)
+        #expect(skipped.status == 0, "\(skipped.stderr)")
+        #expect(
+            await server.waitForConfirmation { $0.summary == "Zinc 100 mg skipped" && $0.replacesID == zincServerID },
+            "\(server.monitorLog)"
+        )
+        // And nothing else was shown: two alerts, two confirmations
+        #expect(NotificationServer.notifyCalls(in: server.monitorLog).count == 4, "\(server.monitorLog)")
+    }
+
     /// Replaces the server's dunst with one whose context menu chooses "Mark as Taken"; returns
     /// its pid (the caller stops it by pid) once it owns the name.
     func startDunstTakingDoses(_ server: NotificationServer) throws -> pid_t {
