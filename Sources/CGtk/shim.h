@@ -48,6 +48,8 @@ static inline gulong chime_gtk_connect_close_request(GtkWidget *window, chime_gt
 static inline void chime_gtk_add_key_pressed(GtkWidget *widget, chime_gtk_key_pressed_callback callback, gpointer data,
                                              GClosureNotify release) {
     GtkEventController *controller = gtk_event_controller_key_new();
+    // Before the focused widget (capture): a key the gate handles never reaches a button.
+    gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_CAPTURE);
     g_signal_connect_data(controller, "key-pressed", G_CALLBACK(callback), data, release, (GConnectFlags)0);
     gtk_widget_add_controller(widget, controller);
 }
@@ -69,6 +71,73 @@ static inline void chime_gtk_add_css(const char *css) {
 
 /// The keyval of Escape (GDK_KEY_Escape is a macro).
 static inline guint chime_gtk_key_escape(void) { return GDK_KEY_Escape; }
+
+/// What a key means to the gate window (the GDK_KEY_* names are macros): 1 Escape, 2 a key
+/// that presses the focused button (Enter, space), 3 a key that moves the focus (Tab, the
+/// arrows), 4 `p` without Control, Alt or Super, 0 anything else.
+static inline int chime_gtk_gate_key(guint keyval, GdkModifierType state) {
+    switch (keyval) {
+    case GDK_KEY_Escape: return 1;
+    case GDK_KEY_Return: case GDK_KEY_KP_Enter: case GDK_KEY_ISO_Enter: case GDK_KEY_space: case GDK_KEY_KP_Space: return 2;
+    case GDK_KEY_Tab: case GDK_KEY_ISO_Left_Tab: case GDK_KEY_KP_Tab: case GDK_KEY_Left: case GDK_KEY_Right: case GDK_KEY_Up:
+    case GDK_KEY_Down: case GDK_KEY_KP_Left: case GDK_KEY_KP_Right: case GDK_KEY_KP_Up: case GDK_KEY_KP_Down: return 3;
+    case GDK_KEY_p: case GDK_KEY_P:
+        return (state & (GDK_CONTROL_MASK | GDK_ALT_MASK | GDK_SUPER_MASK | GDK_META_MASK)) ? 0 : 4;
+    default: return 0;
+    }
+}
+
+/// Whether an accessibility bus can be reached: `AT_SPI_BUS_ADDRESS` is set, or the session
+/// bus has `org.a11y.Bus` (owned, or activatable). Without one GTK prints a warning at every
+/// start ("Unable to acquire the address of the accessibility bus"); the gate then sets
+/// GTK_A11Y=none, as that warning itself advises. Bounded (1 s per call); never starts a bus
+/// (no autolaunch: only an address or $XDG_RUNTIME_DIR/bus is used).
+static inline gboolean chime_gtk_accessibility_bus_reachable(void) {
+    if (g_getenv("AT_SPI_BUS_ADDRESS") != NULL) return TRUE;
+    const char *address = g_getenv("DBUS_SESSION_BUS_ADDRESS");
+    char *fallback = NULL;
+    if (address == NULL || *address == 0) {
+        const char *runtime = g_getenv("XDG_RUNTIME_DIR");
+        if (runtime == NULL) return FALSE;
+        char *path = g_build_filename(runtime, "bus", NULL);
+        gboolean exists = g_file_test(path, G_FILE_TEST_EXISTS);
+        if (exists) fallback = g_strconcat("unix:path=", path, NULL);
+        g_free(path);
+        if (!exists) return FALSE;
+        address = fallback;
+    }
+    GDBusConnection *bus = g_dbus_connection_new_for_address_sync(
+        address, G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION, NULL, NULL, NULL);
+    g_free(fallback);
+    if (bus == NULL) return FALSE;
+    gboolean found = FALSE;
+    GVariant *owned = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                  "NameHasOwner", g_variant_new("(s)", "org.a11y.Bus"), G_VARIANT_TYPE("(b)"),
+                                                  G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
+    if (owned != NULL) {
+        g_variant_get(owned, "(b)", &found);
+        g_variant_unref(owned);
+    }
+    if (!found) {
+        GVariant *names = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                      "ListActivatableNames", NULL, G_VARIANT_TYPE("(as)"),
+                                                      G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
+        if (names != NULL) {
+            GVariant *list = g_variant_get_child_value(names, 0);
+            gsize count = g_variant_n_children(list);
+            for (gsize i = 0; i < count && !found; i++) {
+                GVariant *name = g_variant_get_child_value(list, i);
+                found = g_strcmp0(g_variant_get_string(name, NULL), "org.a11y.Bus") == 0;
+                g_variant_unref(name);
+            }
+            g_variant_unref(list);
+            g_variant_unref(names);
+        }
+    }
+    g_dbus_connection_close_sync(bus, NULL, NULL);
+    g_object_unref(bus);
+    return found;
+}
 
 /// Where `widget` is drawn, in its toplevel window's coordinates (surface pixels, CSD shadow
 /// included): FALSE when it has no bounds yet (not mapped).

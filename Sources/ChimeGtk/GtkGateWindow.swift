@@ -6,8 +6,13 @@ import Synchronization
 /// The gate as a GTK 4 window: the program's name, the quote and its author, the countdown
 /// (a progress bar and the time left), the breathing and focus lines, and three buttons,
 /// "Exit to Focus", "Deepen the Pause" and "Proceed" (insensitive until
-/// ``GateScreen/proceedEnabled``). Escape, the window manager's close button and
-/// `xdotool windowclose` close it: ``choices`` then yields ``GateChoice/closed`` and finishes.
+/// ``GateScreen/proceedEnabled``). The window manager's close button and `xdotool
+/// windowclose` close it: ``choices`` then yields ``GateChoice/closed`` and finishes.
+///
+/// Keys: Escape is Exit to Focus (``GateChoice/exit``, then the window closes); `p` presses
+/// Proceed once it is enabled (before, nothing); Enter and space press only a button the person
+/// moved the focus to (the first Tab or arrow shows the focus, on Exit, without moving it), so a
+/// key pressed as the gate appears never answers it.
 ///
 /// Every GTK call runs on the one thread that owns GTK (see `GtkThread`); ``draw(_:)`` and
 /// ``close()`` may be called from any thread, Swift concurrency's included, and never block.
@@ -27,6 +32,9 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
 
     private let continuation: AsyncStream<GateChoice>.Continuation
     private let widgets: GtkOnly<Widgets?>
+    /// Whether the person has moved the keyboard focus (GTK thread): until then Enter and space
+    /// press nothing.
+    private let personFocused = GtkOnly(false)
     /// The screen to draw next, when a draw is already queued on the GTK thread (draws at 10/s
     /// are coalesced: a busy GTK thread draws only the latest).
     private let pending = Mutex<(screen: GateScreen?, queued: Bool)>((nil, false))
@@ -298,10 +306,8 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         )
         chime_gtk_add_key_pressed(
             window,
-            { _, keyval, _, _, data in
-                guard keyval == chime_gtk_key_escape() else { return 0 }
-                Unmanaged<GtkGateWindow>.fromOpaque(data!).takeUnretainedValue().closeRequested()
-                return 1
+            { _, keyval, _, state, data in
+                Unmanaged<GtkGateWindow>.fromOpaque(data!).takeUnretainedValue().keyPressed(keyval, state)
             },
             Unmanaged.passRetained(self).toOpaque(),
             releaseHandlerData
@@ -338,7 +344,32 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         }
     }
 
-    /// The window manager's close, `xdotool windowclose` or Escape.
+    /// A key pressed in the window (GTK thread, before the focused button sees it): TRUE for
+    /// one the gate handled (see the type's notes), FALSE to let GTK handle it.
+    private func keyPressed(_ keyval: guint, _ state: GdkModifierType) -> gboolean {
+        guard let widgets = widgets.value else { return 0 }
+        switch chime_gtk_gate_key(keyval, state) {
+        case 1:
+            // Escape: Exit to Focus, as the button would, and the window goes.
+            continuation.yield(.exit)
+            destroy()
+            return 1
+        case 2:
+            return personFocused.value ? 0 : 1
+        case 3:
+            guard !personFocused.value else { return 0 }
+            personFocused.value = true
+            gtk_window_set_focus_visible(chime_gtk_window(widgets.window), 1)
+            return 1
+        case 4:
+            if gtk_widget_get_sensitive(widgets.proceed) != 0 { choose(.proceed) }
+            return 1
+        default:
+            return 0
+        }
+    }
+
+    /// The window manager's close or `xdotool windowclose`.
     private func closeRequested() {
         continuation.yield(.closed)
         destroy()

@@ -109,6 +109,12 @@ final class GtkThread: Sendable {
                 setenv("GDK_DEBUG", "gl-disable", 0)
             }
         }
+        // No accessibility bus on this session (a bare X session, a container): GTK would warn
+        // of it at every gate; it is told there is none, as its warning advises. A person's
+        // own GTK_A11Y is kept.
+        if getenv("GTK_A11Y") == nil && chime_gtk_accessibility_bus_reachable() == 0 {
+            setenv("GTK_A11Y", "none", 0)
+        }
         let answer: Result<Void, GtkGateError> =
             gtk_init_check() != 0
             ? .success(())
