@@ -13,7 +13,7 @@ struct Snooze: AsyncParsableCommand {
         abstract: "Snooze the alert showing for a reminder: it comes back once, 10 minutes later (or DURATION).",
         discussion: """
             What the alert's "Snooze 10 min" button does, from a terminal: the alert shown last for ID \
-            (within the last day, not answered yet) is closed and comes back once, DURATION from now; a \
+            (within the last day, not answered yet) says "Snoozed until HH:MM" in its place, then goes, and comes back once, DURATION from now; a \
             recurring reminder then keeps its own schedule. A dose's alert id (med-3-20261122-0800) \
             snoozes the dose, as 'chime dose snooze' does (whole minutes, up to 240). Nothing showing \
             for ID: exit 3; answered already (from the alert, or a second time): exit 4.
@@ -78,7 +78,7 @@ struct Snooze: AsyncParsableCommand {
         emit(AlertAnswered(answered, runner: running), json: global.json)
     }
 
-    /// A dose's alert id: the dose is snoozed by its family, and the alert it replaces closed.
+    /// A dose's alert id: the dose is snoozed by its family, and the alert says until when.
     func snoozeDose(seconds: Int64, store: ReminderStore) async throws {
         guard seconds % 60 == 0, (1...240).contains(seconds / 60) else {
             throw ChimeError.invalid(
@@ -107,10 +107,10 @@ struct Snooze: AsyncParsableCommand {
 struct Done: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "done",
-        abstract: "Mark the alert showing for a reminder done, and close it.",
+        abstract: "Mark the alert showing for a reminder done: it says \"✓ Done\" in its place, then goes.",
         discussion: """
             What the alert's "Done" button does, from a terminal: the alert shown last for ID (within the \
-            last day, not answered yet) is recorded as done and closed; a recurring reminder keeps its \
+            last day, not answered yet) is recorded as done, and replaced on the desktop by "✓ Done" for 5 s; a recurring reminder keeps its \
             schedule; on a snoozed alert whose re-alert is still to come, it ends the snooze. Nothing \
             showing for ID: exit 3; answered already: exit 4. (A dose is answered with 'chime dose take'.)
             Example (a reminder fires on a runner that runs for 3 s, then is marked done):

@@ -69,9 +69,9 @@ func answerDose(_ answer: DoseAnswer, _ options: DoseAnswerOptions, global: Glob
     let answered = try context.book.answer(answer, reference, notes: options.notes)
     // Skipped or missed: nothing is to fire for it (taken may bring a refill alert; reset, the dose's alert).
     let running = pokeRunner(context.store, json: global.json, note: [.skip, .miss].contains(answer) ? RunnerNote.saved : RunnerNote.fires)
-    // Answered here: close its alert on the desktop, so that nobody takes the dose twice (the
-    // runner withdraws it; with none, the desktop helper; nothing when no server runs).
-    // It is replaced by what was recorded ("✓ Zinc 25 mg taken at 16:19"), as its button would.
+    // Answered here: its alert on the desktop is replaced by what was recorded ("✓ Zinc 25 mg
+    // taken at 16:19"), as its button would, so that nobody takes the dose twice (the runner
+    // replaces it; with none, the desktop helper; nothing when no server runs).
     if answer != .reset, let occurrence = answered.entry.dose.occurrence {
         let confirmation = DoseFamily.confirmation(answer.rawValue, entry: answered.entry, refill: answered.refill, at: Date())
         await confirmAnswered(occurrence, confirmation, store: context.store)
