@@ -168,7 +168,7 @@ struct OneLanguageTests {
         #expect(added.status == 0, "\(added.stderr)")
         let list = try sandbox.chime("list")
         let row = try #require(list.stdout.split(separator: "\n").first { $0.hasPrefix("med-") }, "\(list.stdout)")
-        #expect(row.hasSuffix("Medication Reminder: Zinc (25 mg)"), "\(row)")
+        #expect(row.hasSuffix("Zinc 25 mg"), "\(row)")
         let id = String(try #require(row.split(separator: " ").first))
 
         let cancel = try sandbox.chime("cancel", id)

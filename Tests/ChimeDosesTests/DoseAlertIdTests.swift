@@ -148,6 +148,11 @@ struct DoseAlertIdTests {
         refill.id = "refill-3"
         refill.title = "Refill Zinc"
         #expect(DoseBook.listTitle(of: refill) == "Refill Zinc")
+        // As this Chime stores them: the title names the medication, and is the list's title.
+        var titled = alert
+        titled.title = "Zinc 25 mg"
+        titled.body = "Medication Reminder\nafter lunch"
+        #expect(DoseBook.listTitle(of: titled) == "Zinc 25 mg")
     }
 
     // MARK: - Adherence days
