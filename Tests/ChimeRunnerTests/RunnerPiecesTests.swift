@@ -195,6 +195,31 @@ struct RunnerPiecesTests {
         #expect(WakeSocket.drain(fd) == 0)
     }
 
+    @Test("A command's withdrawals and confirmations reach the runner over its socket as sent; a bad id is dropped")
+    func withdrawalsAndConfirmationsCrossTheSocket() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("w.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+
+        // A cancel's plain withdrawal, and an answer's confirmation whose texts hold a tab and a line break
+        #expect(WakeSocket.withdraw(path: path, ids: ["tea"]))
+        let confirmation = Withdrawal.Confirmation(title: "✓ Zinc 25 mg\ttaken at 16:19", body: "Refill soon:\n3 left")
+        #expect(WakeSocket.withdraw(path: path, [Withdrawal(id: "med-3-20261122-0800", confirmation: confirmation), Withdrawal(id: "bad id")]))
+        var received: [Withdrawal] = []
+        #expect(WakeSocket.drain(fd, queries: { _ in }, withdrawals: { received += $0 }) == 2)
+        #expect(
+            received == [
+                Withdrawal(id: "tea"),
+                Withdrawal(
+                    id: "med-3-20261122-0800",
+                    confirmation: Withdrawal.Confirmation(title: "✓ Zinc 25 mg taken at 16:19", body: "Refill soon: 3 left")
+                ),
+            ]
+        )
+    }
+
     @Test func bindRefusesToReplaceAFileThatIsNotASocket() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
