@@ -206,7 +206,9 @@ struct RunnerPiecesTests {
         // A cancel's plain withdrawal, and an answer's confirmation whose texts hold a tab and a line break
         #expect(WakeSocket.withdraw(path: path, ids: ["tea"]))
         let confirmation = Withdrawal.Confirmation(title: "✓ Zinc 25 mg\ttaken at 16:19", body: "Refill soon:\n3 left")
-        #expect(WakeSocket.withdraw(path: path, [Withdrawal(id: "med-3-20261122-0800", confirmation: confirmation), Withdrawal(id: "bad id")]))
+        #expect(
+            WakeSocket.withdraw(path: path, [Withdrawal(id: "med-3-20261122-0800", confirmation: confirmation), Withdrawal(id: "bad id")])
+        )
         var received: [Withdrawal] = []
         #expect(WakeSocket.drain(fd, queries: { _ in }, withdrawals: { received += $0 }) == 2)
         #expect(
