@@ -14,12 +14,12 @@ public struct QuietSettings: Sendable, Hashable, Codable {
             (self.start, self.end) = (start, end)
         }
 
-        static let expected = "a window HH:MM-HH:MM such as 22:00-07:00 (start and end differ), or 'off'"
+        static let expected = "a window HH:MM-HH:MM such as 22:00-07:00 or 10pm-7am (start and end differ), or 'off'"
 
-        /// "22:00-07:00".
+        /// "22:00-07:00", "10pm-7am", "22:00-noon": times of day as ``LocalTime/spoken(_:)`` reads them.
         public static func parse(_ text: String) throws(ChimeError) -> Window {
             let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 2, let start = try? LocalTime.parse(parts[0]), let end = try? LocalTime.parse(parts[1]),
+            guard parts.count == 2, let start = try? LocalTime.spoken(parts[0]), let end = try? LocalTime.spoken(parts[1]),
                 let window = Window(start: start, end: end)
             else { throw ChimeError.invalid("quiet hours", text, expected: expected) }
             return window

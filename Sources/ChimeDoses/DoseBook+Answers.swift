@@ -228,7 +228,7 @@ extension DoseBook {
     }
 
     /// One dose taken from the medication's stock, when counted; at the refill threshold a
-    /// refill reminder is scheduled (once, until the stock is set again).
+    /// refill reminder is scheduled (once, until the stock is set again or refilled).
     static func takeFromStock(_ medicationID: Int64, now: Date, in db: Database) throws -> String? {
         try db.execute(sql: "UPDATE medication SET stock = max(stock - 1, 0) WHERE id = ? AND stock IS NOT NULL", arguments: [medicationID])
         guard let medication = try fetchMedication(id: medicationID, in: db), let stock = medication.stock,
@@ -236,10 +236,10 @@ extension DoseBook {
         else { return nil }
         let perDay = try schedules(of: medicationID, in: db).filter(\.isEnabled).map(\.dosesPerDay).reduce(0, +)
         let daysLeft = perDay > 0 ? Double(stock) / perDay : nil
-        guard stock == 0 || (daysLeft.map { $0 <= Double(medication.refillDays) } ?? false) else { return nil }
+        guard MedicationDetail.isLow(stock: stock, dosesPerDay: perDay, refillDays: medication.refillDays) else { return nil }
         let text: String
         if stock == 0 {
-            text = "\(medication.name) has run out: refill it, then 'chime med edit \(medication.id) --stock N'"
+            text = "\(medication.name) has run out: refill it, then 'chime med refill \(medication.id) N'"
         } else {
             let days = Int(daysLeft!.rounded(.down))
             text =

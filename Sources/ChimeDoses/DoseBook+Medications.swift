@@ -44,6 +44,70 @@ public struct MedicationChanges: Sendable, Hashable {
     public var isEmpty: Bool { self == MedicationChanges() }
 }
 
+/// A medication after `chime med refill`: its stock now, and the count before.
+public struct Refill: Sendable, Hashable {
+    public var detail: MedicationDetail
+    /// The doses added.
+    public var added: Int
+    /// The stock before.
+    public var previous: Int
+}
+
+extension Refill {
+    /// How many doses a refill may add at once.
+    public static let counts = 1...100_000
+    static let countExpected = "a whole number of doses from 1 to 100000, such as 30"
+
+    /// The N of `chime med refill NAME N`: a whole number from 1 to 100,000 (not 0, -5, 2.5,
+    /// 30x, or a number too large to count).
+    /// - Throws: `.usage` naming the value.
+    public static func count(_ text: String) throws(ChimeError) -> Int {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 6, trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let value = Int(trimmed), counts.contains(value)
+        else { throw ChimeError.invalid("refill count", text, expected: countExpected) }
+        return value
+    }
+
+    /// The refusal of a refill without N: Chime knows no box or pack size.
+    public static func missingCount(_ reference: String) -> ChimeError {
+        ChimeError(
+            .usage,
+            "missing N: how many doses the new box holds, such as 'chime med refill \(reference) 30' (Chime knows no box size)"
+        )
+    }
+}
+
+extension MedicationDetail {
+    /// Doses a day at the enabled schedules' pace (0 when as needed only).
+    public var dosesPerDay: Double { schedules.filter(\.isEnabled).map(\.dosesPerDay).reduce(0, +) }
+
+    /// Whether the stock is at or below its refill threshold, the rule of the refill reminder:
+    /// none left, or at most ``Medication/refillDays`` days of doses at the schedules' pace.
+    /// False when the stock is not counted.
+    public var isLowOnStock: Bool {
+        guard let stock = medication.stock else { return false }
+        return Self.isLow(stock: stock, dosesPerDay: dosesPerDay, refillDays: medication.refillDays)
+    }
+
+    /// The refill reminder's rule: `stock` is none, or lasts at most `refillDays` days.
+    static func isLow(stock: Int, dosesPerDay: Double, refillDays: Int) -> Bool {
+        stock == 0 || (dosesPerDay > 0 && Double(stock) / dosesPerDay <= Double(refillDays))
+    }
+
+    /// One line when the stock is at or below its refill threshold (for `med add`, `med edit`
+    /// and `med refill`), else nil.
+    public var lowStockWarning: String? {
+        guard isLowOnStock, let stock = medication.stock else { return nil }
+        let refill = "'chime med refill \(medication.id) N' adds a box"
+        guard stock > 0 else { return "\(medication.name) has no doses in stock: \(refill)" }
+        let doses = "\(stock) dose\(stock == 1 ? "" : "s")"
+        let days = stockDaysLeft.map { ", about \($0) day\($0 == 1 ? "" : "s") left" } ?? ""
+        return "\(medication.name) is low: \(doses)\(days), at or below its refill threshold of "
+            + "\(medication.refillDays) day\(medication.refillDays == 1 ? "" : "s"): \(refill)"
+    }
+}
+
 /// A dose the schedules will create: for `chime med next`.
 public struct PlannedDose: Sendable, Hashable {
     public var medicationID: Int64
@@ -175,6 +239,32 @@ extension DoseBook {
             try Self.remakeFutureDoses(of: current.id, now: now, in: db)
             try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             return try Self.detail(id: current.id, now: now, zone: zone, in: db)
+        }
+    }
+
+    /// Adds `count` doses (a new box) to a medication's stock; the refill reminder comes again
+    /// when the stock next reaches its threshold (a pending one is cancelled).
+    /// - Throws: `.usage` for a count out of ``Refill/counts`` or a stock too large to count;
+    ///   `.notFound`; `.conflict` when the medication's stock is not counted.
+    public func refill(_ reference: String, adding count: Int) throws(ChimeError) -> Refill {
+        guard Refill.counts.contains(count) else { throw ChimeError.invalid("refill count", String(count), expected: Refill.countExpected) }
+        let now = clock.now()
+        let zone = systemZone()
+        return try store.write { db in
+            guard let medication = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
+            guard let previous = medication.stock else {
+                throw ChimeError(
+                    .conflict,
+                    "\(medication.name)'s stock is not counted: start counting with 'chime med edit \(medication.id) --stock N'"
+                )
+            }
+            let (total, overflow) = previous.addingReportingOverflow(count)
+            guard !overflow else {
+                throw ChimeError(.usage, "invalid refill count '\(count)': \(previous) + \(count) doses is too many to count")
+            }
+            try db.execute(sql: "UPDATE medication SET stock = ?, refill_alerted = 0 WHERE id = ?", arguments: [total, medication.id])
+            _ = try ReminderStore.cancel(id: "refill-\(medication.id)", at: now.micros, in: db)
+            return Refill(detail: try Self.detail(id: medication.id, now: now, zone: zone, in: db), added: count, previous: previous)
         }
     }
 

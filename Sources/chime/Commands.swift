@@ -20,6 +20,7 @@ struct In: AsyncParsableCommand {
             Examples:
               chime in 25m "Tea is ready"
               chime in 1h30m "Stretch" "Stand up and walk" --id stretch
+              chime in 10min "Check the oven"
               chime in 25m "Tea is ready" --urgency critical --sound bell
               chime in 1h "Call Sam" --icon call-start --sticky
               chime in 5m -- "-h"      (a title that starts with '-', after --)
@@ -32,7 +33,8 @@ struct In: AsyncParsableCommand {
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "How long from now (90s, 25m, 1h30m, 2d; lowercase units w, d, h, m, s, largest first), the title, and an optional body. "
+            "How long from now (90s, 25m, 1h30m, 2d; lowercase units w, d, h, m, s, largest first, or spelled out in the same word: "
+                + "10min, 2hrs, 1hour), the title, and an optional body. "
                 + "A title that starts with '-' goes after --.",
             valueName: "duration title [body]"
         )
@@ -46,7 +48,8 @@ struct In: AsyncParsableCommand {
         guard let duration = words.first else {
             throw ChimeError(.usage, "missing duration: expected one such as 25m, then a title: chime in 25m \"Tea is ready\"")
         }
-        let seconds = try TimeParsing.duration(duration)
+        // "5 minutes" is refused with '5m' rather than read with "minutes" as the title.
+        let seconds = try TimeParsing.leadingDuration(words)
         guard words.count >= 2 else {
             throw ChimeError(.usage, "missing title after 'in \(duration)': expected a title such as \"Tea is ready\"")
         }
@@ -76,7 +79,7 @@ struct At: AsyncParsableCommand {
         commandName: "at",
         abstract: "Remind once, at a time of day or a date and time.",
         discussion: """
-            HH:MM (or 9am, 9:30pm) is today, or tomorrow when it has passed. A day may come first: today, \
+            HH:MM (or 9am, 9:30pm, noon, midnight) is today, or tomorrow when it has passed. A day may come first: today, \
             tomorrow, a weekday (mon 09:00 is the next Monday at 09:00, today when it is Monday and 09:00 is \
             ahead) or a date. A day alone (tomorrow, mon, 2026-12-24) means 09:00, and Chime says so. A local \
             time that does not exist (a DST gap) fires once, shifted by the gap; one that occurs twice fires at \
@@ -84,6 +87,7 @@ struct At: AsyncParsableCommand {
             Examples:
               chime at 14:30 "Stand-up" --id standup
               chime at tomorrow 09:00 "Call the bank"
+              chime at noon "Lunch"
               chime at "mon 9am" "Plan the week"
               chime at 2030-12-24 "Buy a tree"
               chime at "2030-12-24 18:00" "Presents"
@@ -95,7 +99,7 @@ struct At: AsyncParsableCommand {
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "HH:MM[:SS], 9am, tomorrow 09:00, mon 09:00, YYYY-MM-DD (09:00), 'YYYY-MM-DD HH:MM[:SS]' or ISO 8601 with Z or an offset; "
+            "HH:MM[:SS], 9am, noon, midnight, tomorrow 09:00, mon 09:00, YYYY-MM-DD (09:00), 'YYYY-MM-DD HH:MM[:SS]' or ISO 8601 with Z or an offset; "
                 + "the title; an optional body. "
                 + "A title that starts with '-' goes after --.",
             valueName: "time title [body]"
@@ -145,7 +149,7 @@ struct Every: AsyncParsableCommand {
             RULE is DAYS TIMES, month on DAY TIMES, year on MM-DD TIMES, or an INTERVAL, \
             optionally followed by until YYYY-MM-DD:
               DAYS   day | weekday | weekend | mon,wed,fri | mon-fri
-              TIMES  08:00 or 08:00,12:30,20:00
+              TIMES  08:00 or 08:00,12:30,20:00 (9am, 9:30pm, noon, midnight as for 'chime at')
               DAY    1 to 31 (a month without that day is skipped, RFC 5545)
               MM-DD  12-24; 02-29 fires in leap years only
               INTERVAL  30m, 2h, 1h30m (from now on; lowercase units w, d, h, m, s, largest first)

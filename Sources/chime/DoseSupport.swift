@@ -43,13 +43,9 @@ enum DoseInput {
         }
     }
 
-    /// "08:00,20:00".
+    /// "08:00,20:00", "8am,8pm", "noon": the times of day `chime at` reads, separated by commas.
     static func times(_ text: String) throws(ChimeError) -> [LocalTime] {
-        do {
-            return try LocalTime.parseList(text)
-        } catch {
-            throw ChimeError.invalid("time", text, expected: "24-hour times HH:MM, separated by commas, such as 08:00,20:00")
-        }
+        try LocalTime.spokenList(text)
     }
 }
 

@@ -440,22 +440,21 @@ struct ExportCommand: AsyncParsableCommand {
             time local in the dose's zone, taken_at ISO 8601 UTC). The same range and filters as \
             'chime doses' (default the last 7 days).
             Examples:
-              chime export doses --csv --last 30d > doses.csv
-              chime export doses --csv --last-month --med Aspirin
+              chime export doses --last 30d > doses.csv
+              chime export doses --last-month --med Aspirin
             """
     )
     @Argument(help: ArgumentHelp("What to export: doses (the default).", valueName: "what"), completion: .list(["doses"]))
     var what = "doses"
-    @Flag(help: "Write CSV (the format: required).")
+    @Flag(help: "Write CSV: the only format and the default (accepted for older scripts).")
     var csv = false
     @OptionGroup var range: DoseRangeOptions
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         guard what == "doses" else {
-            throw ValidationError(ChimeError.invalid("export", what, expected: "doses ('chime export doses --csv')").message)
+            throw ValidationError(ChimeError.invalid("export", what, expected: "doses ('chime export doses')").message)
         }
-        guard csv else { throw ValidationError("the export format is CSV: pass --csv ('chime export doses --csv')") }
         if global.json { throw ValidationError("the export is CSV: leave out --json (for JSON, 'chime doses --json')") }
     }
 

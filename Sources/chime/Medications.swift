@@ -8,7 +8,7 @@ import Foundation
 struct Med: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "med",
-        abstract: "Medications: add one with its schedule; list, show, edit, deactivate or delete them.",
+        abstract: "Medications: add one with its schedule; list, show, edit, refill, deactivate or delete them.",
         discussion: """
             Each dose falls due at its schedule's times and the runner shows the alert "Medication \
             Reminder" with the actions Mark as Taken, Snooze 10 min and Skip; it repeats every 15 \
@@ -19,11 +19,14 @@ struct Med: AsyncParsableCommand {
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
               chime med add "Vitamin D" --amount 1000 --unit IU --at 09:00 --days mon-fri
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
+              chime med add Metformin --amount 500 --unit mg --at 8am,8pm --stock 60
+              chime med refill Metformin 30
               chime med list
               chime med next --count 5
             """,
         subcommands: [
-            MedAdd.self, MedList.self, MedShow.self, MedEdit.self, MedDeactivate.self, MedReactivate.self, MedDelete.self, MedNext.self,
+            MedAdd.self, MedList.self, MedShow.self, MedEdit.self, MedRefill.self, MedDeactivate.self, MedReactivate.self, MedDelete.self,
+            MedNext.self,
         ]
     )
 }
@@ -37,7 +40,10 @@ struct MedicationOptions: ParsableArguments {
     var amount: String?
     @Option(help: ArgumentHelp("The amount's unit, at most 20 characters: mg, ml, tablet.", valueName: "unit"))
     var unit: String?
-    @Option(name: .customLong("at"), help: ArgumentHelp("The times of day, 24-hour HH:MM: 08:00,20:00.", valueName: "times"))
+    @Option(
+        name: .customLong("at"),
+        help: ArgumentHelp("The times of day, as for 'chime at': 08:00,20:00, 8am,8pm, noon.", valueName: "times")
+    )
     var times: String?
     @Option(
         help: ArgumentHelp(
@@ -87,7 +93,13 @@ struct MedicationOptions: ParsableArguments {
         )
     )
     var missedAfter: DurationOption<MissedAfter>?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Doses in stock: each dose taken takes one.", valueName: "count"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Doses in stock: each dose taken takes one. Sets the count; to add a new box use 'chime med refill'.",
+            valueName: "count"
+        )
+    )
     var stock: Int?
     @Option(
         name: .customLong("refill-days"),
@@ -213,23 +225,28 @@ func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Da
 }
 
 /// A medication after a change (`med add`, `edit`, `deactivate`, `reactivate`): the headline
-/// and the medication for a person; the medication and whether a runner was woken in JSON.
+/// and the medication for a person, a low stock's warning on standard error; the medication,
+/// whether a runner was woken and the warnings in JSON.
 struct MedicationChanged: Report {
     var medication: MedicationJSON
     var runner: Bool
+    var warnings: [String]
     var headline: [String]
     var detail: MedicationDetail
 
-    enum CodingKeys: String, CodingKey { case medication, runner }
+    enum CodingKeys: String, CodingKey { case medication, runner, warnings }
 
-    init(_ detail: MedicationDetail, runner: Bool, headline: String) {
+    /// - Parameter checkStock: warn when the stock is at or below its refill threshold (`add`, `edit`).
+    init(_ detail: MedicationDetail, runner: Bool, headline: String, checkStock: Bool = false) {
         medication = MedicationJSON(detail: detail)
         self.runner = runner
+        warnings = checkStock ? detail.lowStockWarning.map { [$0] } ?? [] : []
         self.headline = [headline]
         self.detail = detail
     }
 
     var lines: [String] { headline + describe(detail, full: false) }
+    var notes: [String] { warnings.map { "Warning: \(UserText.oneLine($0))" } }
 }
 
 struct MedAdd: AsyncParsableCommand {
@@ -273,7 +290,7 @@ struct MedAdd: AsyncParsableCommand {
         let detail = try context.book.addMedication(draft, schedule: schedule)
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Added medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
-        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
+        emit(MedicationChanged(detail, runner: running, headline: headline, checkStock: true), json: global.json)
     }
 }
 
@@ -381,7 +398,7 @@ struct MedEdit: AsyncParsableCommand {
             not yet due are made again.
             Examples:
               chime med edit Aspirin --at 09:00,21:00
-              chime med edit 3 --stock 60
+              chime med edit 3 --stock 60   (sets the count; 'med refill' adds a box)
               chime med edit Aspirin --name "Aspirin Cardio" --no-end
             """
     )
@@ -431,7 +448,87 @@ struct MedEdit: AsyncParsableCommand {
         let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
-        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
+        emit(MedicationChanged(detail, runner: running, headline: headline, checkStock: true), json: global.json)
+    }
+}
+
+struct MedRefill: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refill",
+        abstract: "Add a new box to a medication's stock: N doses more; prints the new count and the days it lasts.",
+        discussion: """
+            N is a whole number from 1 to 100000 (Chime knows no box size, so N is needed). The \
+            refill reminder comes again when the stock next reaches its threshold. To set the count \
+            instead of adding to it, 'chime med edit NAME --stock N'.
+            Examples:
+              chime med add Metformin --amount 500 --unit mg --at 8am,8pm --stock 60
+              chime med refill Metformin 30
+              chime med refill 1 60 --json
+            """
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
+    var medication: String
+    // Words rather than an Int so that "-5", "0" and "30x" reach Refill.count (and its message).
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("How many doses the new box holds.", valueName: "N"))
+    var given: [String] = []
+    @OptionGroup var global: GlobalOptions
+
+    private var count: Int?
+
+    enum CodingKeys: CodingKey { case medication, given, global }
+
+    mutating func validate() throws {
+        try asValidation { () throws(ChimeError) in
+            if let option = given.first(where: CommandWords.isOptionName) {
+                throw ChimeError(.usage, "unknown option '\(option)' for 'chime med refill': see 'chime med refill --help'")
+            }
+            guard let text = given.first else { throw Refill.missingCount(medication) }
+            guard given.count == 1 else {
+                throw ChimeError(.usage, "too many words: '\(given.joined(separator: " "))': expected one count N, such as 30")
+            }
+            count = try Refill.count(text)
+        }
+    }
+
+    func run() async throws {
+        guard let count else { throw ChimeError(.failure, "med refill ran without its checks") }
+        let context = try DoseContext(global, .update)
+        let refill = try context.book.refill(medication, adding: count)
+        emit(Refilled(refill), json: global.json)
+    }
+
+    /// The stock after a refill: the new count and how long it lasts.
+    struct Refilled: Report {
+        var medication: MedicationJSON
+        var added: Int
+        var previous: Int
+        var stock: Int
+        @Nullable var daysLeft: Int?
+        var warnings: [String]
+        private var detail: MedicationDetail
+
+        enum CodingKeys: String, CodingKey {
+            case medication, added, previous, stock, warnings
+            case daysLeft = "days_left"
+        }
+
+        init(_ refill: Refill) {
+            medication = MedicationJSON(detail: refill.detail)
+            added = refill.added
+            previous = refill.previous
+            stock = refill.detail.medication.stock ?? 0
+            daysLeft = refill.detail.stockDaysLeft
+            warnings = refill.detail.lowStockWarning.map { [$0] } ?? []
+            detail = refill.detail
+        }
+
+        var lines: [String] {
+            let name = UserText.oneLine(detail.medication.name)
+            var line = "Refilled \(name): \(plural(previous, "dose")) + \(added) = \(plural(stock, "dose"))"
+            line += daysLeft.map { ", about \(plural($0, "day")) left" } ?? " (as needed: no daily pace to count days by)"
+            return [line + "."]
+        }
+        var notes: [String] { warnings.map { "Warning: \(UserText.oneLine($0))" } }
     }
 }
 

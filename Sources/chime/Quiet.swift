@@ -29,6 +29,7 @@ struct Quiet: AsyncParsableCommand {
             Examples:
               chime quiet 1h
               chime quiet until 09:00
+              chime quiet until 7am
               chime quiet off
               chime quiet hours 22:00-07:00
               chime quiet doses wait
@@ -59,8 +60,8 @@ struct Quiet: AsyncParsableCommand {
             emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
             return
         case "until":
-            try expectCount(rest, 1, what: "a time HH:MM")
-            let end = try TimeParsing.instant(rest[0], now: now, zone: zone)
+            try expectCount(rest, 1, what: "a time HH:MM, 9am or noon")
+            let end = try TimeParsing.spoken(rest[0], now: now, zone: zone).instant
             try change(now: now, zone: zone) { $0.until = end }
         case "off":
             try expectCount(rest, 0)

@@ -333,9 +333,11 @@ struct DoseEndToEndTests {
         }
         #expect(rows.contains { $0[8] == note })
         #expect(rows.contains { $0[3] == "Metformin, retard" })
+        // CSV is the only format: the default, --csv still accepted (issue 32).
         let noFormat = try sandbox.chime("export", "doses")
-        #expect(noFormat.status == 64 && noFormat.stderr.contains("--csv"), "\(noFormat.stderr)")
-        #expect(try sandbox.chime("export").status == 64)
+        #expect(noFormat.status == 0 && noFormat.stdout == export.stdout, "\(noFormat.stderr)")
+        #expect(try sandbox.chime("export").stdout == export.stdout)
+        #expect(try sandbox.chime("export", "medications").status == 64)
     }
 }
 

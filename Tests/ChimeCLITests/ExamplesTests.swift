@@ -47,7 +47,7 @@ struct ExamplesTests {
         "chime med edit Aspirin --name \"Aspirin Cardio\" --no-end": (.exits(3), "needs the medication Aspirin"),
         "chime adherence --med Aspirin --last 7d": (.exits(3), "needs the medication Aspirin"),
         "chime doses --last 30d --med Aspirin": (.exits(3), "needs the medication Aspirin"),
-        "chime export doses --csv --last-month --med Aspirin": (.exits(3), "needs the medication Aspirin"),
+        "chime export doses --last-month --med Aspirin": (.exits(3), "needs the medication Aspirin"),
         "chime gate": (.notRun, "on a terminal, asks which program to open, then opens it"),
         "chime gate -- code .": (.notRun, "starts the program 'code'"),
         "chime gate add --pick": (.notRun, "asks on a terminal which program to gate"),

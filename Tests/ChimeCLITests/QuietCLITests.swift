@@ -118,7 +118,7 @@ struct QuietCLITests {
         arguments: [
             (["quiet"], "missing"), (["quiet", "soon"], "'soon'"), (["quiet", "hours", "22:00"], "'22:00'"),
             (["quiet", "hours", "25:00-07:00"], "'25:00-07:00'"), (["quiet", "doses", "maybe"], "'maybe'"),
-            (["quiet", "focus-hold", "yes"], "'yes'"), (["quiet", "until", "9am"], "'9am'"), (["quiet", "off", "now"], "'now'"),
+            (["quiet", "focus-hold", "yes"], "'yes'"), (["quiet", "until", "9"], "did you mean '9am'"), (["quiet", "off", "now"], "'now'"),
             (["quiet", "hours"], "missing value"),
         ]
     )

@@ -448,7 +448,7 @@ struct CalendarRuleTests {
             ("tomorrow 25:00", "invalid time of day '25:00'"),
             ("2026-02-30", "invalid date '2026-02-30'"),
             ("someday 09:00", "invalid time 'someday 09:00': expected HH:MM, 9am"),
-            ("9 am", "invalid time '9 am': expected HH:MM, 9am or 9:30pm, tomorrow 09:00"),
+            ("9 am", "invalid time '9 am': did you mean '9am'?"),
             ("25:00", "invalid time '25:00': expected HH:MM from 00:00 to 23:59"),
         ]
     )

@@ -268,7 +268,7 @@ struct RecurrenceParsingTests {
         "Rejected recurrences name the bad value",
         arguments: [
             (["day"], "'day'"), (["day", "25:00"], "'25:00'"), (["5x"], "'5x'"), ([], "''"), (["0m"], "'0m'"),
-            (["mon-fry", "08:00"], "'mon-fry'"), (["weekday", "8am"], "'8am'"),
+            (["mon-fry", "08:00"], "'mon-fry'"), (["weekday", "8xm"], "'8xm'"),
         ]
     )
     func rejected(_ words: [String], _ named: String) {

@@ -30,6 +30,8 @@ struct FastParseTests {
         ["list", "-h"], ["list", "--store"], ["list", "--store=/tmp/s"], ["list", "--", "x"],
         ["cancel"], ["cancel", "a"], ["cancel", "a", "b", "--json"], ["cancel", "a", "--json", "b"], ["cancel", "a", "a"],
         ["cancel", "bad id"], ["cancel", "--", "-a"], ["cancel", "-a"], ["cancel", "a", "--store", "/tmp/s"],
+        ["in", "10min", "x"], ["in", "5", "minutes", "Tea"], ["in", "5", "Tea"], ["in", "5m", "minutes"],
+        ["at", "noon", "x"], ["at", "midnight", "x", "--zone", "UTC"], ["at", "5", "pm", "x"], ["at", "tomorrow", "noon", "x"],
         ["every", "2h", "x"], ["run"], ["---completion", "in", "--", "--store", "1", "1", "chime", "in"],
     ]
 

@@ -31,8 +31,54 @@ public struct LocalTime: Sendable, Hashable, Codable, Comparable, CustomStringCo
         return t
     }
 
+    /// What ``spoken(_:)`` accepts.
+    public static let spokenExpected = "HH:MM from 00:00 to 23:59, 9am, 9:30pm, noon or midnight"
+
+    /// A time of day as people type it, the one grammar wherever Chime takes one (`chime at`,
+    /// `med add --at`, `every`, quiet hours): "08:00", "8:00", "9am", "9:30pm", "12am" (00:00),
+    /// "12pm" and "noon" (12:00), "midnight" (00:00); any case. (``parse(_:)`` reads only
+    /// HH:MM: the stored form.) A bare hour or "5 pm" is refused with the form it may mean.
+    public static func spoken(_ s: String) throws(ChimeError) -> LocalTime {
+        let text = s.trimmingWhitespace()
+        if let time = try? parse(text) { return time }
+        switch text.lowercased() {
+        case "noon", "midday": return LocalTime(hour: 12, minute: 0)!
+        case "midnight": return .midnight
+        default: break
+        }
+        if let time = TimeParsing.twelveHourClock(text) { return time }
+        if let hint = hint(text) { throw ChimeError(.usage, "invalid time '\(s)': did you mean \(hint)? (expected \(spokenExpected))") }
+        throw ChimeError.invalid("time", s, expected: spokenExpected)
+    }
+
+    /// The forms a refused time may mean: "8" → '8am', '8pm' or '08:00'; "17" → '17:00';
+    /// "5 pm" → '5pm'; "8.30" → '08:30'.
+    static func hint(_ text: String) -> String? {
+        let words = text.split(whereSeparator: \.isWhitespace).map { $0.lowercased() }
+        if words.count == 2, ["am", "pm"].contains(words[1]), TimeParsing.twelveHourClock(words[0] + words[1]) != nil {
+            return "'\(words[0] + words[1])'"
+        }
+        guard words.count == 1 else { return nil }
+        let word = words[0]
+        if (1...2).contains(word.count), word.allSatisfy(\.isASCIIDigit), let hour = Int(word), (0...23).contains(hour) {
+            let clock = LocalTime(hour: hour, minute: 0)!.description
+            return (1...12).contains(hour) ? "'\(hour)am', '\(hour)pm' or '\(clock)'" : "'\(clock)'"
+        }
+        if word.contains("."), let time = try? parse(String(word.map { $0 == "." ? ":" : $0 })) { return "'\(time)'" }
+        return nil
+    }
+
     /// "08:00,20:00" (spaces allowed around commas) → sorted, without duplicates.
     public static func parseList(_ s: String) throws(ChimeError) -> [LocalTime] {
+        try list(s) { item throws(ChimeError) in try parse(item) }
+    }
+
+    /// "8am,8pm", "08:00, noon": a list of ``spoken(_:)`` times → sorted, without duplicates.
+    public static func spokenList(_ s: String) throws(ChimeError) -> [LocalTime] {
+        try list(s) { item throws(ChimeError) in try spoken(item) }
+    }
+
+    static func list(_ s: String, _ read: (String) throws(ChimeError) -> LocalTime) throws(ChimeError) -> [LocalTime] {
         let items = s.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace() }
         guard !items.isEmpty, !items.allSatisfy(\.isEmpty) else {
             throw ChimeError.invalid("time", s, expected: "HH:MM or a list such as 08:00,20:00")
@@ -42,7 +88,7 @@ public struct LocalTime: Sendable, Hashable, Codable, Comparable, CustomStringCo
             guard !item.isEmpty else {
                 throw ChimeError.invalid("time list", s, expected: "times HH:MM separated by commas, such as 08:00,20:00")
             }
-            out.append(try parse(item))
+            out.append(try read(item))
         }
         return Array(Set(out)).sorted()
     }

@@ -14,12 +14,13 @@ extension TimeParsing {
     public static let dateOnlyTime = LocalTime(hour: 9, minute: 0)!
 
     static let spokenExpected =
-        "HH:MM, 9am or 9:30pm, tomorrow 09:00, a weekday such as mon 09:00, a date such as 2026-12-24 (09:00), "
+        "HH:MM, 9am or 9:30pm, noon, midnight, tomorrow 09:00, a weekday such as mon 09:00, a date such as 2026-12-24 (09:00), "
         + "'YYYY-MM-DD HH:MM[:SS]', or ISO 8601 such as 2026-12-24T17:00Z"
 
     /// What `chime at` reads, in `zone`:
     /// - everything ``instant(_:now:zone:)`` reads ("14:30", "2026-12-24 18:00", "2026-12-24T17:00Z");
-    /// - "9am", "9:30pm", "12am" (midnight): today, or tomorrow when it has passed;
+    /// - "9am", "9:30pm", "12am", "noon", "midnight" (``LocalTime/spoken(_:)``): today, or
+    ///   tomorrow when it has passed;
     /// - "today 18:00", "tomorrow 09:00", "mon 09:00" / "monday 9am" (the next such day on which
     ///   that time is still ahead: today when it is), "2026-12-24 9pm";
     /// - a day alone ("tomorrow", "mon", "2026-12-24") at 09:00, with ``SpokenInstant/dateOnly`` set.
@@ -42,7 +43,7 @@ extension TimeParsing {
         switch tokens.count {
         case 1:
             // HH:MM as `instant` reads it, here keeping how it was resolved (a DST note).
-            if let time = twelveHourClock(tokens[0]) ?? (try? LocalTime.parse(tokens[0])) {
+            if let time = try? LocalTime.spoken(tokens[0]) {
                 // Today, or tomorrow when it has passed (two days ahead covers a skipped day).
                 for day in today...(today + 2) {
                     let r = ZoneMath.resolve(CivilDateTime(dayNumber: day, time: time), in: zone)
@@ -52,13 +53,19 @@ extension TimeParsing {
             if let day = try dayWord(tokens[0], today: today) {
                 return try resolveOn(day, at: dateOnlyTime, text: s, now: now, zone: zone, dateOnly: true)
             }
+            // "8", "17", "8.30": the forms it may mean.
+            if LocalTime.hint(tokens[0]) != nil { _ = try LocalTime.spoken(tokens[0]) }
             return try standard()
         case 2:
-            guard let day = try dayWord(tokens[0], today: today) else { return try standard() }
-            guard let time = twelveHourClock(tokens[1]) ?? (try? LocalTime.parse(tokens[1])) else {
+            guard let day = try dayWord(tokens[0], today: today) else {
+                // "5 pm": '5pm'.
+                if LocalTime.hint(s) != nil { _ = try LocalTime.spoken(s) }
+                return try standard()
+            }
+            guard let time = try? LocalTime.spoken(tokens[1]) else {
                 // "2026-12-24 18:00:30" is an older form.
                 if tokens[0].first?.isASCIIDigit == true { return try standard() }
-                throw ChimeError.invalid("time of day", tokens[1], expected: "HH:MM, 9am or 9:30pm after '\(tokens[0])'")
+                throw ChimeError.invalid("time of day", tokens[1], expected: "HH:MM, 9am, 9:30pm, noon or midnight after '\(tokens[0])'")
             }
             return try resolveOn(day, at: time, text: s, now: now, zone: zone, dateOnly: false)
         default:
@@ -136,11 +143,14 @@ extension TimeParsing {
 extension TimeParsing {
     /// How many of `words` (a time, then a title and more) ``spoken(_:now:zone:)`` reads as the
     /// time: 2 for a day word and a clock typed unquoted (`tomorrow 09:00 "Title"`,
-    /// `2026-12-24 18:00 "Title"`) when a title follows, else 1.
+    /// `2026-12-24 18:00 "Title"`) when a title follows, and for a clock and its "am"/"pm"
+    /// typed apart (`5 pm "Title"`, refused with the form it means), else 1.
     public static func spokenWordCount(_ words: [String]) -> Int {
-        guard words.count >= 3, (try? dayWord(words[0], today: 0)) != nil else { return 1 }
+        guard words.count >= 3 else { return 1 }
+        if ["am", "pm"].contains(words[1].lowercased()), LocalTime.hint(words[0] + " " + words[1]) != nil { return 2 }
+        guard (try? dayWord(words[0], today: 0)) != nil else { return 1 }
         let clock = words[1]
-        if twelveHourClock(clock) != nil || (try? LocalTime.parse(clock)) != nil { return 2 }
+        if (try? LocalTime.spoken(clock)) != nil { return 2 }
         // HH:MM:SS after a date.
         let parts = clock.split(separator: ":")
         if parts.count == 3, parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) && (1...2).contains($0.count) }) { return 2 }

@@ -22,8 +22,94 @@ public enum TimeParsing {
     }
 
     /// The seconds `s` says by the rules of ``duration(_:)`` (zero included: "0s"), or nil when
-    /// it does not parse or says more than `max` seconds.
+    /// it does not parse or says more than `max` seconds. Units may also be spelled out, in
+    /// one word with their number: "10min", "10mins", "10minutes", "2hr", "2hrs", "1hour",
+    /// "30sec", "2days", "1week", "1hour30min".
     static func durationSeconds(_ s: String, max: Int64) -> Int64? {
+        if let seconds = unitSeconds(s, max: max) { return seconds }
+        guard let short = shortUnits(s) else { return nil }
+        return unitSeconds(short, max: max)
+    }
+
+    /// The unit letter each spelled-out unit stands for (lowercase, as the letters).
+    static let unitWords: [String: Character] = [
+        "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+        "min": "m", "mins": "m", "minute": "m", "minutes": "m",
+        "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+        "day": "d", "days": "d",
+        "wk": "w", "wks": "w", "week": "w", "weeks": "w",
+    ]
+
+    /// `s` with its spelled-out units written as letters ("10min" → "10m"), or nil when it has
+    /// none or a word that is no unit.
+    static func shortUnits(_ s: String) -> String? {
+        var out = ""
+        var word = ""
+        var changed = false
+        func flush() -> Bool {
+            defer { word = "" }
+            guard !word.isEmpty else { return true }
+            if word.count == 1 {
+                out += word
+                return true
+            }
+            guard let letter = unitWords[word] else { return false }
+            out.append(letter)
+            changed = true
+            return true
+        }
+        for ch in s {
+            if ch.isASCII, ch.isLetter {
+                word.append(ch)
+                continue
+            }
+            guard flush() else { return nil }
+            out.append(ch)
+        }
+        guard flush(), changed else { return nil }
+        return out
+    }
+
+    /// What a duration typed as a number and a unit word apart ("5 minutes", "5 min") or as a
+    /// bare number ("5") may mean: "5m"; nil for anything else (or when that is no duration).
+    public static func durationHint(_ s: String, next: String?) -> String? {
+        guard !s.isEmpty, s.allSatisfy(\.isASCIIDigit) else { return nil }
+        var hint = s + "m"
+        if let next {
+            let unit = next.lowercased()
+            if unit.count == 1, "smhdw".contains(unit) {
+                hint = s + unit
+            } else if let letter = unitWords[unit] {
+                hint = s + String(letter)
+            }
+        }
+        guard let seconds = durationSeconds(hint, max: maxDuration), seconds > 0 else { return nil }
+        return hint
+    }
+
+    /// `chime in`'s duration: the first of `words` (its title and body follow). A number with
+    /// its unit word apart ("5 minutes") is refused with the form it means, not read with
+    /// "minutes" as the title: "invalid duration '5 minutes': did you mean '5m'?".
+    public static func leadingDuration(_ words: [String]) throws(ChimeError) -> Int64 {
+        let first = words.first ?? ""
+        do {
+            return try duration(first)
+        } catch {
+            let next = words.count > 1 ? words[1] : nil
+            guard let hint = durationHint(first, next: next) else { throw error }
+            let unitApart =
+                next.map { word in
+                    let lower = word.lowercased()
+                    return unitWords[lower] != nil || (lower.count == 1 && "smhdw".contains(lower))
+                } ?? false
+            let typed = unitApart ? "\(first) \(next ?? "")" : first
+            let why = unitApart ? "a number and its unit in one word" : "a number needs its unit"
+            throw ChimeError(.usage, "invalid duration '\(typed)': did you mean '\(hint)'? (\(why), such as 90s, 25m, 1h30m or 2d)")
+        }
+    }
+
+    /// ``durationSeconds(_:max:)`` with unit letters only.
+    static func unitSeconds(_ s: String, max: Int64) -> Int64? {
         var total: Int64 = 0
         var number: Int64? = nil
         var sawUnit = false
@@ -235,7 +321,7 @@ public enum TimeParsing {
         guard !rest.isEmpty else {
             throw ChimeError(.usage, "missing time after '\(first)': expected HH:MM such as 08:00, or a list such as 08:00,20:00")
         }
-        let times = try LocalTime.parseList(rest.joined(separator: ","))
+        let times = try LocalTime.spokenList(rest.joined(separator: ","))
         return .weekly(times: times, days: days, zone: zone)
     }
 
@@ -268,6 +354,6 @@ public enum TimeParsing {
         guard !rest.isEmpty else {
             throw ChimeError(.usage, "missing time after '\(dayText)': expected HH:MM such as 09:00, or a list such as 09:00,18:00")
         }
-        return CalendarRule(month: month, day: day, times: try LocalTime.parseList(rest.joined(separator: ",")), zone: zone)
+        return CalendarRule(month: month, day: day, times: try LocalTime.spokenList(rest.joined(separator: ",")), zone: zone)
     }
 }
