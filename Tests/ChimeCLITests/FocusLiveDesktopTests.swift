@@ -150,7 +150,7 @@ extension DesktopTests {
         #expect(next?["state"] as? String == "active", "\(runner.stderr)")
         #expect(next?["id"] as? Int == Int(session.id) + 1)
         #expect(next?["length_s"] as? Int == 600)
-        #expect(await server.waitForLog { $0.contains(#"string "Focusing: 10:00 left""#) }, "\(runner.stderr)")
+        #expect(await server.waitForLog { $0.contains(#"string "Focusing: 10 min left""#) }, "\(runner.stderr)")
         #expect(await server.waitForLog { Self.notifyReplies($0).count == 3 })
         let liveID = try #require(Self.notifyReplies(server.monitorLog).last)
         #expect(liveID != ids[0])
