@@ -68,6 +68,9 @@ public struct Note: Sendable, Hashable {
     public var sound: String?
     /// The spec's category (`x-chime.reminder` when nil).
     public var category: String?
+    /// The spec's `value` hint, 0 to 100: how far along what the alert shows is (a focus
+    /// session's time); nil sends none.
+    public var progress: Int?
     /// Extra string hints for the server.
     public var hints: [String: String] = [:]
     /// How to answer the alert without its ``actions`` (the commands that do what the buttons

@@ -25,6 +25,8 @@ public final class FocusFamily: ReminderFamily {
     let zone: @Sendable () -> TimeZone
     /// What the live alert shows now (see `FocusLiveAlert.swift`).
     let live = Mutex<LiveShown?>(nil)
+    /// A first Give up pressed on the live alert, until its window ends (see `FocusLiveAlert.swift`).
+    let giveUpAsked = Mutex<GiveUpAsked?>(nil)
 
     /// - Parameters:
     ///   - liveAlert: whether to keep a live alert up while a session runs.

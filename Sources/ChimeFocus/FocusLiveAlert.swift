@@ -5,37 +5,76 @@ import GRDB
 import Synchronization
 
 /// What a focus session's live alert shows, as far as updating it goes: it is posted again only
-/// when this changes (a stage change, a pause, a resume), never as the seconds go by.
+/// when this changes (a stage change, a minute of the time left, a pause, a resume, the Give up
+/// question asked or put away), never as the seconds go by.
 struct LiveShown: Sendable, Hashable {
     var sessionID: Int64
     var lengthSeconds: Int
     var state: SessionState
     var stage: Int
+    /// The whole minutes left, rounded up (see ``FocusLiveAlert/minutesLeft(remainingSeconds:)``).
+    var minutes: Int
+    /// Whether the alert asks "Give up?" (see ``FocusLiveAlert/giveUpWindow``).
+    var askingGiveUp: Bool
 
-    init(_ session: FocusSession, at time: MachineTime) {
+    init(_ session: FocusSession, at time: MachineTime, askingGiveUp: Bool = false) {
         sessionID = session.id
         lengthSeconds = session.lengthSeconds
         state = session.state
         stage = session.stage(at: time)
+        minutes = FocusLiveAlert.minutes(remainingSeconds: session.remainingSeconds(at: time))
+        self.askingGiveUp = askingGiveUp
     }
 }
 
-/// The live alert of an open focus session: the tree at its stage (its icon), the time left,
-/// and Pause / Resume / Give up; at the end the completion alert "Tree planted!" replaces it in
-/// place (it has the same id, `focus-ID`), with "Plant another".
+/// A Give up pressed once on the live alert: a second press before `until` gives up.
+struct GiveUpAsked: Sendable, Hashable {
+    var sessionID: Int64
+    var until: Date
+}
+
+/// The live alert of an open focus session: the tree at its stage (its icon), the time left in
+/// whole minutes with a progress value, and Pause / Resume / Give up; at the end the completion
+/// alert "Tree planted!" replaces it in place (it has the same id, `focus-ID`), with "Plant
+/// another". Give up asks first: the alert becomes "Give up? …" with Keep going / Give up.
 public enum FocusLiveAlert {
     public static let pause = "pause"
     public static let resume = "resume"
     public static let giveUp = "give-up"
+    public static let keepGoing = "keep-going"
     public static let plantAnother = "plant-another"
     /// The category of the live alert (the completion alert's is `x-chime.focus`).
     public static let category = "x-chime.focus.live"
     /// How soon to try again when the notifier could not show the alert.
     static let retry: TimeInterval = 10
+    /// How long the alert asks "Give up?" after a first Give up: a second Give up within this
+    /// gives the session up; after it (or Keep going) the alert is as it was.
+    public static let giveUpWindow: TimeInterval = 10
+    /// The title of the alert that asks before giving up.
+    public static let giveUpQuestion = "Give up? Press again to let the tree wither"
 
-    /// The live alert of `session` at `time`: `Focusing: 20:00 left` / `Tree stage 2 of 5, ends
-    /// at 14:32`; paused, `Paused: 18:32 left`. Its text is what it is when posted (the alert is
-    /// not redrawn every second: the end time tells the rest).
+    /// The whole minutes left with `remainingSeconds` (the countdown's, rounded up) to go,
+    /// rounded up: 7 from 7:00 down to 6:01, 1 in the last minute (1:00 to 0:01), 0 at the end.
+    public static func minutes(remainingSeconds: Int) -> Int { (max(0, remainingSeconds) + 59) / 60 }
+
+    /// `7 min left` from 7:00 down to 6:01 on the countdown (rounded up: never less time than
+    /// there is), `less than a minute left` from 1:00 down.
+    public static func minutesLeft(remainingSeconds: Int) -> String {
+        let minutes = minutes(remainingSeconds: remainingSeconds)
+        return minutes <= 1 ? "less than a minute left" : "\(minutes) min left"
+    }
+
+    /// The spec's `value` hint, 0 to 100: the part of the focus time done, rounded down (100
+    /// only at the end).
+    public static func progress(_ session: FocusSession, at time: MachineTime) -> Int {
+        guard session.lengthMicros > 0 else { return 100 }
+        return Int(session.focusMicros(at: time) * 100 / session.lengthMicros)
+    }
+
+    /// The live alert of `session` at `time`: `Focusing: 20 min left` / `Tree stage 2 of 5,
+    /// ends at 14:32`; paused, `Paused: 18:32 left` (the time left stands still). Its text is
+    /// what it is when posted: it is posted again when the minutes left change (see
+    /// ``nextMinuteChange(_:at:)``), not every second; the end time tells the rest.
     public static func note(
         _ session: FocusSession,
         at time: MachineTime,
@@ -43,10 +82,10 @@ public enum FocusLiveAlert {
         icon: String?,
         zone: TimeZone = .current
     ) -> Note {
-        let left = FocusTimer.countdown(session.remainingSeconds(at: time))
         let stage = session.stage(at: time)
         var note: Note
         if session.state == .paused {
+            let left = FocusTimer.countdown(session.remainingSeconds(at: time))
             note = Note(
                 id: session.reminderID,
                 title: "Paused: \(left) left",
@@ -59,16 +98,46 @@ public enum FocusLiveAlert {
             let end = FocusTimer.expectedEnd(session, at: time)
             note = Note(
                 id: session.reminderID,
-                title: "Focusing: \(left) left",
+                title: "Focusing: \(minutesLeft(remainingSeconds: session.remainingSeconds(at: time)))",
                 body: "Tree stage \(stage) of 5, ends at \(TimeText.clock(end, in: zone)).",
                 actions: [Action(key: pause, label: "Pause"), Action(key: giveUp, label: "Give up")],
                 postedAt: postedAt
             )
             note.answerInstead = "Pause: chime focus pause. Give up: chime focus give-up --yes"
         }
+        dress(&note, session, at: time, icon: icon)
+        return note
+    }
+
+    /// The live alert of `session` after a first Give up: the question, the time left, Keep
+    /// going / Give up (a second Give up within ``giveUpWindow`` gives the session up).
+    public static func giveUpNote(
+        _ session: FocusSession,
+        at time: MachineTime,
+        postedAt: Date,
+        icon: String?
+    ) -> Note {
+        let remaining = session.remainingSeconds(at: time)
+        let left = session.state == .paused ? "Paused: \(FocusTimer.countdown(remaining)) left" : minutesLeft(remainingSeconds: remaining)
+        var note = Note(
+            id: session.reminderID,
+            title: giveUpQuestion,
+            body: "\(left.prefix(1).uppercased() + left.dropFirst()). Keep going, or press Give up again within \(Int(giveUpWindow)) s.",
+            actions: [Action(key: keepGoing, label: "Keep going"), Action(key: giveUp, label: "Give up")],
+            postedAt: postedAt
+        )
+        note.answerInstead = "Give up: chime focus give-up --yes"
+        dress(&note, session, at: time, icon: icon)
+        return note
+    }
+
+    /// What every live alert of `session` carries: its look, the progress value, and how the
+    /// server keeps it.
+    private static func dress(_ note: inout Note, _ session: FocusSession, at time: MachineTime, icon: String?) {
         note.icon = icon
         note.category = category
         note.transient = true
+        note.progress = progress(session, at: time)
         // A runner killed mid-session cannot close its alert, and the next one does not know its
         // server id: servers that stack by tag (dunst; notify-osd's synchronous hint) replace it
         // with the new one rather than show two.
@@ -76,7 +145,6 @@ public enum FocusLiveAlert {
         note.hints["x-canonical-private-synchronous"] = "chime-\(session.reminderID)"
         // Up until the session ends or a person closes it (it is replaced, never stacked).
         note.sticky = true
-        return note
     }
 
     private typealias Action = Note.Action
@@ -95,6 +163,18 @@ public enum FocusLiveAlert {
         let remainingAtChange = Int64(length - elapsedAtChange) * 1_000_000
         return Date(micros: time.wall.micros + max(0, session.remainingMicros(at: time) - remainingAtChange))
     }
+
+    /// The wall-clock instant the whole minutes left of the active `session` next change, read
+    /// at `time` (when the time left reaches the next whole minute; in the last minute, the
+    /// end); nil when not active.
+    public static func nextMinuteChange(_ session: FocusSession, at time: MachineTime) -> Date? {
+        guard session.state == .active else { return nil }
+        let remaining = session.remainingMicros(at: time)
+        guard remaining > 0 else { return nil }
+        let minute: Int64 = 60_000_000
+        let target = (remaining + minute - 1) / minute * minute - minute
+        return Date(micros: time.wall.micros + remaining - target)
+    }
 }
 
 extension FocusFamily {
@@ -103,18 +183,27 @@ extension FocusFamily {
     /// Exactly once, across restarts: what the alert shows (``LiveShown``) is kept in this
     /// process's memory only, and the alert is posted when that differs from what the session
     /// shows now. A runner restarted mid-session has shown nothing yet, so it posts the alert
-    /// once, at the stage the session is at; the same process posts again only when the stage
-    /// or the state changes. Nothing is written to the store (no migration, no ledger rows): a
-    /// live alert is a view of the session, which the store already holds, not an occurrence
-    /// that must not be lost. The next wake is the next stage change (the runner never ticks).
+    /// once, at the stage the session is at; the same process posts again only when the whole
+    /// minutes left, the stage or the state change, or the Give up question is asked or put
+    /// away. Nothing is written to the store (no migration, no ledger rows): a live alert is a
+    /// view of the session, which the store already holds, not an occurrence that must not be
+    /// lost. The next wake is the next whole minute left (which includes the stage changes of
+    /// sessions of whole minutes), the next stage change, or the end of the Give up question's
+    /// window: a 25-minute session wakes the runner 25 times for its alert, at 24:00 … 1:00
+    /// left and at the end (the runner never ticks); a paused one never.
     public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? {
         guard liveAlert else { return nil }
         let shown = live.withLock { $0 }
         // No session open at the last settle and no alert up: no look at the store (an idle runner).
         if knownOpen == false && shown == nil { return nil }
+        // The Give up question's window is over: the alert is as it was.
+        let asked = giveUpAsked.withLock { asked in
+            if let until = asked?.until, instant >= until { asked = nil }
+            return asked
+        }
         let step: LiveStep
         do {
-            step = try liveStep(shown: shown, at: instant)
+            step = try liveStep(shown: shown, asked: asked, at: instant)
         } catch {
             return instant.addingTimeInterval(FocusLiveAlert.retry)
         }
@@ -135,20 +224,33 @@ extension FocusFamily {
         }
     }
 
-    /// What the live alert must do now, read from the store (settled first).
-    private func liveStep(shown: LiveShown?, at instant: Date) throws(ChimeError) -> LiveStep {
+    /// What the live alert must do now, read from the store (settled first), with the Give up
+    /// question `asked` (until the end of its window).
+    private func liveStep(shown: LiveShown?, asked: GiveUpAsked?, at instant: Date) throws(ChimeError) -> LiveStep {
         let settled = try timer.current()
         let time = timer.clock.now()
         var step = LiveStep()
         if let shown, shown.sessionID != settled.openSession?.id {
             step.ended = (shown.sessionID, try completionShown(sessionID: shown.sessionID))
         }
-        guard let session = settled.openSession else { return step }
-        let key = LiveShown(session, at: time)
-        if key != (step.ended == nil ? shown : nil) {
-            step.show = (FocusLiveAlert.note(session, at: time, postedAt: instant, icon: stageIcon(key.stage), zone: zone()), key)
+        guard let session = settled.openSession else {
+            giveUpAsked.withLock { $0 = nil }
+            return step
         }
-        step.next = FocusLiveAlert.nextStageChange(session, at: time)
+        let asking = asked?.sessionID == session.id
+        let key = LiveShown(session, at: time, askingGiveUp: asking)
+        if key != (step.ended == nil ? shown : nil) {
+            let icon = stageIcon(key.stage)
+            let note =
+                asking
+                ? FocusLiveAlert.giveUpNote(session, at: time, postedAt: instant, icon: icon)
+                : FocusLiveAlert.note(session, at: time, postedAt: instant, icon: icon, zone: zone())
+            step.show = (note, key)
+        }
+        step.next = [
+            FocusLiveAlert.nextStageChange(session, at: time), FocusLiveAlert.nextMinuteChange(session, at: time),
+            asking ? asked?.until : nil,
+        ].compactMap { $0 }.min()
         return step
     }
 
@@ -185,6 +287,11 @@ extension FocusFamily {
     /// the same use cases as `chime focus pause` …, acting only on the session the alert is
     /// about (an old alert's button never touches a newer session). A move the session cannot
     /// make now (already paused, already over) changes nothing.
+    ///
+    /// Give up asks first, as `chime focus give-up` does: the first press (at `instant`) turns
+    /// the alert into the question (the runner, poked, posts it); a second within
+    /// ``FocusLiveAlert/giveUpWindow`` gives the session up; Keep going, or the window's end,
+    /// puts the alert back as it was.
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
         guard case .action(let key) = response.kind, let id = Self.sessionID(response.noteID) else { return false }
         do {
@@ -196,10 +303,20 @@ extension FocusFamily {
                 return true
             }
             guard try timer.current().openSession?.id == id else { return false }
+            // Whether Give up was pressed on this session's alert within the window; any answer
+            // puts the question away.
+            let (pending, asked) = giveUpAsked.withLock { asked in
+                defer { asked = nil }
+                guard let until = asked?.until, asked?.sessionID == id else { return (false, false) }
+                return (true, instant < until)
+            }
             switch key {
             case FocusLiveAlert.pause: _ = try timer.pause()
             case FocusLiveAlert.resume: _ = try timer.resume()
-            case FocusLiveAlert.giveUp: _ = try timer.giveUp()
+            case FocusLiveAlert.giveUp where asked: _ = try timer.giveUp()
+            case FocusLiveAlert.giveUp:
+                giveUpAsked.withLock { $0 = GiveUpAsked(sessionID: id, until: instant.addingTimeInterval(FocusLiveAlert.giveUpWindow)) }
+            case FocusLiveAlert.keepGoing: return pending
             default: return false
             }
             return true

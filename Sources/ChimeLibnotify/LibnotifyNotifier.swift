@@ -343,6 +343,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         // A sound: the spec's sound-name hint on a server that plays sounds, else a console bell (below).
         let playsSound = status.capabilities.contains("sound")
         if let sound = note.sound, playsSound { libnotify.notify_notification_set_hint_string(notification, "sound-name", sound) }
+        if let progress = note.progress {
+            libnotify.notify_notification_set_hint_int32(notification, "value", Int32(min(max(progress, 0), 100)))
+        }
         for (key, value) in note.hints.sorted(by: { $0.key < $1.key }) {
             libnotify.notify_notification_set_hint_string(notification, key, value)
         }

@@ -19,9 +19,11 @@ struct Focus: AsyncParsableCommand {
             tree. A runner restarted in the same boot goes on with the session; after a reboot a \
             running session is abandoned (a paused one waits). The alert "Tree planted!" fires \
             through the runner at the end; its identifier is focus-ID. On the desktop, a live \
-            alert shows the tree and the time left while the session runs, replaced in place at \
-            each stage change, with Pause / Resume / Give up (and Plant another at the end). A \
-            paused session has no alert to fire, and still counts as the one session.
+            alert shows the tree and the minutes left (rounded up: "7 min left" from 7:00 to \
+            6:01) while the session runs, replaced in place once a minute, with Pause / Resume / \
+            Give up (and Plant another at the end). Give up on the alert asks first: press it \
+            again within 10 s to give up, or Keep going. A paused session has no alert to fire, \
+            and still counts as the one session.
             Examples:
               chime focus start --watch
               chime focus pause

@@ -7,10 +7,12 @@ import Glibc
 #endif
 
 extension DesktopTests {
-    /// The live focus alert on the real server: shown with the tree's stage icon, replaced in
-    /// place at the stage change (the same server id), and its Pause / Resume / Give up, chosen
-    /// in dunst's menu, run the session; given up, it is closed.
-    @Test("The live focus alert is replaced in place at a stage change, and its actions run the session")
+    /// The live focus alert on the real server: shown with the tree's stage icon, the whole
+    /// minutes left and the `value` hint, replaced in place at the minute's and the stage's
+    /// change (the same server id), and its Pause / Resume / Give up, chosen in dunst's menu,
+    /// run the session; Give up asks first (the alert replaced by the question, with Keep
+    /// going), and the second Give up gives up; given up, it is closed.
+    @Test("The live focus alert tells the minutes left, is replaced in place, and its actions run the session; Give up asks first")
     func liveFocusAlertOnTheServer() async throws {
         let server = try NotificationServer()
         defer { server.stop() }
@@ -23,7 +25,8 @@ extension DesktopTests {
             _ = NotificationServer.wait(dunst)
         }
         let sandbox = try Sandbox(extra: server.environment)
-        // A 10-minute session at 2:02.5 left: stage 4, stage 5 at 2:00 left (2.5 s from now).
+        // A 10-minute session at 2:02.5 left: stage 4, 3 min left (rounded up), 79 % done;
+        // stage 5 and 2 min left at 2:00 left (2.5 s from now).
         let session = try startSession(in: sandbox, endingIn: 122.5)
         let runner = try sandbox.startRunner("--notifier", "desktop")
         #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
@@ -34,12 +37,13 @@ extension DesktopTests {
         #expect(await server.waitForLog { $0.contains("tree-stage-4.svg") }, "\(runner.stderr)")
         let first = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
         for expected in [
-            #"string "\#(icons)/tree-stage-4.svg""#, #"string "Focusing: 02:0"#, #"string "pause""#, #"string "Pause""#,
+            #"string "\#(icons)/tree-stage-4.svg""#, #"string "Focusing: 3 min left""#, #"string "pause""#, #"string "Pause""#,
             #"string "give-up""#, #"string "Give up""#, #"string "x-chime.focus.live""#, #"string "transient""#,
         ] {
             #expect(first.contains(expected), "\(expected) not in \(first)")
         }
         #expect(first.contains("   uint32 0\n"), "a new alert replaces nothing: \(first)")
+        #expect(Self.progressHint(first) == 79, "\(first)")
         // The server's reply (its id) is logged after the call: wait for it too
         #expect(await server.waitForLog { !Self.notifyReplies($0).isEmpty }, "\(server.monitorLog)")
         let shownID = try #require(Self.notifyReplies(server.monitorLog).first, "\(server.monitorLog)")
@@ -48,7 +52,8 @@ extension DesktopTests {
         #expect(await server.waitForLog { $0.contains("tree-stage-5.svg") }, "\(runner.stderr)")
         let second = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
         #expect(second.contains("   uint32 \(shownID)\n"), "\(second)")
-        #expect(second.contains(#"string "Focusing: 02:00 left""#), "\(second)")
+        #expect(second.contains(#"string "Focusing: 2 min left""#), "\(second)")
+        #expect(Self.progressHint(second) == 80, "\(second)")
         #expect(await server.waitForLog { Self.notifyReplies($0).count == 2 })
         #expect(Self.notifyReplies(server.monitorLog) == [shownID, shownID])
         // No ticking: no other Notify in the next 1.5 s
@@ -73,8 +78,24 @@ extension DesktopTests {
         #expect(await server.waitForLog { Self.notifyReplies($0).count == 4 })
         #expect(Self.notifyReplies(server.monitorLog) == Array(repeating: shownID, count: 4))
 
-        // Give up: the session is given up and its alert closed
-        try "Give up\n".write(to: choice, atomically: true, encoding: .utf8)
+        // Give up asks first: the alert is replaced in place by the question, with Keep going
+        // and Give up, and the session goes on
+        try "#Give up (\n".write(to: choice, atomically: true, encoding: .utf8)
+        try server.dunstctl("action", "0")
+        #expect(await server.waitForLog { $0.contains(#"string "Give up? Press again to let the tree wither""#) }, "\(runner.stderr)")
+        let asked = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
+        for expected in [
+            #"string "keep-going""#, #"string "Keep going""#, #"string "give-up""#, #"string "Give up""#, "   uint32 \(shownID)\n",
+        ] {
+            #expect(asked.contains(expected), "\(expected) not in \(asked)")
+        }
+        #expect(!asked.contains(#"string "pause""#), "\(asked)")
+        #expect(await server.waitForLog { Self.notifyReplies($0).count == 5 })
+        #expect(Self.notifyReplies(server.monitorLog).last == shownID)
+        #expect(try focusState(in: sandbox) == "active")
+        #expect(!server.monitorLog.contains("member=CloseNotification"))
+
+        // The second Give up (within the window): the session is given up and its alert closed
         try server.dunstctl("action", "0")
         var state: String?
         for _ in 0..<100 where state != "abandoned" {
@@ -129,7 +150,7 @@ extension DesktopTests {
         #expect(next?["state"] as? String == "active", "\(runner.stderr)")
         #expect(next?["id"] as? Int == Int(session.id) + 1)
         #expect(next?["length_s"] as? Int == 600)
-        #expect(await server.waitForLog { $0.contains(#"string "Focusing: 10:00 left""#) }, "\(runner.stderr)")
+        #expect(await server.waitForLog { $0.contains(#"string "Focusing: 10 min left""#) }, "\(runner.stderr)")
         #expect(await server.waitForLog { Self.notifyReplies($0).count == 3 })
         let liveID = try #require(Self.notifyReplies(server.monitorLog).last)
         #expect(liveID != ids[0])
@@ -162,6 +183,11 @@ extension DesktopTests {
         #expect(await server.waitForLog { Self.notifyReplies($0).count == 2 })
         #expect(await waitUntilDisplayed(server, count: 1), "\(server.monitorLog)")
         #expect(await second.terminate() == 0)
+    }
+
+    /// The `value` hint (an int32) of one Notify call in the monitor log, or nil.
+    static func progressHint(_ call: String) -> Int? {
+        call.firstMatch(of: #/string "value"\n\s*variant\s+int32 (-?\d+)\n/#).flatMap { Int($0.output.1) }
     }
 
     /// The ids the server returned for Notify calls, in order (each reply's one uint32).

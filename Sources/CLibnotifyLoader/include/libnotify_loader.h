@@ -29,6 +29,7 @@
     F(notify_notification_set_category)                                                                                  \
     F(notify_notification_set_hint)                                                                                      \
     F(notify_notification_set_hint_string)                                                                               \
+    F(notify_notification_set_hint_int32)                                                                                \
     F(notify_notification_clear_hints)                                                                                   \
     F(notify_notification_clear_actions)                                                                                 \
     F(notify_notification_add_action)                                                                                    \
