@@ -93,7 +93,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             var path: String
             var exists: Bool
             var valid: Bool
-            @Nullable var problem: String?
+            @Nullable var problem: String? = nil
         }
         struct GatewayState: Encodable {
             /// How many programs are gated.
@@ -101,7 +101,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             /// One line per gated program that needs something done: "ID: what to do".
             var problems: [String]
             /// Why the gates could not be read, or null.
-            @Nullable var unreadable: String?
+            @Nullable var unreadable: String? = nil
         }
 
         var lines: [String] {
