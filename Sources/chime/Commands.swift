@@ -296,7 +296,7 @@ struct List: AsyncParsableCommand {
             (marked 'held (focus)', 'held (quiet hours)'…, with the hold's end). Without --limit \
             and --after it lists plain reminders and counts the families' under it ("Doses: 4 \
             scheduled (chime doses)"); --json has every reminder with its kind, and the waiting \
-            alerts under "waiting".
+            alerts (when there are) under "waiting".
             The list is written as it is read, a reminder at a time, however many there are. \
             --limit N shows the first N; the next page starts after the last id shown \
             (--after ID), as the note under a page (or "next_after" with --json) says.
@@ -352,7 +352,7 @@ struct List: AsyncParsableCommand {
     }
 
     /// The page of pending reminders being written: one JSON document (`{"reminders": [...],
-    /// "waiting": [...], "runner": …}`, with `"more"` and `"next_after"` when a limit was given)
+    /// "runner": …}`, with `"waiting"` on the first page when alerts are snoozed or held, with `"more"` and `"next_after"` when a limit was given)
     /// or a table, each reminder written as it comes.
     ///
     /// The table fits 80 columns (titles, long ids and rules cut with "…", by display width).
@@ -511,7 +511,8 @@ struct List: AsyncParsableCommand {
                     output.raw(#","more":\#(more)"#)
                     output.raw(#","next_after":"# + (more ? JSONText.quote(lastID ?? "") : "null"))
                 }
-                if after == nil {
+                // Only when there are some: the document without them is as it always was.
+                if after == nil && !waiting.isEmpty {
                     output.raw(#","waiting":["#)
                     for (index, entry) in waiting.enumerated() {
                         if index > 0 { output.raw(",") }

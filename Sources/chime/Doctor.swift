@@ -88,6 +88,14 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
         var config: ConfigState
         /// The gated programs and what needs doing.
         var gateway: GatewayState
+        /// With a bad config file: the error, as every command's `--json` gives it (absent otherwise).
+        var error: ErrorInfo?
+
+        struct ErrorInfo: Encodable {
+            var code: String
+            var message: String
+            var exit: Int32
+        }
 
         struct ConfigState: Encodable {
             var path: String
@@ -164,7 +172,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             case focusIcon = "focus_icon"
             case doNotDisturb = "do_not_disturb"
             case doNotDisturbDetail = "do_not_disturb_detail"
-            case config, gateway
+            case config, gateway, error
         }
     }
 
@@ -266,7 +274,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
         let (storeReport, runner) = inspectStore()
         let doNotDisturb = DesktopDoNotDisturb.read()
         let login = ServiceStatusReport(StartAtLogin().status(), store: storeReport.path, pid: runner.pid)
-        let report = Diagnosis(
+        var report = Diagnosis(
             desktop: desktop,
             store: storeReport,
             runner: runner,
@@ -282,13 +290,20 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
         // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5);
         // a bad config file too (exit 78), every other command refusing to run on it.
         let failed = !storeReport.usable || storeReport.healthy == false
+        let configError = report.config.problem.map { ChimeError(.config, $0) }
+        if let configError {
+            report.error = .init(code: "config", message: configError.message, exit: configError.code.exitStatus)
+        }
         emit(report, json: global.json)
         if failed { throw ExitCode(ChimeError.Code.store.exitStatus) }
-        if !report.config.valid {
+        if let configError {
             // The file's one line on standard error too, as every command gives it (with --json
-            // the document above is the only one on standard output).
-            if global.json { throw ExitCode(ChimeError.Code.config.exitStatus) }
-            throw ChimeError(.config, report.config.problem ?? "the config file is bad")
+            // the document above, with its "error", is the only one on standard output).
+            if global.json {
+                FileHandle.standardError.write(Data("chime: \(configError.message)\n".utf8))
+                throw ExitCode(configError.code.exitStatus)
+            }
+            throw configError
         }
     }
 }
