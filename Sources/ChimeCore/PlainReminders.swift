@@ -38,7 +38,13 @@ public final class PlainReminders: ReminderFamily {
 
     public func prepare(reason: WakeReason) throws {}
 
+    /// The icon-theme name of Chime's icon, as the desktop entry names it (`Icon=chime`; the
+    /// package installs it to hicolor/scalable/apps/chime.svg): a plain reminder's alert carries
+    /// it unless the reminder names its own (`--icon`).
+    public static let icon = "chime"
+
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
+        if note.icon == nil || note.icon?.isEmpty == true { note.icon = Self.icon }
         note.actions = [
             Note.Action(key: Self.done, label: "Done"),
             Note.Action(key: Self.snooze, label: "Snooze \(Self.label(snoozeLength))"),

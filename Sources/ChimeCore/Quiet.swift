@@ -114,5 +114,102 @@ public struct QuietState: Sendable, Hashable {
 public struct FamilyHold: Sendable, Hashable {
     /// For `chime quiet status` and the summary's title ("focus session").
     public var reason: String
-    public init(reason: String) { self.reason = reason }
+    /// Which one, for a person: "focus session #3". Nil: ``reason`` says it all.
+    public var detail: String?
+    /// When the family expects to let go (a focus session's end), or nil when it cannot say.
+    public var until: Date?
+    public init(reason: String, detail: String? = nil, until: Date? = nil) {
+        (self.reason, self.detail, self.until) = (reason, detail, until)
+    }
+}
+
+/// One thing that holds ordinary alerts back now, and until when: what `chime quiet status`
+/// and `chime list` say, so that a late alert is never late with no word.
+public struct AlertHold: Sendable, Hashable {
+    public enum Source: String, Sendable, Hashable, Codable {
+        /// `chime quiet 1h` or `until`.
+        case quiet
+        /// The daily quiet window.
+        case quietHours = "quiet_hours"
+        /// A family holds while something of its own runs (a focus session).
+        case family
+        /// The desktop's own do-not-disturb: the notification server keeps the banners (Chime
+        /// posts as usual and does not hold them itself).
+        case desktop
+    }
+    public var source: Source
+    /// What holds, for a person: "focus session #3", "quiet hours 22:00-07:00".
+    public var reason: String
+    /// When it ends; nil when nobody can say (the desktop's do-not-disturb, a family's hold
+    /// without an end).
+    public var until: Date?
+    /// False for the desktop's do-not-disturb: the server holds the banners, Chime's ledger
+    /// counts the alerts as shown.
+    public var heldByChime: Bool { source != .desktop }
+
+    public init(source: Source, reason: String, until: Date?) {
+        (self.source, self.reason, self.until) = (source, reason, until)
+    }
+
+    /// A few words for a table's column: "focus", "quiet hours", "quiet", "desktop DND".
+    public var short: String {
+        switch source {
+        case .quiet: "quiet"
+        case .quietHours: "quiet hours"
+        case .family: reason.split(separator: " ").first.map(String.init) ?? reason
+        case .desktop: "desktop DND"
+        }
+    }
+}
+
+extension QuietState {
+    /// What holds ordinary alerts at `now`, in the order a person reads them: hand-made quiet,
+    /// the quiet window, the families' holds (only when ``QuietSettings/familyHold`` is on, as
+    /// the scheduler decides), the desktop's do-not-disturb (`desktopDoNotDisturb` true; the
+    /// server, not Chime, holds then).
+    public func holds(
+        at now: Date,
+        zone: TimeZone,
+        families: [FamilyHold] = [],
+        desktopDoNotDisturb: Bool? = nil
+    ) -> [AlertHold] {
+        var holds: [AlertHold] = []
+        if let period = period(at: now, zone: zone) {
+            if period.reasons.contains(.manual), let until {
+                holds.append(AlertHold(source: .quiet, reason: "quiet (asked)", until: until))
+            }
+            if period.reasons.contains(.hours), let window = settings.hours {
+                holds.append(
+                    AlertHold(source: .quietHours, reason: "quiet hours \(window)", until: Self.next(window.end, after: now, zone: zone))
+                )
+            }
+        }
+        if settings.familyHold {
+            for hold in families {
+                holds.append(AlertHold(source: .family, reason: hold.detail ?? hold.reason, until: hold.until))
+            }
+        }
+        if desktopDoNotDisturb == true {
+            holds.append(AlertHold(source: .desktop, reason: "desktop do-not-disturb", until: nil))
+        }
+        return holds
+    }
+
+    /// What holds `occurrence`, held by the scheduler (``PendingOccurrence/heldSince``), and
+    /// until when: a family's hold when it waits with no ready time (the scheduler holds it
+    /// until the family lets go), else the quiet in effect, until its ready time. `holds` is
+    /// what ``holds(at:zone:families:desktopDoNotDisturb:)`` gave; nil for one not held.
+    public static func reason(for occurrence: PendingOccurrence, among holds: [AlertHold]) -> AlertHold? {
+        guard occurrence.heldSince != nil else { return nil }
+        if occurrence.readyAt == .distantFuture {
+            // A family held it; the runner lets it go at its next pass when none holds now.
+            return holds.first { $0.source == .family } ?? AlertHold(source: .family, reason: "a family's hold", until: nil)
+        }
+        let quiet = holds.filter { $0.source == .quiet || $0.source == .quietHours }
+        let until = occurrence.readyAt
+        let chosen = quiet.first { $0.until.map { abs($0.timeIntervalSince(until)) < 1 } ?? false } ?? quiet.last
+        var hold = chosen ?? AlertHold(source: .quiet, reason: "quiet", until: until)
+        hold.until = until
+        return hold
+    }
 }

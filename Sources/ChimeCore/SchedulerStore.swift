@@ -13,6 +13,24 @@ public struct OccurrenceKey: Sendable, Hashable {
 }
 
 /// An occurrence recorded as due and not yet posted.
+/// An alert waiting outside its reminder's schedule (see `ReminderStore.waitingAlerts()`): a
+/// snooze's re-alert, or an occurrence quiet or a family holds.
+public struct WaitingAlert: Sendable, Hashable {
+    public var occurrence: PendingOccurrence
+    /// For a snooze's re-alert: the due instant of the alert snoozed. Its own due instant is the
+    /// snooze's end.
+    public var snoozeOf: Date?
+
+    public init(occurrence: PendingOccurrence, snoozeOf: Date? = nil) {
+        (self.occurrence, self.snoozeOf) = (occurrence, snoozeOf)
+    }
+
+    public var isSnoozed: Bool { snoozeOf != nil }
+    public var isHeld: Bool { occurrence.heldSince != nil }
+    /// When it was due: a snooze's end, or the reminder's time.
+    public var due: Date { Date(micros: occurrence.key.dueMicros) }
+}
+
 public struct PendingOccurrence: Sendable, Hashable {
     public var key: OccurrenceKey
     public var reminderID: String

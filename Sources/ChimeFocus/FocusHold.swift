@@ -9,6 +9,8 @@ extension FocusFamily {
         // A read (the settle decides without writing): its errors go to the scheduler's log,
         // never swallowed (a store recovering from a removed log says so there).
         guard let session = try timer.current().openSession, session.state == .active else { return nil }
-        return FamilyHold(reason: "focus session")
+        // Until the session's end as the awake clock gives it now (a suspend moves it later).
+        let end = FocusTimer.expectedEnd(session, at: timer.clock.now())
+        return FamilyHold(reason: "focus session", detail: "focus session #\(session.id)", until: end)
     }
 }

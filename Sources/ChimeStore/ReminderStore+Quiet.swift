@@ -92,6 +92,31 @@ extension ReminderStore {
         }
     }
 
+    /// The alerts waiting outside the reminders' own schedules, earliest first: the re-alerts a
+    /// snooze brought back (due at the snooze's end; `snoozeOf` the occurrence snoozed) and the
+    /// occurrences quiet or a family holds. `chime list` shows them: a snoozed one-shot reminder
+    /// is no longer pending, its re-alert is.
+    public func waitingAlerts() throws -> [WaitingAlert] {
+        try read { db in
+            let columns = try db.columns(in: "occurrence").map(\.name)
+            guard columns.contains("held_us"), columns.contains("snooze_of_us") else { return [] }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.pendingColumns), o.snooze_of_us
+                    FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                    WHERE o.state = 'due' AND (o.held_us IS NOT NULL OR o.snooze_of_us IS NOT NULL)
+                    ORDER BY o.due_us, r.id
+                    """
+            ).map { row in
+                WaitingAlert(
+                    occurrence: Self.pendingOccurrence(row),
+                    snoozeOf: (row["snooze_of_us"] as Int64?).map(Date.init(micros:))
+                )
+            }
+        }
+    }
+
     public func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws {
         try write { db in
             let statement = try db.cachedStatement(
@@ -113,5 +138,41 @@ extension ReminderStore {
             )
             for key in keys { try statement.execute(arguments: [instant.micros, key.reminderKey, key.dueMicros]) }
         }
+    }
+}
+
+/// What holds alerts now and what waits, with why: `chime quiet status` and `chime list` render it.
+public struct HoldStatus: Sendable, Hashable {
+    /// What holds ordinary alerts at the instant asked (see ``QuietState/holds(at:zone:families:desktopDoNotDisturb:)``).
+    public var holds: [AlertHold]
+    /// A snoozed or held alert, and for a held one what holds it.
+    public struct Entry: Sendable, Hashable {
+        public var alert: WaitingAlert
+        public var hold: AlertHold?
+    }
+    /// The snoozed and held alerts, earliest first.
+    public var waiting: [Entry]
+
+    /// The alerts held (not those only snoozed).
+    public var held: [Entry] { waiting.filter { $0.alert.isHeld } }
+}
+
+extension ReminderStore {
+    /// What holds alerts at `now` and why, as the scheduler decides it: the quiet state, the
+    /// families' holds (each family asked as at a pass: a read), the desktop's do-not-disturb as
+    /// read by the caller; and the alerts waiting (snoozed, held) with the hold of each.
+    public func holdStatus(
+        families: [any ReminderFamily],
+        desktopDoNotDisturb: Bool?,
+        now: Date,
+        zone: TimeZone
+    ) throws -> HoldStatus {
+        let state = try quietState()
+        let familyHolds = state.settings.familyHold ? try families.compactMap { try $0.hold() } : []
+        let holds = state.holds(at: now, zone: zone, families: familyHolds, desktopDoNotDisturb: desktopDoNotDisturb)
+        let waiting = try waitingAlerts().map { alert in
+            HoldStatus.Entry(alert: alert, hold: QuietState.reason(for: alert.occurrence, among: holds))
+        }
+        return HoldStatus(holds: holds, waiting: waiting)
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeConfig
 import ChimeCore
 import ChimeDoses
+import ChimeFocus
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -294,6 +295,12 @@ struct List: AsyncParsableCommand {
         commandName: "list",
         abstract: "List pending reminders, the next due first.",
         discussion: """
+            The table fits 80 columns (long titles cut with "…"). Its first page starts with the \
+            snoozed alerts (marked 'snoozed', with the time they come back) and the held ones \
+            (marked 'held (focus)', 'held (quiet hours)'…, with the hold's end). Without --limit \
+            and --after it lists plain reminders and counts the families' under it ("Doses: 4 \
+            scheduled (chime doses)"); --json has every reminder with its kind, and the waiting \
+            alerts (when there are) under "waiting".
             The list is written as it is read, a reminder at a time, however many there are. \
             --limit N shows the first N; the next page starts after the last id shown \
             (--after ID), as the note under a page (or "next_after" with --json) says.
@@ -329,7 +336,17 @@ struct List: AsyncParsableCommand {
             // (A typo in --store reads as no store at all: say where none was found.)
             Output.note("No store at '\(Redaction.redacted(store.path))' yet: the first reminder you schedule creates it.")
         }
-        var page = ListPage(json: global.json, limit: limit, after: after, zone: .current)
+        // The first page shows the snoozed and held alerts too, with what holds each.
+        var waiting: [HoldStatus.Entry] = []
+        if after == nil && store.isFile {
+            let families: [any ReminderFamily] = [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)]
+            do {
+                waiting = try store.holdStatus(families: families, desktopDoNotDisturb: nil, now: Date(), zone: .current).waiting
+            } catch {
+                throw ChimeError(.store, String(describing: error))
+            }
+        }
+        var page = ListPage(json: global.json, limit: limit, after: after, zone: .current, waiting: waiting)
         if !global.json {
             // The columns' widths first (a pass that keeps no reminder), then the rows.
             try store.eachPending(after: after, limit: fetchLimit) { page.measure($0) }
@@ -339,31 +356,114 @@ struct List: AsyncParsableCommand {
     }
 
     /// The page of pending reminders being written: one JSON document (`{"reminders": [...],
-    /// "runner": …}`, with `"more"` and `"next_after"` when a limit was given) or a table, each
-    /// reminder written as it comes.
+    /// "runner": …}`, with `"waiting"` on the first page when alerts are snoozed or held, with `"more"` and `"next_after"` when a limit was given)
+    /// or a table, each reminder written as it comes.
+    ///
+    /// The table fits 80 columns (titles, long ids and rules cut with "…", by display width).
+    /// Without --limit and --after it lists the plain reminders, and after them one line per
+    /// family (doses, focus) with how many it has scheduled and the command that shows them;
+    /// with a page's options every kind is in the table, so that pages follow on. The JSON has
+    /// every reminder with its kind.
     struct ListPage {
+        /// The table's width.
+        static let width = 80
+        static let maxIDWidth = 20
+        static let maxRuleWidth = 24
         let json: Bool
         let limit: Int?
         let after: String?
         let zone: TimeZone
+        let waiting: [HoldStatus.Entry]
+        /// Whether family reminders are counted under the table rather than listed in it.
+        let groupFamilies: Bool
         private var output = StreamedOutput()
         private var measured = 0
         private var idWidth = 2
+        private var nextWidth = 20
         private var ruleWidth = 7
         private var written = 0
         private var lastID: String?
         private var more = false
+        private var familyCounts: [String: Int] = [:]
 
-        init(json: Bool, limit: Int?, after: String?, zone: TimeZone) {
-            (self.json, self.limit, self.after, self.zone) = (json, limit, after, zone)
+        init(json: Bool, limit: Int?, after: String?, zone: TimeZone, waiting: [HoldStatus.Entry] = []) {
+            (self.json, self.limit, self.after, self.zone, self.waiting) = (json, limit, after, zone, waiting)
+            groupFamilies = !json && limit == nil && after == nil
+            for entry in waiting {
+                fit(id: entry.alert.occurrence.reminderID, next: Self.next(of: entry, zone: zone), rule: Self.rule(of: entry))
+            }
+        }
+
+        /// Whether `reminder` is counted under the table rather than shown in it.
+        private func isGrouped(_ reminder: Reminder) -> Bool {
+            groupFamilies && reminder.kind != PlainReminders.plainKind
+        }
+
+        private mutating func fit(id: String, next: String, rule: String) {
+            idWidth = min(Self.maxIDWidth, max(idWidth, DisplayWidth.of(id)))
+            nextWidth = max(nextWidth, DisplayWidth.of(next))
+            ruleWidth = min(Self.maxRuleWidth, max(ruleWidth, DisplayWidth.of(rule)))
         }
 
         /// The human table's columns fit `reminder` (the first pass).
         mutating func measure(_ reminder: Reminder) {
             measured += 1
             if let limit, measured > limit { return }
-            idWidth = max(idWidth, reminder.id.count)
-            ruleWidth = max(ruleWidth, reminder.trigger.summary.count)
+            guard !isGrouped(reminder) else { return }
+            fit(id: reminder.id, next: next(of: reminder), rule: reminder.trigger.summary)
+        }
+
+        /// "Tue 2026-05-12 14:30", with the UTC offset when the reminder keeps another zone than
+        /// the system's.
+        private func next(of reminder: Reminder) -> String {
+            guard let due = reminder.nextDue else { return "-" }
+            let shown = reminder.trigger.displayZone(system: zone)
+            let text = TimeText.local(due, in: shown)
+            guard shown.identifier == zone.identifier, let space = text.lastIndex(of: " ") else { return text }
+            return String(text[..<space])
+        }
+
+        /// When a waiting alert comes: a snooze's end, or its hold's end ("when it ends" when
+        /// the hold cannot say).
+        private static func next(of entry: HoldStatus.Entry, zone: TimeZone) -> String {
+            let when: Date? = entry.alert.isHeld ? entry.hold?.until : entry.alert.due
+            guard let when else { return "when it ends" }
+            let text = TimeText.local(max(when, entry.alert.due), in: zone)
+            return text.lastIndex(of: " ").map { String(text[..<$0]) } ?? text
+        }
+
+        /// "snoozed", "held (focus)", "snoozed, held (quiet hours)".
+        private static func rule(of entry: HoldStatus.Entry) -> String {
+            var parts: [String] = []
+            if entry.alert.isSnoozed { parts.append("snoozed") }
+            if entry.alert.isHeld { parts.append("held (\(entry.hold?.short ?? "quiet"))") }
+            return parts.joined(separator: ", ")
+        }
+
+        private var titleWidth: Int { max(8, Self.width - idWidth - nextWidth - ruleWidth - 6) }
+
+        private mutating func row(id: String, next: String, rule: String, title: String) {
+            let cells = [
+                DisplayWidth.padded(DisplayWidth.truncated(id, to: idWidth), to: idWidth),
+                DisplayWidth.padded(next, to: nextWidth),
+                DisplayWidth.padded(DisplayWidth.truncated(rule, to: ruleWidth), to: ruleWidth),
+                DisplayWidth.truncated(UserText.oneLine(title), to: titleWidth),
+            ]
+            output.line(cells.joined(separator: "  "))
+        }
+
+        private var headerWritten = false
+        private mutating func writeHeader() {
+            headerWritten = true
+            let header = [
+                DisplayWidth.padded("ID", to: idWidth), DisplayWidth.padded("NEXT", to: nextWidth),
+                DisplayWidth.padded("TRIGGER", to: ruleWidth), "TITLE",
+            ]
+            output.line(header.joined(separator: "  "))
+            for entry in waiting {
+                let occurrence = entry.alert.occurrence
+                row(id: occurrence.reminderID, next: Self.next(of: entry, zone: zone), rule: Self.rule(of: entry), title: occurrence.title)
+            }
         }
 
         /// Writes `reminder` (or notes that there are more than the limit).
@@ -375,15 +475,36 @@ struct List: AsyncParsableCommand {
             if json {
                 output.raw(written == 0 ? #"{"reminders":["# : ",")
                 output.json(ReminderJSON(reminder, zone: zone))
+            } else if isGrouped(reminder) {
+                familyCounts[reminder.kind, default: 0] += 1
+                return
             } else {
-                func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
-                if written == 0 { output.line("\(pad("ID", idWidth))  \(pad("NEXT", 26))  \(pad("TRIGGER", ruleWidth))  TITLE") }
-                let next = reminder.nextDue.map { TimeText.local($0, in: reminder.trigger.displayZone(system: zone)) } ?? "-"
-                let title = UserText.oneLine(DoseBook.listTitle(of: reminder))
-                output.line("\(pad(reminder.id, idWidth))  \(pad(next, 26))  \(pad(reminder.trigger.summary, ruleWidth))  \(title)")
+                if !headerWritten { writeHeader() }
+                row(id: reminder.id, next: next(of: reminder), rule: reminder.trigger.summary, title: DoseBook.listTitle(of: reminder))
             }
             written += 1
             lastID = reminder.id
+        }
+
+        /// One JSON object per waiting alert.
+        struct WaitingJSON: Encodable {
+            var id: String
+            var kind: String
+            var title: String
+            var due: String
+            var snoozed: Bool
+            var held: Bool
+            @Nullable var reason: String?
+            @Nullable var until: String?
+        }
+
+        /// The line under the table for a family's reminders: "Doses: 3 scheduled (chime doses)".
+        static func familyLine(kind: String, count: Int) -> String {
+            switch kind {
+            case DoseBook.kind: "Doses: \(count) scheduled (chime doses)"
+            case FocusTimer.kind: "Focus: \(count) session alert\(count == 1 ? "" : "s") (chime focus status)"
+            default: "\(kind): \(count) scheduled (chime list --json)"
+            }
         }
 
         /// Ends the page: the JSON document's other keys, or the notes under the table.
@@ -394,15 +515,41 @@ struct List: AsyncParsableCommand {
                     output.raw(#","more":\#(more)"#)
                     output.raw(#","next_after":"# + (more ? JSONText.quote(lastID ?? "") : "null"))
                 }
+                // Only when there are some: the document without them is as it always was.
+                if after == nil && !waiting.isEmpty {
+                    output.raw(#","waiting":["#)
+                    for (index, entry) in waiting.enumerated() {
+                        if index > 0 { output.raw(",") }
+                        let occurrence = entry.alert.occurrence
+                        output.json(
+                            WaitingJSON(
+                                id: occurrence.reminderID,
+                                kind: occurrence.kind,
+                                title: occurrence.title,
+                                due: TimeText.iso(entry.alert.due),
+                                snoozed: entry.alert.isSnoozed,
+                                held: entry.alert.isHeld,
+                                reason: entry.alert.isHeld ? entry.hold?.reason : nil,
+                                until: entry.alert.isHeld ? entry.hold?.until.map(TimeText.iso) : nil
+                            )
+                        )
+                    }
+                    output.raw("]")
+                }
                 output.raw(#","runner":\#(runner)}"# + "\n")
                 output.flush()
                 return
             }
-            if written == 0 {
+            if !headerWritten && !waiting.isEmpty { writeHeader() }
+            if written == 0 && waiting.isEmpty && familyCounts.isEmpty {
                 output.line(
                     after.map { "No pending reminders after '\($0)'." }
                         ?? "No pending reminders. Schedule one: chime in 25m \"Tea is ready\""
                 )
+            }
+            if !familyCounts.isEmpty {
+                if headerWritten { output.line("") }
+                for kind in familyCounts.keys.sorted() { output.line(Self.familyLine(kind: kind, count: familyCounts[kind] ?? 0)) }
             }
             output.flush()
             if more, let lastID, let limit { Output.note("More after '\(lastID)': chime list --after \(lastID) --limit \(limit)") }

@@ -1,6 +1,8 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
 import ChimeFocus
+import ChimeGateway
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -10,14 +12,17 @@ import Foundation
 import Glibc
 #endif
 
-struct Doctor: AsyncParsableCommand {
+struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Say what Chime sees: session bus, notification server, store, runner.",
+        abstract: "Say what Chime sees: session bus, notification server, store, runner, config file, gateway.",
         discussion: """
             Every D-Bus call it makes has a 1 s timeout; it never starts a bus or a server. It checks \
-            the store's pages (PRAGMA quick_check) and changes nothing. Exit status 5 when the store \
-            cannot be used or is damaged; 0 otherwise (also when there is no store yet).
+            the store's pages (PRAGMA quick_check), the config file (its path, whether it exists, \
+            its error) and the gated launchers (how many, and what needs doing: 'chime gate doctor' \
+            mends them), and changes nothing. Exit status 5 when the store cannot be used or is \
+            damaged; 78 when the config file is bad (every other command refuses to run then); 0 \
+            otherwise (also when there is no store or config file yet).
             """
     )
 
@@ -79,6 +84,33 @@ struct Doctor: AsyncParsableCommand {
         @Nullable var doNotDisturb: Bool?
         /// What was read (see ``DesktopDoNotDisturb``).
         var doNotDisturbDetail: String
+        /// The config file: where, whether it is there, its error.
+        var config: ConfigState
+        /// The gated programs and what needs doing.
+        var gateway: GatewayState
+        /// With a bad config file: the error, as every command's `--json` gives it (absent otherwise).
+        var error: ErrorInfo?
+
+        struct ErrorInfo: Encodable {
+            var code: String
+            var message: String
+            var exit: Int32
+        }
+
+        struct ConfigState: Encodable {
+            var path: String
+            var exists: Bool
+            var valid: Bool
+            @Nullable var problem: String? = nil
+        }
+        struct GatewayState: Encodable {
+            /// How many programs are gated.
+            var gated: Int
+            /// One line per gated program that needs something done: "ID: what to do".
+            var problems: [String]
+            /// Why the gates could not be read, or null.
+            @Nullable var unreadable: String? = nil
+        }
 
         var lines: [String] {
             var lines = ["Session bus:          \(desktop.bus ?? "none")"]
@@ -109,6 +141,28 @@ struct Doctor: AsyncParsableCommand {
             }
             lines.append("Focus alert icon:     " + (focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
             lines.append("Do not disturb:       " + doNotDisturbDetail)
+            if let problem = config.problem {
+                lines.append("Config file:          \(config.path): \(problem)")
+            } else {
+                lines.append(
+                    "Config file:          \(config.path)"
+                        + (config.exists ? " (valid)" : ": none (the built-in defaults; 'chime config edit' makes one)")
+                )
+            }
+            if let unreadable = gateway.unreadable {
+                lines.append("Gateway:              cannot be read: \(unreadable)")
+            } else if gateway.gated == 0 {
+                lines.append("Gateway:              no program gated ('chime gate add --pick')")
+            } else {
+                let gated = "\(gateway.gated) program\(gateway.gated == 1 ? "" : "s") gated"
+                lines.append(
+                    "Gateway:              " + gated
+                        + (gateway.problems.isEmpty
+                            ? ", all in order"
+                            : ", \(gateway.problems.count) need\(gateway.problems.count == 1 ? "s" : "") something ('chime gate doctor' mends what it can):")
+                )
+                lines += gateway.problems.map { "  " + $0 }
+            }
             return lines
         }
 
@@ -118,6 +172,7 @@ struct Doctor: AsyncParsableCommand {
             case focusIcon = "focus_icon"
             case doNotDisturb = "do_not_disturb"
             case doNotDisturbDetail = "do_not_disturb_detail"
+            case config, gateway, error
         }
     }
 
@@ -173,6 +228,34 @@ struct Doctor: AsyncParsableCommand {
         return (report, runner)
     }
 
+    /// The config file as every command reads it (doctor runs with a bad one, to say so).
+    private func inspectConfig() -> Diagnosis.ConfigState {
+        let environment = ProcessInfo.processInfo.environment
+        let path = Config.path(environment: environment)
+        let exists =
+            FileManager.default.fileExists(atPath: path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
+        do {
+            _ = try Settings.current()
+            return Diagnosis.ConfigState(path: path, exists: exists, valid: true)
+        } catch {
+            return Diagnosis.ConfigState(path: path, exists: exists, valid: false, problem: error.message)
+        }
+    }
+
+    /// The gated launchers, read only (the lock shared, nothing written: 'chime gate doctor'
+    /// is the one that mends).
+    private func inspectGateway() -> Diagnosis.GatewayState {
+        do {
+            let programs = try GateContext.overrides().list()
+            return Diagnosis.GatewayState(
+                gated: programs.count,
+                problems: programs.filter { $0.status != .ok }.map { "\($0.id): \($0.advice)" }
+            )
+        } catch {
+            return Diagnosis.GatewayState(gated: 0, problems: [], unreadable: GateContext.chimeError(error).message)
+        }
+    }
+
     func run() async throws {
         // Doctor looks at a SQLite store; on PostgreSQL it refuses as the other SQLite-only
         // commands do (exit 64), rather than reporting the store as damaged (exit 5).
@@ -191,7 +274,7 @@ struct Doctor: AsyncParsableCommand {
         let (storeReport, runner) = inspectStore()
         let doNotDisturb = DesktopDoNotDisturb.read()
         let login = ServiceStatusReport(StartAtLogin().status(), store: storeReport.path, pid: runner.pid)
-        let report = Diagnosis(
+        var report = Diagnosis(
             desktop: desktop,
             store: storeReport,
             runner: runner,
@@ -200,11 +283,27 @@ struct Doctor: AsyncParsableCommand {
             notifier: runner.notifier.map { String($0.prefix { $0 != " " }) } ?? (status.isAvailable ? "desktop" : "console"),
             focusIcon: FocusIcons.path(stage: TreeStage.grown),
             doNotDisturb: doNotDisturb.active,
-            doNotDisturbDetail: doNotDisturb.summary
+            doNotDisturbDetail: doNotDisturb.summary,
+            config: inspectConfig(),
+            gateway: inspectGateway()
         )
-        // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5).
+        // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5);
+        // a bad config file too (exit 78), every other command refusing to run on it.
         let failed = !storeReport.usable || storeReport.healthy == false
+        let configError = report.config.problem.map { ChimeError(.config, $0) }
+        if let configError {
+            report.error = .init(code: "config", message: configError.message, exit: configError.code.exitStatus)
+        }
         emit(report, json: global.json)
         if failed { throw ExitCode(ChimeError.Code.store.exitStatus) }
+        if let configError {
+            // The file's one line on standard error too, as every command gives it (with --json
+            // the document above, with its "error", is the only one on standard output).
+            if global.json {
+                FileHandle.standardError.write(Data("chime: \(configError.message)\n".utf8))
+                throw ExitCode(configError.code.exitStatus)
+            }
+            throw configError
+        }
     }
 }

@@ -285,6 +285,8 @@ struct DosesCommand: AsyncParsableCommand {
             var lines = ["Doses, \(title)"]
             var day: Int?
             let numberWidth = String(entries.map(\.dose.id).max() ?? 0).count
+            // The columns line up by display width (a label in CJK or with emoji takes two a character).
+            let labelWidth = entries.map { DisplayWidth.of(UserText.oneLine($0.label)) }.max() ?? 0
             for entry in entries {
                 let dose = entry.dose
                 let zone = dose.timeZone
@@ -296,7 +298,8 @@ struct DosesCommand: AsyncParsableCommand {
                 }
                 let number = String(dose.id)
                 var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
-                line += "  \(TimeText.clock(dose.scheduled, in: zone))  \(UserText.oneLine(entry.label))"
+                line +=
+                    "  \(TimeText.clock(dose.scheduled, in: zone))  \(DisplayWidth.padded(UserText.oneLine(entry.label), to: labelWidth))"
                 let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
                 line += "  \(status)"
                 if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }

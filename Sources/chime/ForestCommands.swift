@@ -271,7 +271,7 @@ struct Stats: AsyncParsableCommand {
                 "Current streak   \(dayCount(stats.currentStreak))",
                 "Longest streak   \(dayCount(stats.longestStreak))",
                 "Sessions         \(stats.totalSessions) (\(stats.abandonedCount) abandoned)",
-                "Completion rate  \(String(format: "%.0f", stats.completionRate))%",
+                "Completion rate  " + (stats.totalSessions == 0 ? "—" : "\(String(format: "%.0f", stats.completionRate))%"),
                 "",
                 "Trees per day, last 30 days",
             ] + FocusText.chart(days: days, today: today)

@@ -355,11 +355,14 @@ struct GateSetup: AsyncParsableCommand {
     static func ask<T>(
         _ question: String,
         default value: some CustomStringConvertible,
+        interrupted: String = "setup was interrupted: nothing was changed",
         parse: (String) throws(ChimeError) -> T
     ) throws(ChimeError) -> T {
         while true {
-            FileHandle.standardError.write(Data("\(question) [\(value)]: ".utf8))
-            guard let line = readLine() else { throw ChimeError(.usage, "setup was interrupted: nothing was changed") }
+            // No default: no brackets (an empty answer asks again).
+            let shown = value.description.isEmpty ? "" : " [\(value)]"
+            FileHandle.standardError.write(Data("\(question)\(shown): ".utf8))
+            guard let line = readLine() else { throw ChimeError(.usage, interrupted) }
             let text = line.trimmingCharacters(in: .whitespaces)
             do throws(ChimeError) {
                 return try parse(text.isEmpty ? value.description : text)
@@ -397,7 +400,7 @@ struct GateSetup: AsyncParsableCommand {
 struct GateAdd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
-        abstract: "Gate a program by its desktop entry id (firefox-esr, org.mozilla.firefox…); --pick lists them.",
+        abstract: "Gate a program by its desktop entry id (firefox-esr, org.mozilla.firefox…); --pick lists them by name.",
         discussion: """
             A gate whose override is missing, or that a killed command left unfinished, is \
             written again. A launcher of your own that is a symbolic or hard link is refused \
@@ -407,23 +410,46 @@ struct GateAdd: AsyncParsableCommand {
             """
     )
     @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gateable) var id: String?
-    @Flag(help: "List the installed programs and choose one (on a terminal).") var pick = false
+    @Flag(help: "List the installed programs by name (those gated left out) and choose one by number (on a terminal).")
+    var pick = false
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let overrides = try GateContext.overrides()
         var chosen = id
         if pick {
-            let installed = overrides.installed().keys.sorted()
             guard isatty(STDIN_FILENO) == 1 else {
                 throw ChimeError(.usage, "--pick needs a terminal to choose on: name the id instead (chime gate add ID)")
             }
-            for (number, entry) in installed.enumerated() { Output.line("\(number + 1). \(entry.rawValue)") }
-            chosen = try GateSetup.ask("Which program (number)", default: "") { text throws(ChimeError) in
-                guard let number = Int(text), installed.indices.contains(number - 1) else {
-                    throw ChimeError.invalid("choice", text, expected: "a number from 1 to \(installed.count)")
+            let gated: Set<DesktopFileID>
+            do {
+                gated = Set(try overrides.list().map(\.id))
+            } catch {
+                throw GateContext.chimeError(error)
+            }
+            let programs = overrides.pickable(gated: gated)
+            guard !programs.isEmpty else {
+                throw ChimeError(
+                    .notFound,
+                    gated.isEmpty
+                        ? "no installed program to gate: no desktop entry found under the XDG data directories' applications/"
+                        : "every installed program is gated already: see 'chime gate list'"
+                )
+            }
+            Output.line("Programs you can gate (\(gated.isEmpty ? "none gated yet" : "\(gated.count) already gated, not listed")):")
+            let digits = String(programs.count).count
+            for (number, program) in programs.enumerated() {
+                Output.line("  " + DisplayWidth.leftPadded(String(number + 1), to: digits) + ". " + program.label)
+            }
+            chosen = try GateSetup.ask(
+                "Gate which program? Type its number, 1 to \(programs.count)",
+                default: "",
+                interrupted: "no program chosen: nothing was gated"
+            ) { text throws(ChimeError) in
+                guard let number = Int(text), programs.indices.contains(number - 1) else {
+                    throw ChimeError.invalid("choice", text, expected: "a number from 1 to \(programs.count), as listed above")
                 }
-                return installed[number - 1].rawValue
+                return programs[number - 1].id.rawValue
             }
         }
         guard let chosen else { throw ChimeError(.usage, "missing the program's desktop entry id: chime gate add ID, or --pick") }
@@ -820,7 +846,7 @@ struct GateStatsCommand: AsyncParsableCommand {
             lines.append(String(format: "Hours reclaimed:       %.1f", stats.hoursReclaimed))
             lines.append("Conscious exits:       \(stats.consciousExits)")
             lines.append("Average pause:         " + (stats.averagePauseSeconds.map { String(format: "%.0f s", $0) } ?? "—"))
-            lines.append("Intentionality score:  " + (stats.intentionalityScore.map { String(format: "%.2f", $0) } ?? "—"))
+            lines.append("Intentionality score:  " + (stats.intentionalityScore.map { "\(Int(($0 * 100).rounded())) %" } ?? "—"))
             if stats.streak.showsBanner { lines.append("Streak:                \(stats.streak.message)") }
             lines.append("")
             lines.append("Last 30 days (exits ▇, proceeds ░):")

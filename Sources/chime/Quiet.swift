@@ -21,7 +21,8 @@ struct Quiet: AsyncParsableCommand {
             the desktop keeps what it holds, and Chime never raises urgency to get around it.
             Words: a DURATION (as for 'chime in') or 'until HH:MM' (as for 'chime at') starts quiet \
             now; 'off' ends it now (and the daily window until its end) and the summary comes; \
-            'status' shows what is in effect and how many alerts are held; 'hours START-END' sets \
+            'status' shows what is in effect, what holds alerts (quiet, quiet hours, a focus \
+            session, the desktop's do-not-disturb) and until when, and each held alert with why; 'hours START-END' sets \
             a daily window in the system's zone ('hours off' removes it); 'doses come' (the \
             default) or 'doses wait'; 'focus-hold on' (the default) or 'focus-hold off'. The config \
             file's quiet.hours applies while no window is stored: 'hours START-END' stores one \
@@ -122,7 +123,8 @@ struct Quiet: AsyncParsableCommand {
     }
 }
 
-/// What `chime quiet` prints: what is in effect now, the settings, and what is held.
+/// What `chime quiet` prints: what is in effect now, the settings, what holds alerts and until
+/// when, and what is held (each with why).
 struct QuietReport: Report {
     var quiet: Bool
     var reasons: [String]
@@ -137,24 +139,69 @@ struct QuietReport: Report {
     var held: Int
     @Nullable var desktopDoNotDisturb: Bool?
     var desktop: String
+    /// What holds alerts now: `source` (quiet, quiet_hours, family, desktop), `reason`, `until`
+    /// (null: until it is turned off or the family lets go), `held_by_chime`.
+    var holds: [HoldJSON]
+    /// The alerts held, each with what holds it.
+    var heldAlerts: [HeldJSON]
+
+    struct HoldJSON: Encodable {
+        var source: String
+        var reason: String
+        @Nullable var until: String?
+        var heldByChime: Bool
+        enum CodingKeys: String, CodingKey {
+            case source, reason, until
+            case heldByChime = "held_by_chime"
+        }
+        init(_ hold: AlertHold) {
+            source = hold.source.rawValue
+            reason = hold.reason
+            until = hold.until.map(TimeText.iso)
+            heldByChime = hold.heldByChime
+        }
+    }
+
+    struct HeldJSON: Encodable {
+        var id: String
+        var kind: String
+        var title: String
+        var due: String
+        var reason: String
+        @Nullable var until: String?
+        init(_ entry: HoldStatus.Entry) {
+            id = entry.alert.occurrence.reminderID
+            kind = entry.alert.occurrence.kind
+            title = entry.alert.occurrence.title
+            due = TimeText.iso(entry.alert.due)
+            reason = entry.hold?.reason ?? "quiet"
+            until = entry.hold?.until.map(TimeText.iso)
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
-        case quiet, reasons, until, hours, doses, held, desktop
+        case quiet, reasons, until, hours, doses, held, desktop, holds
         case focusHold = "focus_hold"
         case hoursSource = "hours_source"
         case focusSessionHolds = "focus_session_holds"
         case desktopDoNotDisturb = "desktop_do_not_disturb"
+        case heldAlerts = "held_alerts"
     }
 
     private var zone: TimeZone = .current
     private var end: Date?
+    private var holdList: [AlertHold] = []
+    private var heldList: [HoldStatus.Entry] = []
 
     init(store: ReminderStore, now: Date, zone: TimeZone) throws(ChimeError) {
         let state: QuietState
-        let held: [PendingOccurrence]
+        let status: HoldStatus
+        let dnd = DesktopDoNotDisturb.read()
+        // The focus family asked as the runner asks it at each pass (a read).
+        let families: [any ReminderFamily] = store.isFile ? [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)] : []
         do {
             state = try store.quietState()
-            held = try store.heldOccurrences()
+            status = try store.holdStatus(families: families, desktopDoNotDisturb: dnd.active, now: now, zone: zone)
         } catch let error as ChimeError {
             throw error
         } catch {
@@ -170,13 +217,21 @@ struct QuietReport: Report {
         hoursSource = stored != nil ? "stored" : (state.settings.hours != nil ? "config" : "none")
         doses = state.settings.essential.rawValue
         focusHold = state.settings.familyHold
-        let session = store.isFile ? try? FocusTimer(store: store).current().openSession : nil
-        focusSessionHolds = focusHold && session?.state == .active
-        self.held = held.count
-        let dnd = DesktopDoNotDisturb.read()
+        focusSessionHolds = status.holds.contains { $0.source == .family }
+        self.held = status.held.count
         desktopDoNotDisturb = dnd.active
         desktop = dnd.summary
+        holds = status.holds.map(HoldJSON.init)
+        heldAlerts = status.held.map(HeldJSON.init)
+        holdList = status.holds
+        heldList = status.held
         self.zone = zone
+    }
+
+    /// "until 14:30" (today) or "until Tue 2026-05-12 14:30 +02:00"; "until it ends" with none.
+    private func untilText(_ date: Date?, otherwise: String) -> String {
+        guard let date else { return otherwise }
+        return "until " + TimeText.local(date, in: zone)
     }
 
     var lines: [String] {
@@ -192,7 +247,31 @@ struct QuietReport: Report {
         lines.append(
             "Focus hold:   " + (focusHold ? (focusSessionHolds ? "on (a focus session is running: plain reminders held)" : "on") : "off")
         )
+        if holdList.isEmpty {
+            lines.append("Holding:      nothing")
+        } else {
+            for (index, hold) in holdList.enumerated() {
+                let label = index == 0 ? "Holding:      " : "              "
+                let text: String
+                switch hold.source {
+                case .quiet, .quietHours:
+                    text = "\(hold.reason), \(untilText(hold.until, otherwise: "until it ends")): ordinary alerts, then one summary"
+                case .family:
+                    text = "\(hold.reason), \(untilText(hold.until, otherwise: "until it ends")): plain reminders, then one summary"
+                case .desktop:
+                    text = "desktop do-not-disturb, until it is turned off: the desktop keeps the banners (Chime posts as usual)"
+                }
+                lines.append(label + text)
+            }
+        }
         lines.append("Held:         \(held) alert\(held == 1 ? "" : "s")")
+        for entry in heldList {
+            let occurrence = entry.alert.occurrence
+            let why = entry.hold.map { "by \($0.reason), \(untilText($0.until, otherwise: "until it ends"))" } ?? "by quiet"
+            lines.append(
+                "  \(occurrence.reminderID): \(UserText.oneLine(occurrence.title)) (due \(TimeText.local(entry.alert.due, in: zone)); held \(why))"
+            )
+        }
         lines.append("Desktop DND:  " + desktop)
         return lines
     }

@@ -90,4 +90,36 @@ struct FocusHoldTests {
         await loop.value
         #expect(notifier.posts.count == 2)
     }
+    @Test(.timeLimit(.minutes(1)))
+    func theHoldNamesTheSessionAndItsEndAndEachHeldAlertSaysWhy() async throws {
+        let h = try FocusHarness()
+        defer { h.cleanUp() }
+        let notifier = RecordingNotifier()
+        let scheduler = FocusRunnerTests.scheduler(h, notifier: notifier)
+        let family = FocusFamily(timer: h.timer, liveAlert: false)
+        // No session: nothing holds
+        #expect(try family.hold() == nil)
+        let session = try h.timer.start()
+        try plain(h, "tea", at: 300)
+        // The hold says which session and its end (25 minutes on the awake clock)
+        let hold = try #require(try family.hold())
+        #expect(hold.detail == "focus session #\(session.id)")
+        #expect(hold.until == h.at(1_500))
+
+        let loop = Task { await scheduler.run(waker: h.wall) }
+        #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(300)))
+        h.wall.advance(to: h.at(300))
+        #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(1_500)))
+        // What quiet status and list read: the session holds until its end, and holds tea
+        let status = try h.store.holdStatus(families: [family], desktopDoNotDisturb: false, now: h.at(300), zone: FocusRunnerTests.utc)
+        #expect(status.holds == [AlertHold(source: .family, reason: "focus session #\(session.id)", until: h.at(1_500))])
+        #expect(status.held.map(\.alert.occurrence.reminderID) == ["tea"])
+        #expect(status.held.first?.hold == status.holds.first)
+        // Turned off by the person: nothing holds (as the scheduler decides)
+        try h.store.updateQuiet { $0.settings.familyHold = false }
+        let off = try h.store.holdStatus(families: [family], desktopDoNotDisturb: nil, now: h.at(300), zone: FocusRunnerTests.utc)
+        #expect(off.holds.isEmpty)
+        h.wall.shutdown()
+        await loop.value
+    }
 }
