@@ -340,3 +340,24 @@ extension FocusFamily {
         return Int64(noteID.dropFirst("focus-".count)).flatMap { $0 > 0 ? $0 : nil }
     }
 }
+
+extension FocusFamily {
+    /// As ``respond(to:at:)``; the completion alert, once Plant another has started the next
+    /// session, says so in its place (it is kept after the press, and would otherwise stay
+    /// with its button). The live alert's answers change the live alert itself.
+    public func answer(_ response: NoteResponse, at instant: Date) throws -> FamilyAnswer {
+        let changed = try respond(to: response, at: instant)
+        guard changed, case .action(FocusLiveAlert.plantAnother) = response.kind, let session = try timer.current().openSession
+        else { return FamilyAnswer(changed: changed) }
+        let minutes = session.lengthSeconds / 60
+        return FamilyAnswer(
+            changed: true,
+            confirmation: .confirmation(
+                id: response.noteID,
+                title: "✓ Another tree planted",
+                body: "A \(minutes)-minute session has begun.",
+                at: instant
+            )
+        )
+    }
+}
