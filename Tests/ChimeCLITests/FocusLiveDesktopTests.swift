@@ -151,9 +151,13 @@ extension DesktopTests {
         #expect(next?["id"] as? Int == Int(session.id) + 1)
         #expect(next?["length_s"] as? Int == 600)
         #expect(await server.waitForLog { $0.contains(#"string "Focusing: 10 min left""#) }, "\(runner.stderr)")
-        #expect(await server.waitForLog { Self.notifyReplies($0).count == 3 })
-        let liveID = try #require(Self.notifyReplies(server.monitorLog).last)
-        #expect(liveID != ids[0])
+        // and Tree planted!, kept after the press, says so in its place (no button left on it)
+        #expect(
+            await server.waitForConfirmation { $0.summary == "✓ Another tree planted" && $0.replacesID == ids[0] },
+            "\(server.monitorLog)"
+        )
+        #expect(await server.waitForLog { Set(Self.notifyReplies($0)).count == 2 })
+        let liveID = try #require(Self.notifyReplies(server.monitorLog).first { $0 != ids[0] })
         #expect(!server.monitorLog.contains("member=CloseNotification"))
 
         // The runner stops: it closes the live alert (its buttons would reach no one), not Tree planted!
