@@ -172,20 +172,32 @@ struct HoldsAndListTests {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            screen.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        // Read by polling a non-blocking descriptor, not with a readabilityHandler: Foundation's
+        // dispatch source for it crashed libdispatch's event loop once the pipe closed.
+        let fd = output.fileHandleForReading.fileDescriptor
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        func drain() {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                guard count > 0 else { return }
+                screen.withLock { $0 += String(decoding: buffer[..<count], as: UTF8.self) }
+            }
         }
         try process.run()
         let deadline = Date().addingTimeInterval(20)
         while !screen.withLock({ $0.contains("Gate which program?") }) && Date() < deadline {
+            drain()
             try await Task.sleep(for: .milliseconds(20))
         }
         input.fileHandleForWriting.write(Data((answer + "\n").utf8))
-        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while process.isRunning && Date() < deadline {
+            drain()
+            try await Task.sleep(for: .milliseconds(20))
+        }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
+        drain()
         return (process.terminationStatus, screen.withLock { $0 })
     }
 
