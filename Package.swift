@@ -52,8 +52,6 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // The config file's TOML (its parse errors carry line and column).
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        // The PostgreSQL store for several runners (issue 20).
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // The webhook notifier's HTTP client.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The webhook tests' loopback HTTP server (NIOHTTP1); async-http-client's own dependency.
@@ -109,16 +107,11 @@ let package = Package(
             swiftSettings: strict
         ),
         // The store on PostgreSQL for several runners sharing one database (issue 20): claims under
-        // a lease with FOR UPDATE SKIP LOCKED, fenced marks, the database's clock. Not linked
-        // into chime yet (its start-up must not pay for NIO).
-        .target(
-            name: "ChimePostgres",
-            dependencies: [
-                "ChimeCore", .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict
-        ),
+        // a lease with FOR UPDATE SKIP LOCKED, fenced marks, the database's clock; over libpq, and
+        // driven by ChimeCore's one Scheduler (PostgresLedger is its SchedulerStore).
+        .target(name: "ChimePostgres", dependencies: ["ChimeCore", "CLibpq"], swiftSettings: strict),
+        // libpq (Debian libpq-dev), PostgreSQL's own C client, for the PostgreSQL store.
+        .systemLibrary(name: "CLibpq", path: "Sources/CLibpq", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // timerfd and eventfd, which Swift's Glibc module does not import.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // The long-running process: store + scheduler + notifier, timerfd sleep, wake-up socket.
@@ -208,7 +201,7 @@ let package = Package(
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeTesting",
                 "ChimeLibnotify", "ChimePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
@@ -227,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "ChimePostgresTests",
             dependencies: [
-                "ChimeCore", "ChimePostgres", "ChimeStore", "ChimeTesting", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "ChimeCore", "ChimePostgres", "ChimeStore", "ChimeRunner", "ChimeTesting",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -282,7 +275,6 @@ let package = Package(
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeTesting", "ChimeLibnotify",
                 "ChimePostgres", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             // A store made by an earlier Chime, opened by ShippedSchemaTests.
             exclude: ["Fixtures"],

@@ -569,7 +569,17 @@ public actor Scheduler {
             let queries = questions.takeQueries()
             if !queries.isEmpty { answer(queries) }
         }
-        let occurrences = withdrawn.isEmpty ? candidates : candidates.filter { !withdrawn.contains($0.key) }
+        var occurrences = withdrawn.isEmpty ? candidates : candidates.filter { !withdrawn.contains($0.key) }
+        if recorded {
+            // The ledger's last word before the post (a ledger several runners share: cancelled
+            // elsewhere since the claim, or no longer this runner's). Not checked, not posted.
+            do {
+                occurrences = try occurrences.filter { try store.stillWanted($0) }
+            } catch {
+                storeFailed(error)
+                return
+            }
+        }
         guard let first = occurrences.first else { return }
         let makeNote =
             asSummary && occurrences.count > 1
@@ -631,15 +641,14 @@ public actor Scheduler {
     }
 
     /// The wait before retry number `attempts`: `base`, twice as long each further time, at most
-    /// `max`. Shared with the PostgreSQL runner (ChimePostgres), which has no Scheduler.
+    /// `max`.
     public static func backoff(afterAttempts attempts: Int, base: Duration, max: Duration) -> Duration {
         let exponent = Swift.min(Swift.max(attempts - 1, 0), 30)
         return Swift.min(base * (1 << exponent), max)
     }
 
     /// The alert for one occurrence, before any family dresses it: the reminder's id, title and
-    /// body, its delivery (due, missed count, kind, attempt) and its own look. Shared with the
-    /// PostgreSQL runner (ChimePostgres), so that both stores' alerts are the same.
+    /// body, its delivery (due, missed count, kind, attempt) and its own look.
     public static func note(for occurrence: PendingOccurrence, postedAt: Date) -> Note {
         var note = Note(
             id: occurrence.reminderID,

@@ -101,6 +101,11 @@ public protocol SchedulerStore: Sendable {
     /// its own backoff (`maxWait(attempts)` seconds) back to `now` plus that backoff, so a
     /// clock set back an hour does not delay a retry by an hour.
     func clampRetries(now: Date, maxWait: (_ attempts: Int) -> TimeInterval) throws
+    /// The last check just before `occurrence` is posted: false when it must not be (on a
+    /// ledger shared by several runners: cancelled from another host after the claim, or no
+    /// longer this runner's). A store whose claims cannot go stale need not implement it: the
+    /// default says yes without a look.
+    func stillWanted(_ occurrence: PendingOccurrence) throws -> Bool
     /// Records that these occurrences were posted.
     /// - Parameters: noteID: the note's id; serverID: the notification server's own id for the
     ///   alert, where there is one (the desktop's), to close it later from any process.
@@ -149,6 +154,8 @@ public protocol SchedulerStore: Sendable {
 
 extension SchedulerStore {
     public func idle() {}
+
+    public func stillWanted(_ occurrence: PendingOccurrence) throws -> Bool { true }
 
     public func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String? { nil }
 

@@ -1,13 +1,11 @@
 import ChimeCore
-import Logging
-import PostgresNIO
 
 /// One named, forward-only step of the PostgreSQL schema. Applied once, in order, recorded by
 /// name in `chime_migrations`; never edited once shipped (a change is a new migration).
 public struct PostgresMigration: Sendable, Hashable {
     public var name: String
-    /// One statement each: postgres-nio sends a query with the extended protocol, which takes a
-    /// single statement (PostgreSQL 15 docs, 55.2.3 "Extended Query").
+    /// One statement each: a statement with parameters goes with the extended protocol, which
+    /// takes a single statement (PostgreSQL 15 docs, 55.2.3 "Extended Query").
     public var statements: [String]
 }
 
@@ -120,18 +118,19 @@ extension PostgresStore {
     /// - Throws: `.store` when the database has a migration this Chime does not know (it was
     ///   made by a newer Chime): nothing is changed then.
     @discardableResult
-    public func migrate() async throws -> [String] {
-        try await transaction { connection in
-            try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
-            try await connection.run(
+    public func migrate() throws -> [String] {
+        try transaction { connection in
+            // A migration may build an index on a million rows: no statement timeout for these.
+            try connection.run("SET LOCAL statement_timeout = 0")
+            try connection.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))")
+            try connection.run(
                 """
                 CREATE TABLE IF NOT EXISTS chime_migrations (
                     name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
-                """,
-                logger: logger
+                """
             )
             var applied: [String] = []
-            for row in try await connection.rows("SELECT name FROM chime_migrations", logger: logger) {
+            for row in try connection.rows("SELECT name FROM chime_migrations") {
                 applied.append(try row.decode(String.self))
             }
             let known = Set(PostgresSchema.migrations.map(\.name))
@@ -144,9 +143,9 @@ extension PostgresStore {
             var done: [String] = []
             for migration in PostgresSchema.migrations where !applied.contains(migration.name) {
                 for statement in migration.statements {
-                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try connection.run(PostgresQuery(unsafeSQL: statement))
                 }
-                try await connection.run("INSERT INTO chime_migrations (name) VALUES (\(migration.name))", logger: logger)
+                try connection.run("INSERT INTO chime_migrations (name) VALUES (\(migration.name))")
                 done.append(migration.name)
             }
             return done
@@ -154,9 +153,9 @@ extension PostgresStore {
     }
 
     /// The names of the migrations recorded in the database, in the order they were applied.
-    public func appliedMigrations() async throws -> [String] {
+    public func appliedMigrations() throws -> [String] {
         var names: [String] = []
-        let rows = try await client.rows("SELECT name FROM chime_migrations ORDER BY applied_at, name", logger: logger)
+        let rows = try client.rows("SELECT name FROM chime_migrations ORDER BY applied_at, name")
         for row in rows {
             let name = try row.decode(String.self)
             names.append(name)

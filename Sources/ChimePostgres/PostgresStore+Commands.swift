@@ -1,7 +1,5 @@
 import ChimeCore
 import Foundation
-import Logging
-import PostgresNIO
 
 // What the CLI's commands need of the PostgreSQL store beyond the scheduler's side: a reminder
 // by id (`chime next`), a cancel of several ids that is all or nothing (`chime cancel`, as on
@@ -11,15 +9,14 @@ import PostgresNIO
 extension PostgresStore {
     /// The pending reminder `id`.
     /// - Throws: `.notFound`, saying what became of it when it existed.
-    public func reminder(id: String) async throws -> Reminder {
+    public func reminder(id: String) throws -> Reminder {
         try ReminderIdentifier.validate(id)
-        return try await transaction { connection in
-            let rows = try await connection.rows(
-                "SELECT \(unescaped: Self.reminderColumns) FROM reminder WHERE id = \(id) AND state = 'pending'",
-                logger: logger
+        return try transaction { connection in
+            let rows = try connection.rows(
+                "SELECT \(unescaped: Self.reminderColumns) FROM reminder WHERE id = \(id) AND state = 'pending'"
             )
             for row in rows { return try Self.reminder(from: row).reminder }
-            throw try await Self.notFound(id: id, connection, logger)
+            throw try Self.notFound(id: id, connection)
         }
     }
 
@@ -34,35 +31,32 @@ extension PostgresStore {
     /// Returns the cancelled reminders, in the order given, and their occurrences that were
     /// being posted as the cancel committed: a runner checks them once more just before its
     /// post; ``settle(_:timeout:)`` says what became of them.
-    public func cancelReporting(ids: [String]) async throws -> (cancelled: [Reminder], inFlight: [InFlight]) {
+    public func cancelReporting(ids: [String]) throws -> (cancelled: [Reminder], inFlight: [InFlight]) {
         try ReminderIdentifier.validate(list: ids)
-        return try await transaction { connection in
+        return try transaction { connection in
             var cancelled: [Reminder] = []
             var inFlight: [InFlight] = []
             for id in ids {
-                let rows = try await connection.rows(
+                let rows = try connection.rows(
                     """
                     UPDATE reminder SET state = 'cancelled', ended_us = chime_now_us() WHERE id = \(id) AND state = 'pending'
                     RETURNING \(unescaped: Self.reminderColumns)
-                    """,
-                    logger: logger
+                    """
                 )
                 var found: (key: Int64, reminder: Reminder)?
                 for row in rows { found = try Self.reminder(from: row) }
-                guard let found else { throw try await Self.notFound(id: id, connection, logger) }
-                try await connection.run(
-                    "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(found.key) AND state = 'pending'",
-                    logger: logger
+                guard let found else { throw try Self.notFound(id: id, connection) }
+                try connection.run(
+                    "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(found.key) AND state = 'pending'"
                 )
-                let posting = try await connection.rows(
-                    "SELECT due_us FROM occurrence WHERE reminder_key = \(found.key) AND state = 'posting'",
-                    logger: logger
+                let posting = try connection.rows(
+                    "SELECT due_us FROM occurrence WHERE reminder_key = \(found.key) AND state = 'posting'"
                 )
                 for row in posting {
                     let due = try row.decode(Int64.self)
                     inFlight.append(InFlight(reminderID: id, key: OccurrenceKey(reminderKey: found.key, dueMicros: due)))
                 }
-                try await Self.notifyChange(id: id, connection, logger)
+                try Self.notifyChange(id: id, connection)
                 cancelled.append(found.reminder)
             }
             return (cancelled, inFlight)
@@ -87,12 +81,11 @@ extension PostgresStore {
         while true {
             var states: [Settled] = []
             for item in inFlight {
-                let rows = try await client.rows(
+                let rows = try client.rows(
                     """
                     SELECT state, (extract(epoch FROM posted_at) * 1000000)::bigint FROM occurrence
                     WHERE reminder_key = \(item.key.reminderKey) AND due_us = \(item.key.dueMicros)
-                    """,
-                    logger: logger
+                    """
                 )
                 var settled = Settled.unknown
                 for row in rows {
@@ -114,21 +107,20 @@ extension PostgresStore {
     /// again at once for any runner, which a notification wakes, rather than after the lease.
     /// Fenced like the mark. Returns how many it handed back.
     @discardableResult
-    public func release(_ keys: [OccurrenceKey], owner: String) async throws -> Int {
+    public func release(_ keys: [OccurrenceKey], owner: String) throws -> Int {
         guard !keys.isEmpty else { return 0 }
         let reminderKeys = keys.map(\.reminderKey)
         let dues = keys.map(\.dueMicros)
-        return try await transaction { connection in
-            let released = try await connection.run(
+        return try transaction { connection in
+            let released = try connection.run(
                 """
                 UPDATE occurrence SET state = 'pending', lease_owner = NULL, lease_until = NULL
                 WHERE state = 'posting' AND lease_owner = \(owner)
                   AND (reminder_key, due_us) IN (SELECT * FROM unnest(\(reminderKeys)::bigint[], \(dues)::bigint[]))
                 RETURNING 1
-                """,
-                logger: logger
+                """
             )
-            if released > 0 { try await Self.notifyChange(id: "", connection, logger) }
+            if released > 0 { try Self.notifyChange(id: "", connection) }
             return released
         }
     }
@@ -138,13 +130,12 @@ extension PostgresStore {
 
     /// How many runners are connected to this database now: their LISTEN connections, one
     /// each, named "chime run OWNER listen" in `pg_stat_activity`.
-    public func runnerCount() async throws -> Int {
-        let rows = try await client.rows(
+    public func runnerCount() throws -> Int {
+        let rows = try client.rows(
             """
             SELECT count(*) FROM pg_stat_activity
             WHERE datname = current_database() AND application_name LIKE \(Self.runnerApplicationName + " % listen")
-            """,
-            logger: logger
+            """
         )
         for row in rows { return Int(try row.decode(Int64.self)) }
         return 0
@@ -152,25 +143,20 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// Runs `body` with a store for `url`, as ``withStore(_:connections:logger:_:)``, after one
-    /// direct connection has shown that the server is there and lets this user in: the pool
-    /// would otherwise retry connecting for as long as a query waits, and a command would hang
-    /// on a server that is down. Errors become one-line ``ChimeError``s (``storeError(_:url:)``).
+    /// Runs `body` with a store for `url`, once its connection is made: a server that is down,
+    /// or that does not let this user in, is one line after libpq's connect timeout rather than
+    /// an error from the first statement. Errors become one-line ``ChimeError``s
+    /// (``storeError(_:url:)``).
     public static func withCheckedStore<Result: Sendable>(
         _ url: PostgresURL,
-        connections: Int = 1,
         applicationName: String? = nil,
-        logger: Logger = PostgresStore.silentLogger,
-        _ body: @Sendable (PostgresStore) async throws -> Result
+        _ body: (PostgresStore) async throws -> Result
     ) async throws -> Result {
         do {
-            let probe = try await PostgresConnection.connect(
-                configuration: url.connectionConfiguration(applicationName: applicationName),
-                id: 0,
-                logger: logger
-            )
-            try? await probe.close()
-            return try await withStore(url, connections: connections, applicationName: applicationName, logger: logger, body)
+            return try await withStore(url, applicationName: applicationName) { store in
+                try store.client.withSession { _ in }
+                return try await body(store)
+            }
         } catch let error as ChimeError {
             throw error
         } catch {
@@ -181,20 +167,21 @@ extension PostgresStore {
     /// A database error in one line for a person: what the server said (and its SQLSTATE), or
     /// why there was no answer. A missing table means the schema was never made: say how.
     public static func storeError(_ error: any Error, url: PostgresURL) -> ChimeError {
-        if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] {
-                let state = error.serverInfo?[.sqlState] ?? ""
-                if state == "42P01" || state == "42883" {
-                    return ChimeError(.store, "the PostgreSQL store \(url) has no Chime schema yet: run 'chime store init'")
-                }
-                return ChimeError(.store, "the PostgreSQL store \(url): \(message) (SQLSTATE \(state))")
-            }
-            if let underlying = error.underlying {
-                return ChimeError(.store, "cannot reach the PostgreSQL store \(url): \(oneLine(String(describing: underlying)))")
-            }
-            return ChimeError(.store, "the PostgreSQL store \(url): \(error.code)")
+        guard let error = error as? PostgresError else {
+            return ChimeError(.store, "the PostgreSQL store \(url): \(oneLine(String(describing: error)))")
         }
-        return ChimeError(.store, "the PostgreSQL store \(url): \(oneLine(String(describing: error)))")
+        switch error.kind {
+        case .server:
+            let state = error.sqlState ?? ""
+            if state == "42P01" || state == "42883" {
+                return ChimeError(.store, "the PostgreSQL store \(url) has no Chime schema yet: run 'chime store init'")
+            }
+            return ChimeError(.store, "the PostgreSQL store \(url): \(error.message) (SQLSTATE \(state))")
+        case .connection:
+            return ChimeError(.store, "cannot reach the PostgreSQL store \(url): \(Redaction.redacted(error.message))")
+        case .decoding:
+            return ChimeError(.store, "the PostgreSQL store \(url): \(error.message)")
+        }
     }
 
     static func oneLine(_ text: String) -> String {

@@ -1,7 +1,5 @@
 import ChimeCore
 import Foundation
-import Logging
-import PostgresNIO
 
 /// An occurrence ``PostgresStore/claim(owner:lease:channels:limit:)`` took, with its
 /// reminder's trigger.
@@ -34,9 +32,6 @@ public struct MarkResult: Sendable, Hashable {
 }
 
 extension PostgresStore {
-    /// Most occurrences one recurring reminder folds together when catching up (as the SQLite store).
-    static let missedCountCap = 10_000
-
     /// Claims up to `limit` occurrences due at the database's `now()` in `channels`, soonest
     /// first (of those due at the same instant, the ones claimed before and returned by the
     /// reaper first: a dead runner's occurrences do not wait behind a backlog due with them),
@@ -65,8 +60,8 @@ extension PostgresStore {
         lease: Duration,
         channels: [String] = [PostgresStore.defaultChannel],
         limit: Int = Scheduler.claimBatch
-    ) async throws -> [PendingOccurrence] {
-        try await claim(owner: owner, lease: lease, channels: channels, limit: limit).map(\.occurrence)
+    ) throws -> [PendingOccurrence] {
+        try claim(owner: owner, lease: lease, channels: channels, limit: limit).map(\.occurrence)
     }
 
     /// ``claimDue(owner:lease:channels:limit:)``, each occurrence with its reminder's trigger:
@@ -79,8 +74,8 @@ extension PostgresStore {
         lease: Duration,
         channels: [String] = [PostgresStore.defaultChannel],
         limit: Int = Scheduler.claimBatch
-    ) async throws -> [ClaimedOccurrence] {
-        let rows = try await client.rows(Self.claimQuery(owner: owner, lease: lease, channels: channels, limit: limit), logger: logger)
+    ) throws -> [ClaimedOccurrence] {
+        let rows = try client.rows(Self.claimQuery(owner: owner, lease: lease, channels: channels, limit: limit))
         var claimed: [ClaimedOccurrence] = []
         for row in rows {
             let r = row.makeRandomAccess()
@@ -123,9 +118,9 @@ extension PostgresStore {
     /// database's `now() + retryAfter`, with `error` as its `last_error`.
     /// - Returns: the keys whose lease `owner` had lost (nothing written for those).
     @discardableResult
-    public func markFailed(_ keys: [OccurrenceKey], owner: String, retryAfter: Duration, error: String) async throws -> [OccurrenceKey] {
+    public func markFailed(_ keys: [OccurrenceKey], owner: String, retryAfter: Duration, error: String) throws -> [OccurrenceKey] {
         guard !keys.isEmpty else { return [] }
-        let rows = try await client.rows(
+        let rows = try client.rows(
             """
             UPDATE occurrence SET state = 'pending', attempts = attempts + 1,
                 retry_at = now() + \(Self.micros(retryAfter)) * interval '1 microsecond', last_error = \(error),
@@ -133,8 +128,7 @@ extension PostgresStore {
             WHERE state = 'posting' AND lease_owner = \(owner)
               AND (reminder_key, due_us) IN (SELECT * FROM unnest(\(keys.map(\.reminderKey))::bigint[], \(keys.map(\.dueMicros))::bigint[]))
             RETURNING reminder_key, due_us
-            """,
-            logger: logger
+            """
         )
         var marked = Set<OccurrenceKey>()
         for row in rows {
@@ -170,11 +164,16 @@ extension PostgresStore {
     /// every occurrence this owner holds, and tells the cancelled from the wanted.
     ///
     /// One key (the runner's check before each post) goes through ``CheckOne``, prepared.
-    public func stillWanted(_ keys: [OccurrenceKey], owner: String) async throws -> PostCheck {
+    public func stillWanted(_ keys: [OccurrenceKey], owner: String) throws -> PostCheck {
         guard !keys.isEmpty else { return PostCheck() }
         if keys.count == 1 {
             var check = PostCheck()
-            for (cancelled, wanted) in try await client.prepared(CheckOne(key: keys[0], owner: owner), logger: logger) {
+            let key = keys[0]
+            let rows = try client.withSession {
+                try $0.execute(prepared: CheckOne.name, CheckOne.query(key: key, owner: owner)).rows
+            }
+            for row in rows {
+                let (cancelled, wanted) = try row.decode((Bool, Bool).self)
                 if cancelled {
                     check.cancelled = keys
                 } else if wanted {
@@ -186,7 +185,7 @@ extension PostgresStore {
             }
             throw ChimeError(.store, "the database did not answer the check before a post")
         }
-        let rows = try await client.rows(
+        let rows = try client.rows(
             """
             WITH k AS (SELECT * FROM unnest(\(keys.map(\.reminderKey))::bigint[], \(keys.map(\.dueMicros))::bigint[])
                        AS k(reminder_key, due_us)),
@@ -201,8 +200,7 @@ extension PostgresStore {
             FROM occurrence o JOIN k ON o.reminder_key = k.reminder_key AND o.due_us = k.due_us
             WHERE o.state = 'posting' AND o.lease_owner = \(owner) AND (o.lease_until > now() OR EXISTS (
                 SELECT 1 FROM dropped d WHERE d.reminder_key = o.reminder_key AND d.due_us = o.due_us))
-            """,
-            logger: logger
+            """
         )
         var wanted = Set<OccurrenceKey>()
         var cancelled = Set<OccurrenceKey>()
@@ -229,33 +227,23 @@ extension PostgresStore {
     /// same rule: cancelled (and recorded so) when its reminder is cancelled or replaced and it is
     /// `posting` under the owner; else wanted while the owner's lease is not over by `now()`;
     /// else the lease is lost. The SELECT reads the snapshot from before the CTE's UPDATE.
-    struct CheckOne: PostgresPreparedStatement {
-        static let sql = """
+    enum CheckOne {
+        static let name = "chime_check_one"
+
+        static func query(key: OccurrenceKey, owner: String) -> PostgresQuery {
+            """
             WITH dropped AS (
                 UPDATE occurrence o SET state = 'cancelled', lease_until = NULL
                 FROM reminder r
-                WHERE o.reminder_key = $1 AND o.due_us = $2 AND r.key = o.reminder_key
-                  AND o.state = 'posting' AND o.lease_owner = $3 AND r.state IN ('cancelled', 'replaced')
+                WHERE o.reminder_key = \(key.reminderKey) AND o.due_us = \(key.dueMicros) AND r.key = o.reminder_key
+                  AND o.state = 'posting' AND o.lease_owner = \(owner) AND r.state IN ('cancelled', 'replaced')
                 RETURNING 1)
             SELECT EXISTS (SELECT 1 FROM dropped), EXISTS (
                 SELECT 1 FROM occurrence
-                WHERE reminder_key = $1 AND due_us = $2 AND state = 'posting' AND lease_owner = $3 AND lease_until > now())
+                WHERE reminder_key = \(key.reminderKey) AND due_us = \(key.dueMicros) AND state = 'posting'
+                  AND lease_owner = \(owner) AND lease_until > now())
             """
-        static let bindingDataTypes: [PostgresDataType] = [.int8, .int8, .text]
-        typealias Row = (Bool, Bool)
-
-        var key: OccurrenceKey
-        var owner: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings()
-            bindings.append(key.reminderKey)
-            bindings.append(key.dueMicros)
-            bindings.append(owner)
-            return bindings
         }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
     /// Records `keys` as posted by `owner`, fenced on the lease: only occurrences still
@@ -266,20 +254,19 @@ extension PostgresStore {
     /// the database's `now()` folded into the latest, as the SQLite store folds them) is
     /// recorded as pending in the ledger, whose key (reminder, due instant) makes that once
     /// however runners race.
-    public func markPosted(_ keys: [OccurrenceKey], owner: String, noteID: String, systemZone: TimeZone) async throws -> MarkResult {
+    public func markPosted(_ keys: [OccurrenceKey], owner: String, noteID: String, systemZone: TimeZone) throws -> MarkResult {
         guard !keys.isEmpty else { return MarkResult() }
         let reminderKeys = keys.map(\.reminderKey)
         let dues = keys.map(\.dueMicros)
-        return try await transaction { connection in
+        return try transaction { connection in
             var result = MarkResult()
-            let rows = try await connection.rows(
+            let rows = try connection.rows(
                 """
                 UPDATE occurrence SET state = 'posted', posted_at = now(), note_id = \(noteID), lease_until = NULL
                 WHERE state = 'posting' AND lease_owner = \(owner)
                   AND (reminder_key, due_us) IN (SELECT * FROM unnest(\(reminderKeys)::bigint[], \(dues)::bigint[]))
                 RETURNING reminder_key, due_us
-                """,
-                logger: logger
+                """
             )
             var posted = Set<OccurrenceKey>()
             for row in rows {
@@ -289,9 +276,9 @@ extension PostgresStore {
             result.posted = keys.filter { posted.contains($0) }
             result.leaseLost = keys.filter { !posted.contains($0) }
             guard !result.posted.isEmpty else { return result }
-            let nowMicros = try await Self.now(connection, logger)
+            let nowMicros = try Self.now(connection)
             for key in result.posted {
-                if try await Self.advance(after: key, nowMicros: nowMicros, systemZone: systemZone, connection, logger) {
+                if try Self.advance(after: key, nowMicros: nowMicros, systemZone: systemZone, connection) {
                     result.materialized += 1
                 }
             }
@@ -316,17 +303,20 @@ extension PostgresStore {
     /// One case it leaves alone: a next occurrence already past the database's `now()` (a
     /// runner catching up) must be folded with the others past it, which the transaction does
     /// with `now()` in hand. Then the statement writes nothing and the transaction runs instead.
-    public func markPosted(_ claimed: ClaimedOccurrence, owner: String, noteID: String, systemZone: TimeZone) async throws -> MarkResult {
+    public func markPosted(_ claimed: ClaimedOccurrence, owner: String, noteID: String, systemZone: TimeZone) throws -> MarkResult {
         let key = claimed.occurrence.key
         let next = claimed.trigger.nextOccurrence(after: Date(micros: key.dueMicros), systemZone: systemZone)?.micros
-        let statement = MarkOne(key: key, next: next, owner: owner, noteID: noteID)
-        for (fresh, marked, inserted) in try await client.prepared(statement, logger: logger) {
+        let rows = try client.withSession {
+            try $0.execute(prepared: MarkOne.name, MarkOne.query(key: key, next: next, owner: owner, noteID: noteID)).rows
+        }
+        for row in rows {
+            let (fresh, marked, inserted) = try row.decode((Bool, Bool, Bool).self)
             guard fresh else { break }
             return marked
                 ? MarkResult(posted: [key], leaseLost: [], materialized: inserted ? 1 : 0)
                 : MarkResult(posted: [], leaseLost: [key], materialized: 0)
         }
-        return try await markPosted([key], owner: owner, noteID: noteID, systemZone: systemZone)
+        return try markPosted([key], owner: owner, noteID: noteID, systemZone: systemZone)
     }
 
     /// The statement of ``markPosted(_:owner:noteID:systemZone:)-(ClaimedOccurrence,_,_,_)``,
@@ -335,53 +325,32 @@ extension PostgresStore {
     /// reminder's next occurrence after `key` (nil: it ends with this one). It answers one row:
     /// whether `next` is still ahead of `now()` (false: nothing was written), whether the fenced
     /// mark took, and whether it recorded the next occurrence.
-    package struct MarkOne: PostgresPreparedStatement {
-        package static let sql = """
-            WITH fresh AS (SELECT ($3::bigint IS NULL OR $3::bigint > chime_now_us()) AS ok),
+    package enum MarkOne {
+        package static let name = "chime_mark_one"
+
+        package static func query(key: OccurrenceKey, next: Int64?, owner: String, noteID: String) -> PostgresQuery {
+            """
+            WITH fresh AS (SELECT (\(next)::bigint IS NULL OR \(next)::bigint > chime_now_us()) AS ok),
             marked AS (
-                UPDATE occurrence SET state = 'posted', posted_at = now(), note_id = $5, lease_until = NULL
-                WHERE reminder_key = $1 AND due_us = $2 AND state = 'posting' AND lease_owner = $4
-                  AND (SELECT ok FROM fresh)
+                UPDATE occurrence SET state = 'posted', posted_at = now(), note_id = \(noteID), lease_until = NULL
+                WHERE reminder_key = \(key.reminderKey) AND due_us = \(key.dueMicros) AND state = 'posting'
+                  AND lease_owner = \(owner) AND (SELECT ok FROM fresh)
                 RETURNING reminder_key),
             advanced AS (
-                UPDATE reminder SET last_due_us = next_due_us, next_due_us = $3::bigint,
-                    state = CASE WHEN $3::bigint IS NULL THEN 'done' ELSE 'pending' END,
-                    ended_us = CASE WHEN $3::bigint IS NULL THEN chime_now_us() ELSE ended_us END
-                WHERE key = $1 AND state = 'pending' AND next_due_us = $2 AND EXISTS (SELECT 1 FROM marked)
+                UPDATE reminder SET last_due_us = next_due_us, next_due_us = \(next)::bigint,
+                    state = CASE WHEN \(next)::bigint IS NULL THEN 'done' ELSE 'pending' END,
+                    ended_us = CASE WHEN \(next)::bigint IS NULL THEN chime_now_us() ELSE ended_us END
+                WHERE key = \(key.reminderKey) AND state = 'pending' AND next_due_us = \(key.dueMicros)
+                  AND EXISTS (SELECT 1 FROM marked)
                 RETURNING key),
             inserted AS (
                 INSERT INTO occurrence (reminder_key, due_us, missed_count)
-                SELECT key, $3::bigint, 0 FROM advanced WHERE $3::bigint IS NOT NULL
+                SELECT key, \(next)::bigint, 0 FROM advanced WHERE \(next)::bigint IS NOT NULL
                 ON CONFLICT (reminder_key, due_us) DO NOTHING
                 RETURNING 1)
             SELECT (SELECT ok FROM fresh), EXISTS (SELECT 1 FROM marked), EXISTS (SELECT 1 FROM inserted)
             """
-        package static let bindingDataTypes: [PostgresDataType] = [.int8, .int8, .int8, .text, .text]
-        package typealias Row = (Bool, Bool, Bool)
-
-        package var key: OccurrenceKey
-        package var next: Int64?
-        package var owner: String
-        package var noteID: String
-
-        package init(key: OccurrenceKey, next: Int64?, owner: String, noteID: String) {
-            self.key = key
-            self.next = next
-            self.owner = owner
-            self.noteID = noteID
         }
-
-        package func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings()
-            bindings.append(key.reminderKey)
-            bindings.append(key.dueMicros)
-            bindings.append(next)
-            bindings.append(owner)
-            bindings.append(noteID)
-            return bindings
-        }
-
-        package func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
     /// Advances the reminder of `key` past it when `key` is its next due occurrence: finishes a
@@ -391,51 +360,43 @@ extension PostgresStore {
         after key: OccurrenceKey,
         nowMicros: Int64,
         systemZone: TimeZone,
-        _ connection: PostgresConnection,
-        _ logger: Logger
-    ) async throws -> Bool {
-        let rows = try await connection.rows(
+        _ connection: PostgresSession
+    ) throws -> Bool {
+        let rows = try connection.rows(
             """
             SELECT \(unescaped: reminderColumns) FROM reminder
             WHERE key = \(key.reminderKey) AND state = 'pending' AND next_due_us = \(key.dueMicros) FOR UPDATE
-            """,
-            logger: logger
+            """
         )
         var found: Reminder?
         for row in rows { found = try reminder(from: row).reminder }
         guard let reminder = found else { return false }
         let due = Date(micros: key.dueMicros)
         guard var next = reminder.trigger.nextOccurrence(after: due, systemZone: systemZone) else {
-            try await connection.run(
+            try connection.run(
                 """
                 UPDATE reminder SET state = 'done', last_due_us = next_due_us, next_due_us = NULL, ended_us = \(nowMicros)
                 WHERE key = \(key.reminderKey)
-                """,
-                logger: logger
+                """
             )
             return false
         }
         // Occurrences already past the database's now fold into the latest of them: it fires
-        // once, late, saying how many it stands for.
+        // once, late, saying how many it stands for (ChimeCore's catch-up, as on SQLite).
         var missed = 0
-        while next.micros <= nowMicros, missed < missedCountCap,
-            let after = reminder.trigger.nextOccurrence(after: next, systemZone: systemZone), after.micros <= nowMicros
-        {
-            next = after
-            missed += 1
+        if next.micros <= nowMicros {
+            (next, missed) = reminder.trigger.caughtUp(from: next, through: Date(micros: nowMicros), systemZone: systemZone)
         }
-        let inserted = try await connection.rows(
+        let inserted = try connection.rows(
             """
             INSERT INTO occurrence (reminder_key, due_us, missed_count) VALUES (\(key.reminderKey), \(next.micros), \(missed))
             ON CONFLICT (reminder_key, due_us) DO NOTHING RETURNING 1
-            """,
-            logger: logger
+            """
         )
         var recorded = false
         recorded = !inserted.isEmpty
-        try await connection.run(
-            "UPDATE reminder SET last_due_us = \(key.dueMicros), next_due_us = \(next.micros) WHERE key = \(key.reminderKey)",
-            logger: logger
+        try connection.run(
+            "UPDATE reminder SET last_due_us = \(key.dueMicros), next_due_us = \(next.micros) WHERE key = \(key.reminderKey)"
         )
         return recorded
     }
@@ -444,8 +405,8 @@ extension PostgresStore {
     /// (or to `cancelled`, when its reminder was cancelled or replaced meanwhile), for any runner to claim.
     /// Any runner may call it at any time: there is no leader. Returns how many it returned.
     @discardableResult
-    public func reapExpiredLeases() async throws -> Int {
-        let rows = try await client.rows(
+    public func reapExpiredLeases() throws -> Int {
+        let rows = try client.rows(
             """
             UPDATE occurrence o
             SET state = CASE WHEN r.state IN ('cancelled', 'replaced') THEN 'cancelled' ELSE 'pending' END,
@@ -453,8 +414,7 @@ extension PostgresStore {
             FROM reminder r
             WHERE r.key = o.reminder_key AND o.state = 'posting' AND o.lease_until < now()
             RETURNING 1
-            """,
-            logger: logger
+            """
         )
         var count = 0
         count = rows.count
@@ -493,10 +453,10 @@ extension PostgresStore {
     /// The ready time of the pending: the first due one without a retry time (the
     /// `occurrence_pending_due` index in order, stopping at the first row in the channels),
     /// and the earliest `greatest(due, retry_at)` of those with one (few: failed posts).
-    public func nextDeadlines(channels: [String]? = nil) async throws -> Deadlines {
+    public func nextDeadlines(channels: [String]? = nil) throws -> Deadlines {
         let all = channels == nil
         let served = channels ?? []
-        let rows = try await client.rows(
+        let rows = try client.rows(
             """
             SELECT chime_now_us(),
                 (SELECT o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
@@ -506,8 +466,7 @@ extension PostgresStore {
                  FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                  WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))),
                 (SELECT (extract(epoch FROM min(lease_until)) * 1000000)::bigint FROM occurrence WHERE state = 'posting')
-            """,
-            logger: logger
+            """
         )
         for row in rows {
             let (now, due, retry, lease) = try row.decode((Int64, Int64?, Int64?, Int64?).self)
@@ -521,5 +480,32 @@ extension PostgresStore {
     static func micros(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}
+
+extension PostgresStore {
+    /// Moves an occurrence `owner` holds under its lease from its due instant to `latest`
+    /// (catch-up: the occurrences in between were missed), adding `missed` to its missed count,
+    /// and its reminder's next due instant with it. Fenced on the lease; nothing is written when
+    /// the ledger already has an occurrence at `latest`. Returns whether it moved.
+    func moveClaimed(_ key: OccurrenceKey, to latest: Int64, adding missed: Int, owner: String) throws -> Bool {
+        try transaction { connection in
+            let moved = try connection.run(
+                """
+                UPDATE occurrence SET due_us = \(latest), missed_count = missed_count + \(missed)
+                WHERE reminder_key = \(key.reminderKey) AND due_us = \(key.dueMicros) AND state = 'posting'
+                  AND lease_owner = \(owner)
+                  AND NOT EXISTS (SELECT 1 FROM occurrence WHERE reminder_key = \(key.reminderKey) AND due_us = \(latest))
+                """
+            )
+            guard moved == 1 else { return false }
+            try connection.run(
+                """
+                UPDATE reminder SET next_due_us = \(latest)
+                WHERE key = \(key.reminderKey) AND next_due_us = \(key.dueMicros) AND state = 'pending'
+                """
+            )
+            return true
+        }
     }
 }

@@ -1,153 +1,69 @@
 import ChimeCore
 import Foundation
-import Logging
-import PostgresNIO
-import Synchronization
 
 /// The reminder store on PostgreSQL, for several runners sharing one database (issue 20;
-/// DESIGN.md "Beyond one machine"). The SQLite store (ChimeStore) stays the embedded default;
-/// this one mirrors its scheduler side, asynchronously (postgres-nio is async):
+/// DESIGN.md "Beyond one machine"). The SQLite store (ChimeStore) stays the embedded default.
 ///
-/// - ``schedule(_:replace:systemZone:)``, ``cancel(id:)``, ``pending(limit:)``: as
+/// - ``schedule(_:replace:systemZone:channel:)``, ``cancel(id:)``, ``pending(limit:)``: as
 ///   `ReminderStore`'s, with the trigger in ChimeCore's ``TriggerColumns``. Scheduling records
 ///   the reminder's first occurrence in the ledger as `pending`.
-/// - ``claimDue(owner:lease:channels:limit:)``: one statement takes the due occurrences of
+/// - ``claim(owner:lease:channels:limit:)``: one statement takes the due occurrences of
 ///   the runner's channels under a lease (`FOR UPDATE SKIP LOCKED`), so two runners never take
 ///   the same one.
 /// - ``stillWanted(_:owner:)``: the check just before a post (a cancel from any host after the claim).
 /// - ``markPosted(_:owner:noteID:systemZone:)``: fenced on the lease; in the same transaction
 ///   the next occurrence of a recurring reminder is recorded (at most once: the ledger's key).
-///   The runner marks an occurrence from ``claim(owner:lease:channels:limit:)`` (it carries
-///   the trigger) with the same fence and effects in one statement.
 ///   ``markFailed(_:owner:retryAfter:error:)``: fenced too; back to pending with a retry time.
 /// - ``reapExpiredLeases()``: any runner returns expired leases (there is no leader).
 /// - ``nextDeadlines(channels:)``: what a runner's timer needs, with the database's now.
 ///
-/// ``PostgresRunner`` is the loop over these.
+/// ``PostgresLedger`` puts these behind ChimeCore's `SchedulerStore`, for the one Scheduler.
 ///
 /// Every time comparison uses the database's `now()` (through `chime_now_us()`), never the
-/// host's clock. The client is postgres-nio's `PostgresClient` (a pool; README "Creating a
-/// client": it works while its `run()` runs), which ``withStore(_:logger:_:)`` runs.
+/// host's clock. Statements go over one libpq connection (``PostgresConnection``), made on first
+/// use and again after it broke; calls are synchronous and bounded by its timeouts.
 public final class PostgresStore: Sendable {
-    /// The pool every statement goes through: the current one (see ``renewConnections()``).
-    public var client: PostgresClient { pool.withLock { $0.client } }
-    let logger: Logger
-
-    /// The current client, and how many times it was replaced.
-    private struct Pool {
-        var client: PostgresClient
-        var renewals = 0
-    }
-
-    private let pool: Mutex<Pool>
-    /// What a new pool is made from; nil for a client the caller runs (it cannot be renewed).
-    private let configuration: PostgresClient.Configuration?
-    /// The clients to run, in order, for ``runClients()``: each replaces the one before.
-    private let clients: (stream: AsyncStream<PostgresClient>, continuation: AsyncStream<PostgresClient>.Continuation)?
+    /// The connection every statement goes through.
+    public let client: PostgresConnection
 
     /// The channel `NOTIFY`ed (in the same transaction) when a reminder is scheduled or cancelled;
     /// its payload is the reminder's id.
     public static let changesChannel = "chime_changes"
 
-    /// A store on `client`, which the caller runs (`client.run()`). Its connections cannot be
-    /// renewed (``renewConnections()`` returns false).
-    public init(client: PostgresClient, logger: Logger = PostgresStore.silentLogger) {
-        self.pool = Mutex(Pool(client: client))
-        self.configuration = nil
-        self.clients = nil
-        self.logger = logger
+    /// A store on `url`; nothing connects before the first statement.
+    public init(_ url: PostgresURL, options: PostgresConnectionOptions = PostgresConnectionOptions()) {
+        self.client = PostgresConnection(url, options: options)
     }
 
-    /// A store that makes its clients from `configuration`; ``runClients()`` runs them.
-    init(configuration: PostgresClient.Configuration, logger: Logger) {
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let clients = AsyncStream<PostgresClient>.makeStream()
-        clients.continuation.yield(client)
-        self.pool = Mutex(Pool(client: client))
-        self.configuration = configuration
-        self.clients = clients
-        self.logger = logger
-    }
+    /// Where the store is.
+    public var url: PostgresURL { client.url }
 
-    /// How many times ``renewConnections()`` replaced the pool.
-    public var renewals: Int { pool.withLock { $0.renewals } }
-
-    /// Replaces the pool with a new one, so that every later statement goes over a connection
-    /// made from now on, and ends the old one (its connections close once nothing holds them).
+    /// Drops the connection, so that the next statement goes over one made from now on.
     ///
     /// For a failover (issue 20): a connection left on a node that has become read-only answers
-    /// every write with SQLSTATE 25006 for as long as it lives, and postgres-nio's pool keeps an
-    /// idle connection open and offers no way to drop one (1.33: `PostgresClient` has no such
-    /// call), so the whole pool is made again. New connections reach whatever node the URL's
-    /// host names now (the promoted primary, behind a moved address or socket).
-    /// - Returns: false for a store on a client the caller runs, which is left as it is.
-    @discardableResult
-    public func renewConnections() -> Bool {
-        guard let configuration, let clients else { return false }
-        let fresh = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        pool.withLock { pool in
-            pool.client = fresh
-            pool.renewals += 1
-        }
-        clients.continuation.yield(fresh)
-        return true
-    }
+    /// every write with SQLSTATE 25006 for as long as it lives; a new one reaches whatever node
+    /// the URL's host names now (the promoted primary, behind a moved address or socket).
+    public func renewConnections() { client.reset() }
 
-    /// Runs the store's clients until the task is cancelled: each one until the next replaces
-    /// it (``renewConnections()``), then cancels its `run()` (postgres-nio: that shuts the pool
-    /// down, README "Creating a client"). All of it in child tasks, so that cancelling this
-    /// task ends every pool.
-    func runClients() async {
-        guard let clients else { return }
-        await withDiscardingTaskGroup { group in
-            var retirePrevious: AsyncStream<Void>.Continuation?
-            for await client in clients.stream {
-                let (retired, retire) = AsyncStream<Void>.makeStream()
-                group.addTask {
-                    await withDiscardingTaskGroup { running in
-                        running.addTask { await client.run() }
-                        // Until the next client comes (or this task is cancelled).
-                        for await _ in retired { break }
-                        running.cancelAll()
-                    }
-                }
-                retirePrevious?.finish()
-                retirePrevious = retire
-            }
-        }
-    }
-
-    /// A logger that drops everything (postgres-nio logs each query at debug level).
-    public static let silentLogger = Logger(label: "chime.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
-
-    /// Runs `body` with a store on a client of its own for `url`, running the client for the
-    /// time of `body` and shutting it down after (by cancelling its `run()`, as postgres-nio's
-    /// README says). `connections`: the most connections its pool opens (postgres-nio's default, 20,
-    /// would let a few runners and tests exhaust a server's default 100).
+    /// Runs `body` with a store for `url` (its connection closed after).
     public static func withStore<Result: Sendable>(
         _ url: PostgresURL,
-        connections: Int = 4,
         applicationName: String? = nil,
-        logger: Logger = PostgresStore.silentLogger,
-        _ body: @Sendable (PostgresStore) async throws -> Result
+        _ body: (PostgresStore) async throws -> Result
     ) async throws -> Result {
-        var configuration = url.clientConfiguration(applicationName: applicationName)
-        configuration.options.maximumConnections = max(1, connections)
-        let store = PostgresStore(configuration: configuration, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
-            group.addTask { await store.runClients() }
-            defer { group.cancelAll() }
-            return try await body(store)
-        }
+        let store = PostgresStore(url, options: PostgresConnectionOptions(applicationName: applicationName))
+        defer { store.client.reset() }
+        return try await body(store)
+    }
+
+    /// `body` in a transaction: BEGIN, COMMIT, or ROLLBACK when `body` throws (its own error rethrown).
+    func transaction<Result>(_ body: (PostgresSession) throws -> Result) throws -> Result {
+        try client.transaction(body)
     }
 
     /// The database's clock: the instant every comparison of this store uses.
-    public func databaseNow() async throws -> Date {
-        let rows = try await client.rows("SELECT chime_now_us()", logger: logger)
-        for row in rows {
-            let micros = try row.decode(Int64.self)
-            return Date(micros: micros)
-        }
+    public func databaseNow() throws -> Date {
+        for row in try client.rows("SELECT chime_now_us()") { return Date(micros: try row.decode(Int64.self)) }
         throw ChimeError(.store, "the database did not answer SELECT chime_now_us()")
     }
 }
@@ -166,7 +82,7 @@ extension PostgresStore {
     ]
 
     /// A reminder's trigger from a row with the columns ``triggerColumnNames`` names.
-    static func triggerColumns(from r: PostgresRandomAccessRow) throws -> TriggerColumns {
+    static func triggerColumns(from r: PostgresRow) throws -> TriggerColumns {
         TriggerColumns(
             kind: try r["trigger_kind"].decode(String.self),
             atMicros: try r["at_us"].decode(Int64?.self),
@@ -212,21 +128,21 @@ extension PostgresStore {
         replace: Bool = true,
         systemZone: TimeZone,
         channel: String = PostgresStore.defaultChannel
-    ) async throws -> ScheduleResult {
+    ) throws -> ScheduleResult {
         let checked = try new.validated()
         try Self.validateChannel(channel)
-        return try await transaction { connection in
-            let nowMicros = try await Self.now(connection, logger)
+        return try transaction { connection in
+            let nowMicros = try Self.now(connection)
             guard let nextDue = checked.trigger.nextOccurrence(after: Date(micros: nowMicros), systemZone: systemZone) else {
                 throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
             }
             var rng = SystemRandomNumberGenerator()
             var id = checked.id ?? ReminderIdentifier.generate(using: &rng)
-            let existing = checked.id == nil ? nil : try await Self.pendingKey(id: id, connection, logger)
+            let existing = checked.id == nil ? nil : try Self.pendingKey(id: id, connection)
             if checked.id == nil {
                 // A generated id taken by a pending reminder: draw again, longer after a few tries.
                 var tries = 0
-                while try await Self.pendingKey(id: id, connection, logger) != nil {
+                while try Self.pendingKey(id: id, connection) != nil {
                     tries += 1
                     id = ReminderIdentifier.generate(length: 4 + tries / 3, using: &rng)
                 }
@@ -237,13 +153,11 @@ extension PostgresStore {
                         "a pending reminder already has the id '\(id)': cancel it, choose another --id, or leave out --no-replace"
                     )
                 }
-                try await connection.run(
-                    "UPDATE reminder SET state = 'replaced', ended_us = \(nowMicros) WHERE key = \(old)",
-                    logger: logger
+                try connection.run(
+                    "UPDATE reminder SET state = 'replaced', ended_us = \(nowMicros) WHERE key = \(old)"
                 )
-                try await connection.run(
-                    "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(old) AND state = 'pending'",
-                    logger: logger
+                try connection.run(
+                    "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(old) AND state = 'pending'"
                 )
             }
             let replaced = existing != nil
@@ -254,7 +168,7 @@ extension PostgresStore {
             // had seen it (SQLSTATE 23505, unique_violation).
             let inserted: [PostgresRow]
             do {
-                inserted = try await connection.rows(
+                inserted = try connection.rows(
                     """
                     INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
                         by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel)
@@ -262,10 +176,9 @@ extension PostgresStore {
                         \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
                         \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel))
                     RETURNING key
-                    """,
-                    logger: logger
+                    """
                 )
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            } catch let error as PostgresError where error.sqlState == "23505" {
                 throw ChimeError(
                     .conflict,
                     "a pending reminder already has the id '\(id)' (scheduled from elsewhere just now): cancel it or choose another --id"
@@ -277,11 +190,10 @@ extension PostgresStore {
                 key = value
             }
             guard let key else { throw ChimeError(.store, "INSERT INTO reminder returned no key") }
-            try await connection.run(
-                "INSERT INTO occurrence (reminder_key, due_us) VALUES (\(key), \(dueMicros))",
-                logger: logger
+            try connection.run(
+                "INSERT INTO occurrence (reminder_key, due_us) VALUES (\(key), \(dueMicros))"
             )
-            try await Self.notifyChange(id: id, connection, logger)
+            try Self.notifyChange(id: id, connection)
             let reminder = Reminder(
                 id: id,
                 title: checked.title,
@@ -307,30 +219,29 @@ extension PostgresStore {
     /// Notifies ``changesChannel``.
     /// - Throws: `.notFound` when no pending reminder has that id (saying what became of it).
     @discardableResult
-    public func cancel(id: String) async throws -> Cancellation {
+    public func cancel(id: String) throws -> Cancellation {
         // One id of ``cancelReporting(ids:)``, which holds the statements.
-        let outcome = try await cancelReporting(ids: [id])
+        let outcome = try cancelReporting(ids: [id])
         return Cancellation(cancelled: outcome.cancelled[0], inFlight: outcome.inFlight.count)
     }
 
     /// The pending reminders, soonest first (then by id).
-    public func pending(limit: Int? = nil) async throws -> [Reminder] {
-        try await pendingWithChannels(limit: limit).map(\.reminder)
+    public func pending(limit: Int? = nil) throws -> [Reminder] {
+        try pendingWithChannels(limit: limit).map(\.reminder)
     }
 
     /// Calls `body` with each pending reminder, soonest first (then by id), as the rows arrive
     /// (one held at a time: `chime list` of 200,000 reminders). With `after`, only those after
     /// the pending reminder of that id in that order (the next page); with `limit`, at most that many.
     /// - Throws: `.notFound` when `after` names no pending reminder; what `body` throws.
-    public func eachPending(after: String? = nil, limit: Int? = nil, _ body: (Reminder) throws -> Void) async throws {
+    public func eachPending(after: String? = nil, limit: Int? = nil, _ body: (Reminder) throws -> Void) throws {
         let count = Int64(limit ?? Int(Int32.max))
         let query: PostgresQuery
         if let after {
             var due: Int64?
-            for try await row in try await client.query(
-                "SELECT next_due_us FROM reminder WHERE id = \(after) AND state = 'pending'",
-                logger: logger
-            ) { due = try row.decode(Int64.self) }
+            for row in try client.rows("SELECT next_due_us FROM reminder WHERE id = \(after) AND state = 'pending'") {
+                due = try row.decode(Int64.self)
+            }
             guard let due else {
                 throw ChimeError(
                     .notFound,
@@ -347,18 +258,17 @@ extension PostgresStore {
                 ORDER BY next_due_us, id LIMIT \(count)
                 """
         }
-        for try await row in try await client.query(query, logger: logger) { try body(try Self.reminder(from: row).reminder) }
+        try client.forEachRow(query) { row in try body(try Self.reminder(from: row).reminder) }
     }
 
     /// ``pending(limit:)`` with each reminder's channel (which `Reminder` does not carry: the
     /// SQLite store has no channels), for `chime list --json`.
-    public func pendingWithChannels(limit: Int? = nil) async throws -> [(reminder: Reminder, channel: String)] {
-        let rows = try await client.rows(
+    public func pendingWithChannels(limit: Int? = nil) throws -> [(reminder: Reminder, channel: String)] {
+        let rows = try client.rows(
             """
             SELECT \(unescaped: Self.reminderColumns), channel FROM reminder WHERE state = 'pending'
             ORDER BY next_due_us, id LIMIT \(Int64(limit ?? Int(Int32.max)))
-            """,
-            logger: logger
+            """
         )
         var result: [(reminder: Reminder, channel: String)] = []
         for row in rows {
@@ -369,17 +279,16 @@ extension PostgresStore {
         return result
     }
 
-    static func now(_ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
-        for row in try await connection.rows("SELECT chime_now_us()", logger: logger) {
+    static func now(_ connection: PostgresSession) throws -> Int64 {
+        for row in try connection.rows("SELECT chime_now_us()") {
             return try row.decode(Int64.self)
         }
         throw ChimeError(.store, "the database did not answer SELECT chime_now_us()")
     }
 
-    static func pendingKey(id: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64? {
-        let rows = try await connection.rows(
-            "SELECT key FROM reminder WHERE id = \(id) AND state = 'pending' FOR UPDATE",
-            logger: logger
+    static func pendingKey(id: String, _ connection: PostgresSession) throws -> Int64? {
+        let rows = try connection.rows(
+            "SELECT key FROM reminder WHERE id = \(id) AND state = 'pending' FOR UPDATE"
         )
         for row in rows {
             let key = try row.decode(Int64.self)
@@ -392,16 +301,15 @@ extension PostgresStore {
     /// (PostgreSQL 15 docs, NOTIFY: "if a NOTIFY is executed inside a transaction, the notify
     /// events are not delivered until and unless the transaction is committed"). pg_notify()
     /// rather than NOTIFY, which takes no bound parameter.
-    static func notifyChange(id: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        try await connection.run("SELECT pg_notify(\(changesChannel), \(id))", logger: logger)
+    static func notifyChange(id: String, _ connection: PostgresSession) throws {
+        try connection.run("SELECT pg_notify(\(changesChannel), \(id))")
     }
 
     /// A not-found error that says what became of the id, when it existed (as the SQLite store's).
-    static func notFound(id: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> ChimeError {
+    static func notFound(id: String, _ connection: PostgresSession) throws -> ChimeError {
         var last: String?
-        let rows = try await connection.rows(
-            "SELECT state FROM reminder WHERE id = \(id) ORDER BY key DESC LIMIT 1",
-            logger: logger
+        let rows = try connection.rows(
+            "SELECT state FROM reminder WHERE id = \(id) ORDER BY key DESC LIMIT 1"
         )
         for row in rows {
             let state = try row.decode(String.self)

@@ -1,6 +1,5 @@
 import ChimeCore
 import Foundation
-import PostgresNIO
 
 /// Where a PostgreSQL store is, from a libpq-style URL: `postgresql:///chime?host=/run/postgresql`
 /// (a unix socket in that directory) or `postgresql://user@db.example:5432/chime` (TCP).
@@ -10,7 +9,8 @@ import PostgresNIO
 /// parameters; a host that starts with `/` is a socket directory, as in libpq. A password in the
 /// URL is refused (a URL ends up in argv and in `ps`): it comes from `PGPASSWORD`. The refusal, as
 /// every message, shows the URL redacted (``Redaction``).
-/// postgres-nio takes an endpoint and credentials, not a URL, hence this parser.
+/// Parsed here rather than handed to libpq as it is, so that a bad URL is refused in one line
+/// before anything connects, and every message shows it the same way.
 public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     public enum Endpoint: Sendable, Hashable {
         /// The socket file itself (`DIR/.s.PGSQL.PORT`, as libpq names it).
@@ -66,45 +66,36 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         self.password = environment["PGPASSWORD"]
     }
 
-    /// The client's configuration. TLS is off: Chime's own servers are on a unix socket, and TLS
-    /// to a remote server is left for later (issue 20).
-    public var clientConfiguration: PostgresClient.Configuration {
-        clientConfiguration(applicationName: nil)
-    }
-
-    /// The client's configuration; `applicationName` is what `pg_stat_activity` shows for its
-    /// connections (a runner's say "chime run …": `chime list` counts them).
-    public func clientConfiguration(applicationName: String?) -> PostgresClient.Configuration {
-        var configuration =
-            switch endpoint {
-            case .socket(let path):
-                PostgresClient.Configuration(unixSocketPath: path, username: user, password: password, database: database)
-            case .tcp(let host, let port):
-                PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
-            }
-        if let applicationName { configuration.options.additionalStartupParameters = [("application_name", applicationName)] }
-        return configuration
-    }
-
-    /// One connection's configuration (a runner's LISTEN connection, a command's first check),
-    /// as ``clientConfiguration(applicationName:)``.
-    public func connectionConfiguration(applicationName: String? = nil) -> PostgresConnection.Configuration {
-        var configuration =
-            switch endpoint {
-            case .socket(let path):
-                PostgresConnection.Configuration(unixSocketPath: path, username: user, password: password, database: database)
-            case .tcp(let host, let port):
-                PostgresConnection.Configuration(
-                    host: host,
-                    port: port,
-                    username: user,
-                    password: password,
-                    database: database,
-                    tls: .disable
-                )
-            }
-        if let applicationName { configuration.options.additionalStartupParameters = [("application_name", applicationName)] }
-        return configuration
+    /// libpq's connection parameters (PostgreSQL 15 docs, 34.1.2 "Parameter Key Words") for this
+    /// URL and `options`. libpq reads what is not given here from its environment variables and
+    /// files as always (PGSSLMODE, PGPASSFILE, ...); the password from `PGPASSWORD` as this URL read it.
+    func libpqParameters(_ options: PostgresConnectionOptions) -> [(String, String)] {
+        var parameters: [(String, String)]
+        switch endpoint {
+        case .socket(let path):
+            let directory = (path as NSString).deletingLastPathComponent
+            let port = path.split(separator: ".").last.map(String.init) ?? "5432"
+            parameters = [("host", directory), ("port", port)]
+        case .tcp(let host, let port):
+            parameters = [("host", host), ("port", String(port))]
+        }
+        parameters += [("user", user), ("dbname", database), ("client_encoding", "UTF8")]
+        if let password { parameters.append(("password", password)) }
+        if let name = options.applicationName { parameters.append(("application_name", name)) }
+        let seconds = max(2, (PostgresConnectionOptions.milliseconds(options.connectTimeout) + 999) / 1000)
+        parameters += [
+            ("connect_timeout", String(seconds)), ("keepalives", "1"),
+            ("keepalives_idle", String(max(1, PostgresConnectionOptions.milliseconds(options.keepaliveIdle) / 1000))),
+            ("keepalives_interval", "5"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", String(PostgresConnectionOptions.milliseconds(options.userTimeout))),
+        ]
+        var settings: [String] = []
+        if let timeout = options.statementTimeout {
+            settings.append("-c statement_timeout=\(PostgresConnectionOptions.milliseconds(timeout))")
+        }
+        if let timeout = options.lockTimeout { settings.append("-c lock_timeout=\(PostgresConnectionOptions.milliseconds(timeout))") }
+        if !settings.isEmpty { parameters.append(("options", settings.joined(separator: " "))) }
+        return parameters
     }
 
     /// The same server, another database (the tests make one per test).

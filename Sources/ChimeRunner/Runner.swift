@@ -70,56 +70,65 @@ public final class Runner: Service {
         self.scheduler = Scheduler(
             store: store,
             notifier: notifier,
-            log: { event in
-                switch event {
-                case let .deliveryFailed(ids, attempt, retryAt, error):
-                    log.error(
-                        "Reminder not delivered",
-                        metadata: [
-                            "reminder.ids": .string(ids.joined(separator: ",")), "attempt": "\(attempt)",
-                            "retry.at": .string(TimeText.iso(retryAt)), "error": .string(error),
-                        ]
-                    )
-                case let .storeFailed(error):
-                    log.error("Store failed", metadata: ["error": .string(error)])
-                case .storeRecovered:
-                    log.notice("Store recovered: what was shown meanwhile is recorded now")
-                case let .deliveryWaiting(ids, error):
-                    log.notice(
-                        "Reminder waits for a notification server",
-                        metadata: ["reminder.ids": .string(ids.joined(separator: ",")), "error": .string(error)]
-                    )
-                case let .notifierChanged(available, destination):
-                    // What `chime doctor` reports is what the runner uses now.
-                    lock.publish(destination: Self.describe(destination))
-                    if available {
-                        log.notice("Alerts go to the \(Self.describe(destination)): what waited for it is shown now")
-                    } else {
-                        log.notice("Notification server gone: alerts go to the \(Self.describe(destination))")
-                    }
-                case let .held(ids, until):
-                    log.info(
-                        "Alerts held while quiet",
-                        metadata: [
-                            "reminder.ids": .string(ids.joined(separator: ",")),
-                            "until": .string(until.map(TimeText.iso) ?? "the end of the hold"),
-                        ]
-                    )
-                case let .released(ids):
-                    log.info("Held alerts come now", metadata: ["reminder.ids": .string(ids.joined(separator: ","))])
-                case let .answered(id, response, recorded):
-                    let answer: String =
-                        switch response {
-                        case .action(let key): "action " + key
-                        case .closed(let reason): "closed (\(reason.rawValue))"
-                        }
-                    log.info("Alert answered", metadata: ["reminder.id": .string(id), "answer": .string(answer)])
-                    // (Every close of an alert answered already comes here: noise at any other level.)
-                    if !recorded { log.debug("Answer matched no shown alert", metadata: ["reminder.id": .string(id)]) }
-                }
-            },
+            log: Self.schedulerLog(log) { destination in lock.publish(destination: Self.describe(destination)) },
             families: families
         )
+    }
+
+    /// The Scheduler's events in the runner's log (both stores' runners). `onDestination`: told
+    /// where alerts go each time the notifier says it changed.
+    public static func schedulerLog(
+        _ log: Logger,
+        onDestination: @escaping @Sendable (String?) -> Void = { _ in }
+    ) -> @Sendable (SchedulerEvent) -> Void {
+        { event in
+            switch event {
+            case let .deliveryFailed(ids, attempt, retryAt, error):
+                log.error(
+                    "Reminder not delivered",
+                    metadata: [
+                        "reminder.ids": .string(ids.joined(separator: ",")), "attempt": "\(attempt)",
+                        "retry.at": .string(TimeText.iso(retryAt)), "error": .string(error),
+                    ]
+                )
+            case let .storeFailed(error):
+                log.error("Store failed", metadata: ["error": .string(error)])
+            case .storeRecovered:
+                log.notice("Store recovered: what was shown meanwhile is recorded now")
+            case let .deliveryWaiting(ids, error):
+                log.notice(
+                    "Reminder waits for a notification server",
+                    metadata: ["reminder.ids": .string(ids.joined(separator: ",")), "error": .string(error)]
+                )
+            case let .notifierChanged(available, destination):
+                // What `chime doctor` reports is what the runner uses now.
+                onDestination(destination)
+                if available {
+                    log.notice("Alerts go to the \(Self.describe(destination)): what waited for it is shown now")
+                } else {
+                    log.notice("Notification server gone: alerts go to the \(Self.describe(destination))")
+                }
+            case let .held(ids, until):
+                log.info(
+                    "Alerts held while quiet",
+                    metadata: [
+                        "reminder.ids": .string(ids.joined(separator: ",")),
+                        "until": .string(until.map(TimeText.iso) ?? "the end of the hold"),
+                    ]
+                )
+            case let .released(ids):
+                log.info("Held alerts come now", metadata: ["reminder.ids": .string(ids.joined(separator: ","))])
+            case let .answered(id, response, recorded):
+                let answer: String =
+                    switch response {
+                    case .action(let key): "action " + key
+                    case .closed(let reason): "closed (\(reason.rawValue))"
+                    }
+                log.info("Alert answered", metadata: ["reminder.id": .string(id), "answer": .string(answer)])
+                // (Every close of an alert answered already comes here: noise at any other level.)
+                if !recorded { log.debug("Answer matched no shown alert", metadata: ["reminder.id": .string(id)]) }
+            }
+        }
     }
 
     /// Where alerts go, for the lock and the log.

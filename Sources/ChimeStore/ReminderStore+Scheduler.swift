@@ -3,9 +3,6 @@ import Foundation
 import GRDB
 
 extension ReminderStore: SchedulerStore {
-    /// Most occurrences one recurring reminder folds together when catching up; past this the
-    /// count stops (a `every 1m` reminder after a month of downtime says "10000 missed").
-    static let missedCountCap = 10_000
 
     public func claimDue(now: Date, horizon: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {
         let nowMicros = now.micros
@@ -41,23 +38,7 @@ extension ReminderStore: SchedulerStore {
                         continue
                     }
                     // Fold the occurrences missed while down into the latest one: it fires once, late.
-                    var latest = Date(micros: dueMicros)
-                    var missed = 0
-                    var jumped = false
-                    while let next = trigger.nextOccurrence(after: latest, systemZone: systemZone), next.micros <= nowMicros {
-                        latest = next
-                        if missed < Self.missedCountCap {
-                            missed += 1
-                        } else if !jumped {
-                            // Past the cap, skip to the last weeks before now rather than walk every occurrence.
-                            jumped = true
-                            if let jump = trigger.nextOccurrence(after: now.addingTimeInterval(-20 * 86_400), systemZone: systemZone),
-                                jump > latest, jump.micros <= nowMicros
-                            {
-                                latest = jump
-                            }
-                        }
-                    }
+                    let (latest, missed) = trigger.caughtUp(from: Date(micros: dueMicros), through: now, systemZone: systemZone)
                     try record.execute(arguments: [key, latest.micros, missed, nowMicros, max(latest.micros, nowMicros)])
                     if let next = trigger.nextOccurrence(after: latest, systemZone: systemZone) {
                         try advance.execute(arguments: [latest.micros, next.micros, key])

@@ -82,9 +82,9 @@ extension ScheduleOptions {
         try PostgresStore.validateChannel(channel)
         let (result, runners) = try await global.withPostgres(url) { store in
             var checked = new
-            if let after { checked.trigger = .once(try await store.databaseNow().addingTimeInterval(after)) }
-            let result = try await store.schedule(checked, replace: replace, systemZone: .current, channel: channel)
-            return (result, try await store.runnerCount())
+            if let after { checked.trigger = .once(try store.databaseNow().addingTimeInterval(after)) }
+            let result = try store.schedule(checked, replace: replace, systemZone: .current, channel: channel)
+            return (result, try store.runnerCount())
         }
         if quiet && !global.json {
             Output.line(result.reminder.id)
@@ -102,9 +102,9 @@ extension List {
     func runPostgres(_ url: PostgresURL) async throws {
         let page = try await global.withPostgres(url) { [json = global.json, limit, after, fetchLimit] store in
             var page = ListPage(json: json, limit: limit, after: after, zone: .current)
-            if !json { try await store.eachPending(after: after, limit: fetchLimit) { page.measure($0) } }
-            try await store.eachPending(after: after, limit: fetchLimit) { page.add($0) }
-            let runners = try await store.runnerCount()
+            if !json { try store.eachPending(after: after, limit: fetchLimit) { page.measure($0) } }
+            try store.eachPending(after: after, limit: fetchLimit) { page.add($0) }
+            let runners = try store.runnerCount()
             return (page, runners)
         }
         var (listed, runners) = page
@@ -114,7 +114,7 @@ extension List {
 
 extension Next {
     func runPostgres(_ url: PostgresURL) async throws {
-        let reminder = try await global.withPostgres(url) { [id] store in try await store.reminder(id: id) }
+        let reminder = try await global.withPostgres(url) { [id] store in try store.reminder(id: id) }
         emit(preview(reminder), json: global.json)
     }
 }
@@ -124,9 +124,9 @@ extension Cancel {
     /// committed is waited for (as the SQLite runner is asked): shown means too late (exit 8).
     func runPostgres(_ url: PostgresURL) async throws {
         let (cancelled, settled, runners) = try await global.withPostgres(url) { [ids] store in
-            let outcome = try await store.cancelReporting(ids: ids)
+            let outcome = try store.cancelReporting(ids: ids)
             let settled = try await store.settle(outcome.inFlight, timeout: .seconds(RunnerControl.answerTimeout))
-            return (outcome.cancelled, Array(zip(outcome.inFlight, settled)), try await store.runnerCount())
+            return (outcome.cancelled, Array(zip(outcome.inFlight, settled)), try store.runnerCount())
         }
         if runners == 0 && !global.json { Output.note(RunnerNote.saved) }
         let zone = TimeZone.current

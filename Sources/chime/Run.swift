@@ -83,7 +83,10 @@ struct Run: AsyncParsableCommand {
         }
         let logger = Logger(label: "chime.runner")
         let config = try Settings.current()
-        if let url = try global.postgresURL() { return try await runPostgres(url, logger: logger) }
+        // The notifier: the flag, else the environment or the config file (Settings), else auto,
+        // on either store.
+        let chosen = notifier ?? NotifierChoice(rawValue: config.text(.notifier)) ?? .auto
+        if let url = try global.postgresURL() { return try await runPostgres(url, notifier: chosen, logger: logger) }
         guard channels.isEmpty, lease == nil else {
             throw ChimeError(
                 .usage,
@@ -91,7 +94,6 @@ struct Run: AsyncParsableCommand {
             )
         }
         let store = try global.openStore(.create, runner: true)
-        let chosen = notifier ?? NotifierChoice(rawValue: config.text(.notifier)) ?? .auto
         // `chime run --json` is the JSON stream, whatever the desktop offers.
         let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
         let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)

@@ -1,20 +1,21 @@
 import ArgumentParser
 import ChimeCore
 import ChimePostgres
+import ChimeRunner
 import Foundation
 import Logging
-import ServiceLifecycle
-import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `chime run` on a PostgreSQL store: one of several runners sharing the database (ChimePostgres's
-/// ``PostgresRunner``: leases, a fenced mark, a reaper in every runner, the database's clock,
-/// LISTEN/NOTIFY and a slow poll). The families keep to SQLite; plain reminders only.
+/// `chime run` on a PostgreSQL store: one of several runners sharing the database. The engine is
+/// the one the SQLite runner has (ChimeCore's Scheduler, on the runner's thread, parked on the
+/// same timerfd waker); its ledger is ChimePostgres's ``PostgresLedger`` (leases, the check before
+/// a post, fenced marks, a reaper in every runner, the database's clock) and a LISTEN connection
+/// pokes it. The families keep to SQLite; plain reminders only.
 extension Run {
-    func runPostgres(_ url: PostgresURL, logger: Logger) async throws {
+    func runPostgres(_ url: PostgresURL, notifier chosen: NotifierChoice, logger: Logger) async throws {
         for channel in channels { try PostgresStore.validateChannel(channel) }
         guard Set(channels).count == channels.count else {
             throw ChimeError(.usage, "a channel is given twice in --channel: each once")
@@ -22,41 +23,53 @@ extension Run {
         // Unique among the runners: what the leases and the log name, and what `chime list`
         // counts in pg_stat_activity (the server keeps 63 bytes of an application name).
         let owner = Self.ownerName()
-        let chosen = notifier ?? .auto
         let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
         let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
         let serving = channels.isEmpty ? [PostgresStore.defaultChannel] : channels
+        let lease = Duration.seconds(lease?.seconds ?? 30)
         do {
-            try await PostgresStore.withCheckedStore(
-                url,
-                connections: 2,
-                applicationName: "\(PostgresStore.runnerApplicationName) \(owner)",
-                logger: PostgresStore.silentLogger
-            ) { [lease = Duration.seconds(lease?.seconds ?? 30)] store in
-                let runner = PostgresRunner(
-                    url: url,
+            try await PostgresStore.withCheckedStore(url, applicationName: PostgresRunner.applicationName(owner: owner)) { store in
+                let ledger = try PostgresLedger(
                     store: store,
-                    notifier: sink,
                     owner: owner,
                     channels: serving,
                     lease: lease,
-                    logger: logger
+                    log: { event in
+                        Self.log(event, logger)
+                    }
+                )
+                let runner = PostgresRunner(
+                    ledger: ledger,
+                    notifier: sink,
+                    log: Runner.schedulerLog(logger),
+                    listenerLog: { event in
+                        switch event {
+                        case .listening(let count) where count > 1:
+                            logger.notice("listening again on \(PostgresStore.changesChannel): a full pass follows")
+                        case .listening:
+                            break
+                        case let .down(why, retryIn):
+                            logger.warning(
+                                "the LISTEN connection is down (\(why)); re-making it in \(formatDuration(retryIn)), then a full pass"
+                            )
+                        }
+                    }
                 )
                 logger.info(
                     "Runner started",
-                    metadata: ["store": "\(url)", "owner": .string(owner), "channels": .string(serving.joined(separator: ","))]
+                    metadata: [
+                        "store": "\(url)", "owner": .string(owner), "channels": .string(serving.joined(separator: ",")),
+                        "lease": .string(formatDuration(lease)),
+                    ]
                 )
-                let group = ServiceGroup(
-                    configuration: .init(
-                        services: [
-                            .init(service: PostgresRunnerService(runner: runner), successTerminationBehavior: .gracefullyShutdownGroup)
-                        ],
-                        gracefulShutdownSignals: [.sigterm, .sigint],
-                        logger: logger
-                    )
-                )
-                try await group.run()
-                let counters = await runner.counters
+                let waker = try TimerWaker(socketFD: nil)
+                waker.relaySignals([SIGTERM, SIGINT]) {
+                    logger.info("Signal received: shutting down")
+                    runner.stop()
+                    waker.shutdown()
+                }
+                await runner.run(waker: waker)
+                let counters = ledger.counters
                 logger.info(
                     "Runner stopped",
                     metadata: [
@@ -72,6 +85,23 @@ extension Run {
         await NotifierChoice.shutDown(sink)
     }
 
+    /// What the ledger tells, in the runner's log.
+    static func log(_ event: PostgresLedgerEvent, _ logger: Logger) {
+        switch event {
+        case .reaped(let count):
+            logger.info("returned \(count) occurrences whose lease had expired")
+        case let .leaseLost(id, due, when):
+            logger.notice(
+                "lost the lease on reminder \(id) due \(TimeText.iso(due)) \(when)",
+                metadata: ["reminder": .string(id), "due": .string(TimeText.iso(due))]
+            )
+        case let .cancelledBeforePost(id, due):
+            logger.info("not posting reminder \(id) due \(TimeText.iso(due)): cancelled after it was claimed")
+        case .handedBack(let count):
+            logger.info("handed back \(count) claimed occurrences on stopping")
+        }
+    }
+
     /// `host:pid:xxxx`: the host and process, and four random letters in case a pid is reused.
     static func ownerName() -> String {
         var name = [CChar](repeating: 0, count: 256)
@@ -81,19 +111,5 @@ extension Run {
         var rng = SystemRandomNumberGenerator()
         let suffix = String((0..<4).map { _ in "abcdefghijklmnopqrstuvwxyz".randomElement(using: &rng)! })
         return "\(host.prefix(32)):\(getpid()):\(suffix)"
-    }
-}
-
-/// The runner as a service of swift-service-lifecycle: SIGTERM or SIGINT end it gracefully, after
-/// the occurrence it is posting (``PostgresRunner/stop()``), not in the middle of it.
-struct PostgresRunnerService: Service {
-    let runner: PostgresRunner
-
-    func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await runner.run()
-        } onGracefulShutdown: { [runner] in
-            Task { await runner.stop() }
-        }
     }
 }

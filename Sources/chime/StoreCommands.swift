@@ -49,8 +49,8 @@ struct StoreInit: AsyncParsableCommand {
     func run() async throws {
         if let url = try global.postgresURL() {
             let (applied, all) = try await global.withPostgres(url) { store in
-                let applied = try await store.migrate()
-                return (applied, try await store.appliedMigrations())
+                let applied = try store.migrate()
+                return (applied, try store.appliedMigrations())
             }
             emit(Initialized(store: url.description, engine: "postgresql", applied: applied, migrations: all), json: global.json)
             return
