@@ -351,6 +351,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Guarded by `lock`.
     private var session: PostgresSession?
     private var readOnlyHandler: (@Sendable () -> Void)?
+    private var reconnectHandler: (@Sendable () -> Void)?
+    /// A connection broke or could not be made since the last one was made.
+    private var lost = false
     private var renewals = 0
     /// Guarded by `cancelLock`: the current connection's cancel object, for ``cancel()`` from any thread.
     private let cancelLock = NSLock()
@@ -374,6 +377,7 @@ public final class PostgresConnection: @unchecked Sendable {
             return try body(session)
         } catch {
             if session.isBroken {
+                lost = true
                 drop()
             } else if (error as? PostgresError)?.isReadOnly == true {
                 // A node that answers read-only (a standby, or a primary a failover demoted)
@@ -451,11 +455,38 @@ public final class PostgresConnection: @unchecked Sendable {
         _ = PQcancel(canceller, &buffer, Int32(buffer.count))
     }
 
+    /// Called (under the connection's lock) when a connection is made again after one broke or
+    /// could not be made: the database answers again. A runner then re-makes its LISTEN
+    /// connection at once rather than at the end of its backoff.
+    public var onReconnect: (@Sendable () -> Void)? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return reconnectHandler
+        }
+        set {
+            lock.lock()
+            defer { lock.unlock() }
+            reconnectHandler = newValue
+        }
+    }
+
     /// Guarded by `lock`.
     private func current() throws(PostgresError) -> PostgresSession {
         if let session, !session.isBroken { return session }
+        if session != nil { lost = true }
         drop()
-        let made = try PostgresSession(url: url, options: options)
+        let made: PostgresSession
+        do {
+            made = try PostgresSession(url: url, options: options)
+        } catch {
+            lost = true
+            throw error
+        }
+        if lost {
+            lost = false
+            reconnectHandler?()
+        }
         session = made
         cancelLock.lock()
         canceller = PQgetCancel(made.connection)

@@ -95,6 +95,8 @@ public final class PostgresLedger: SchedulerStore {
         var random: SeededGenerator
         /// Set by ``stop()``: nothing more is posted; what is claimed is handed back.
         var stopping = false
+        /// The last claim failed on the database (an outage), and none has succeeded since.
+        var failing = false
     }
 
     private let state: Mutex<State>
@@ -142,6 +144,20 @@ public final class PostgresLedger: SchedulerStore {
 
     public func claimDue(now: Date, horizon: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {
         if state.withLock({ $0.stopping }) { return [] }
+        do {
+            let claimed = try claim(systemZone: systemZone)
+            state.withLock { $0.failing = false }
+            return claimed
+        } catch {
+            state.withLock { $0.failing = true }
+            throw error
+        }
+    }
+
+    /// Whether the database failed the last claim (and none has succeeded since).
+    public var databaseFailing: Bool { state.withLock { $0.failing } }
+
+    private func claim(systemZone: TimeZone) throws -> [PendingOccurrence] {
         if !clock.isSet { clock.set(try store.databaseNow()) }
         let reaped = try store.reapExpiredLeases()
         if reaped > 0 {

@@ -50,6 +50,9 @@ public final class PostgresRunner: Sendable {
         // A node that answered read-only (a failover): the LISTEN connection follows the
         // statements' connection to whichever node is the primary now.
         ledger.store.client.onReadOnly = { listener.renew() }
+        // The database answers again after an outage: the LISTEN connection, whose backoff
+        // may have grown to 30 s meanwhile, is made again now.
+        ledger.store.client.onReconnect = { listener.retryNow() }
     }
 
     /// The Scheduler's configuration on PostgreSQL: no look-ahead (a claim takes a lease at the
@@ -126,6 +129,8 @@ public final class PostgresListener: @unchecked Sendable {
     let url: PostgresURL
     let options: PostgresConnectionOptions
     let log: @Sendable (Event) -> Void
+    /// The first wait before re-making a dropped connection (doubled each time, at most 30 s).
+    let reconnectBase: Duration
     /// Written to stop the thread ("s") or to renew its connection ("r"). `@unchecked Sendable`:
     /// the descriptors are set once in init; the thread is started once.
     private let control: (read: Int32, write: Int32)
@@ -133,8 +138,14 @@ public final class PostgresListener: @unchecked Sendable {
     /// Connections made.
     public let listens = Atomic(0)
 
-    init(url: PostgresURL, options: PostgresConnectionOptions, log: @escaping @Sendable (Event) -> Void) {
+    init(
+        url: PostgresURL,
+        options: PostgresConnectionOptions,
+        reconnectBase: Duration = .seconds(1),
+        log: @escaping @Sendable (Event) -> Void
+    ) {
         self.url = url
+        self.reconnectBase = reconnectBase
         var options = options
         options.statementTimeout = .seconds(10)
         self.options = options
@@ -172,6 +183,9 @@ public final class PostgresListener: @unchecked Sendable {
 
     /// Closes the connection and makes a new one (after a failover).
     func renew() { send("r") }
+
+    /// Ends the wait before re-making a dropped connection (the database answers again).
+    func retryNow() { send("n") }
 
     private func send(_ byte: Character) {
         var value = byte.asciiValue ?? 0
@@ -231,7 +245,7 @@ public final class PostgresListener: @unchecked Sendable {
                 why = String(describing: error)
             }
             failures += 1
-            let backoff = Scheduler.backoff(afterAttempts: failures, base: .seconds(1), max: .seconds(30))
+            let backoff = Scheduler.backoff(afterAttempts: failures, base: reconnectBase, max: .seconds(30))
             log(.down(why, retryIn: backoff))
             let (control, _) = wait(socket: nil, timeout: backoff)
             if control, readControl().stop { return }

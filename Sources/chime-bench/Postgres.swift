@@ -7,7 +7,6 @@ import ArgumentParser
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 import Synchronization
 
 #if canImport(Glibc)
@@ -202,7 +201,7 @@ struct PostgresScale {
     func seedStore() async throws {
         emit("\n## 1. Seeding \(pending) pending one-shots (one INSERT … SELECT from generate_series into reminder + occurrence)")
         try server.createDatabase(Self.seed)
-        _ = try await PostgresStore.withStore(try server.postgresURL(Self.seed)) { try await $0.migrate() }
+        _ = try await PostgresStore.withStore(try server.postgresURL(Self.seed)) { try $0.migrate() }
         let start = monotonicSeconds()
         // Due from 30 days ahead, one a second: far enough that nothing fires during the bench.
         try server.psql(
@@ -230,10 +229,10 @@ struct PostgresScale {
         let url = try server.postgresURL(Self.seed)
         let (firstTen, nextOne) = try await PostgresStore.withStore(url) { store in
             let start = monotonicSeconds()
-            let ten = try await store.pending(limit: 10)
+            let ten = try store.pending(limit: 10)
             let tenMs = (monotonicSeconds() - start) * 1000
             let one = monotonicSeconds()
-            let reminder = try await store.reminder(id: "p\(max(1, pending / 2))")
+            let reminder = try store.reminder(id: "p\(max(1, pending / 2))")
             return ((ten.count, tenMs), (reminder.id, (monotonicSeconds() - one) * 1000))
         }
         emit(
@@ -329,15 +328,13 @@ struct PostgresScale {
     /// with its bound parameters, as a runner sends it), in a transaction rolled back.
     func explainStoreClaim(_ database: String) async throws -> [String] {
         let claim = PostgresStore.claimQuery(owner: "explain", lease: .seconds(30), channels: [PostgresStore.defaultChannel], limit: 512)
-        let explain = PostgresQuery(unsafeSQL: "EXPLAIN (ANALYZE, BUFFERS) " + claim.sql, binds: claim.binds)
-        return try await PostgresStore.withStore(try server.postgresURL(database), connections: 1) { store in
-            try await store.client.withConnection { connection in
-                let logger = PostgresStore.silentLogger
-                for try await _ in try await connection.query("BEGIN", logger: logger) {}
-                var lines: [String] = []
-                for try await row in try await connection.query(explain, logger: logger) { lines.append(try row.decode(String.self)) }
-                for try await _ in try await connection.query("ROLLBACK", logger: logger) {}
-                return lines
+        var explain = claim
+        explain.sql = "EXPLAIN (ANALYZE, BUFFERS) " + claim.sql
+        return try await PostgresStore.withStore(try server.postgresURL(database)) { store in
+            try store.client.withSession { session in
+                try session.execute("BEGIN")
+                defer { _ = try? session.execute("ROLLBACK") }
+                return try session.rows(explain).map { try $0.decode(String.self) }
             }
         }
     }
@@ -346,28 +343,21 @@ struct PostgresScale {
     /// bound parameters) of one occurrence the store's claim took, both in a transaction rolled back.
     func explainStoreMark(_ database: String) async throws -> [String] {
         let claim = PostgresStore.claimQuery(owner: "explain", lease: .seconds(30), channels: [PostgresStore.defaultChannel], limit: 1)
-        return try await PostgresStore.withStore(try server.postgresURL(database), connections: 1) { store in
-            try await store.client.withConnection { connection in
-                let logger = PostgresStore.silentLogger
-                for try await _ in try await connection.query("BEGIN", logger: logger) {}
+        return try await PostgresStore.withStore(try server.postgresURL(database)) { store in
+            try store.client.withSession { session in
+                try session.execute("BEGIN")
+                defer { _ = try? session.execute("ROLLBACK") }
                 var key: OccurrenceKey?
-                for try await row in try await connection.query(claim, logger: logger) {
-                    let r = row.makeRandomAccess()
+                for row in try session.rows(claim) {
                     key = OccurrenceKey(
-                        reminderKey: try r["reminder_key"].decode(Int64.self),
-                        dueMicros: try r["due_us"].decode(Int64.self)
+                        reminderKey: try row["reminder_key"].decode(Int64.self),
+                        dueMicros: try row["due_us"].decode(Int64.self)
                     )
                 }
                 guard let key else { throw ChimeError(.failure, "the claim took nothing to mark") }
-                let mark = PostgresStore.MarkOne(key: key, next: nil, owner: "explain", noteID: "explain")
-                let explain = PostgresQuery(
-                    unsafeSQL: "EXPLAIN (ANALYZE, BUFFERS) " + PostgresStore.MarkOne.sql,
-                    binds: try mark.makeBindings()
-                )
-                var lines: [String] = []
-                for try await row in try await connection.query(explain, logger: logger) { lines.append(try row.decode(String.self)) }
-                for try await _ in try await connection.query("ROLLBACK", logger: logger) {}
-                return lines
+                var explain = PostgresStore.MarkOne.query(key: key, next: nil, owner: "explain", noteID: "explain")
+                explain.sql = "EXPLAIN (ANALYZE, BUFFERS) " + explain.sql
+                return try session.rows(explain).map { try $0.decode(String.self) }
             }
         }
     }
@@ -522,8 +512,8 @@ struct PostgresScale {
         let url = try server.postgresURL(database)
         let first = Date().addingTimeInterval(3)
         let reminders = evenOneShots(count, prefix: "i", title: "Idle", from: first, over: spread)
-        try await PostgresStore.withStore(url, connections: 1) { store in
-            for reminder in reminders { _ = try await store.schedule(reminder, systemZone: .current) }
+        try await PostgresStore.withStore(url) { store in
+            for reminder in reminders { _ = try store.schedule(reminder, systemZone: .current) }
         }
         let lastDue = first.addingTimeInterval(spread).micros
         let drained = try waitDrained(database, lastDue: lastDue, timeout: spread + 30)
@@ -667,21 +657,25 @@ struct PostgresScale {
         let start = monotonicSeconds()
         let batch = 1_000
         let churn = churn
-        try await PostgresStore.withStore(url, connections: 4) { store in
+        // Four lanes, each with a store (a connection) of its own, as four clients.
+        let stores = (0..<4).map { _ in PostgresStore(url) }
+        defer { for store in stores { store.client.reset() } }
+        do {
+            let store = stores[0]
             var done = 0
             while done < churn {
                 let size = min(batch, churn - done)
                 let offset = done
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for lane in 0..<4 {
-                        group.addTask {
+                        group.addTask { [store = stores[lane]] in
                             for index in stride(from: lane, to: size, by: 4) {
                                 let reminder = NewReminder(
                                     id: "c\(offset + index)",
                                     title: "Churn \(offset + index)",
                                     trigger: .once(Date().addingTimeInterval(1))
                                 )
-                                _ = try await store.schedule(reminder, systemZone: .current)
+                                _ = try store.schedule(reminder, systemZone: .current)
                             }
                         }
                     }
@@ -690,13 +684,13 @@ struct PostgresScale {
                 // The batch's last one is due at most 1 s after it was scheduled.
                 try await Task.sleep(for: .milliseconds(1_050))
                 while true {
-                    let claimed = try await store.claim(owner: "chime-bench churn", lease: .seconds(30))
+                    let claimed = try store.claim(owner: "chime-bench churn", lease: .seconds(30))
                     if claimed.isEmpty { break }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for lane in 0..<4 {
-                            group.addTask {
+                            group.addTask { [store = stores[lane]] in
                                 for index in stride(from: lane, to: claimed.count, by: 4) {
-                                    _ = try await store.markPosted(
+                                    _ = try store.markPosted(
                                         claimed[index],
                                         owner: "chime-bench churn",
                                         noteID: "bench",

@@ -4,7 +4,6 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 
 enum BenchSQL {
     /// `count` pending one-shots `PREFIXn` and their first occurrences, due at `dueExpression`
@@ -59,8 +58,8 @@ enum BenchSQL {
             limit: limit
         )
         let values = ["ARRAY['\(PostgresStore.defaultChannel)']", "\(limit)", owner, "\(leaseMicros)"]
-        guard query.binds.count == values.count else {
-            throw ChimeError(.failure, "PostgresStore.claimQuery has \(query.binds.count) parameters, the bench knows \(values.count)")
+        guard query.values.count == values.count else {
+            throw ChimeError(.failure, "PostgresStore.claimQuery has \(query.values.count) parameters, the bench knows \(values.count)")
         }
         var sql = query.sql
         for (index, value) in values.enumerated().reversed() { sql = sql.replacingOccurrences(of: "$\(index + 1)", with: value) }

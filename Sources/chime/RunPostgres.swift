@@ -56,11 +56,8 @@ extension Run {
                     }
                 )
                 logger.info(
-                    "Runner started",
-                    metadata: [
-                        "store": "\(url)", "owner": .string(owner), "channels": .string(serving.joined(separator: ",")),
-                        "lease": .string(formatDuration(lease)),
-                    ]
+                    "Runner started: \(owner) serving \(serving.joined(separator: ", ")) (lease \(formatDuration(lease)), poll \(formatDuration(ledger.poll)))",
+                    metadata: ["store": "\(url)"]
                 )
                 let waker = try TimerWaker(socketFD: nil)
                 waker.relaySignals([SIGTERM, SIGINT]) {
@@ -69,6 +66,11 @@ extension Run {
                     waker.shutdown()
                 }
                 await runner.run(waker: waker)
+                if ledger.databaseFailing {
+                    logger.warning(
+                        "stopping while the database does not answer: what this runner had claimed goes back to the other runners after its lease (\(formatDuration(lease)))"
+                    )
+                }
                 let counters = ledger.counters
                 logger.info(
                     "Runner stopped",

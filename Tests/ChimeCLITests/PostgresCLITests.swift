@@ -1,7 +1,6 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 import Testing
 
 /// The `chime` executable on a PostgreSQL store (issue 20): a real server started once per run by
@@ -106,18 +105,18 @@ func withFreshCLIDatabase(migrated: Bool = true, _ body: (PostgresURL) async thr
     let server = try PostgresURL(text)
     // [a-z0-9_] only: CREATE DATABASE takes no bound parameter.
     let name = "chime_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    try await PostgresStore.withStore(server, connections: 1) { admin in
-        for try await _ in try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)")) {}
+    _ = try await PostgresStore.withStore(server) { admin in
+        try admin.client.run(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
     }
     let url = server.with(database: name)
     @Sendable func drop() async {
-        try? await PostgresStore.withStore(server, connections: 1) { admin in
+        _ = try? await PostgresStore.withStore(server) { admin in
             // FORCE: a runner stopped a moment ago may still be disconnecting.
-            for try await _ in try await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) {}
+            try admin.client.run(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
         }
     }
     do {
-        if migrated { _ = try await PostgresStore.withStore(url, connections: 1) { try await $0.migrate() } }
+        if migrated { _ = try await PostgresStore.withStore(url) { try $0.migrate() } }
         try await body(url)
     } catch {
         await drop()

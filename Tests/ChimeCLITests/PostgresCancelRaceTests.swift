@@ -1,7 +1,6 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 import Testing
 
 extension PostgresFleetTests {
@@ -17,10 +16,10 @@ extension PostgresFleetTests {
         let spacing = 0.02
         try await withFreshCLIDatabase { url in
             let sandbox = try Sandbox(extra: ["CHIME_STORE": url.description])
-            try await PostgresStore.withStore(url, connections: 6) { store in
+            try await PostgresStore.withStore(url) { store in
                 let runners = [try sandbox.startRunner("--notifier", "json"), try sandbox.startRunner("--notifier", "json")]
                 for runner in runners { #expect(await runner.waitUntilStarted(), "\(runner.stderr)") }
-                let start = try await store.databaseNow().addingTimeInterval(3)
+                let start = try store.databaseNow().addingTimeInterval(3)
                 try await Self.seedOneShots(store, prefix: "race", count: count, from: start, every: spacing)
 
                 // Each cancel at its due time ±50 ms (a seeded generator: the run can be repeated),
@@ -28,13 +27,13 @@ extension PostgresFleetTests {
                 // delay the ones after it.
                 var random = SeededGenerator(seed: 20_261_124)
                 let offsets = (0..<count).map { _ in Double.random(in: -0.05...0.05, using: &random) }
-                let began = ContinuousClock.now + .seconds(start.timeIntervalSince(try await store.databaseNow()))
+                let began = ContinuousClock.now + .seconds(start.timeIntervalSince(try store.databaseNow()))
                 let outcomes = try await withThrowingTaskGroup(of: (Int, Outcome).self) { group in
                     for index in 0..<count {
                         group.addTask {
                             try await Task.sleep(until: began + .seconds(spacing * Double(index) + offsets[index]), clock: .continuous)
                             do {
-                                let result = try await store.cancelReporting(ids: ["race-\(index)"])
+                                let result = try store.cancelReporting(ids: ["race-\(index)"])
                                 return (index, result.inFlight.isEmpty ? .cancelled : .inFlight)
                             } catch let error as ChimeError where error.code == .notFound {
                                 return (index, .alreadyShown)
@@ -47,7 +46,7 @@ extension PostgresFleetTests {
                 }
                 let deadline = ContinuousClock.now + .seconds(20)
                 while ContinuousClock.now < deadline {
-                    if try await Self.run(store, "SELECT 1 FROM occurrence WHERE state IN ('pending', 'posting')") == 0 { break }
+                    if try Self.run(store, "SELECT 1 FROM occurrence WHERE state IN ('pending', 'posting')") == 0 { break }
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 for runner in runners { #expect(await runner.terminate() == 0) }

@@ -1,7 +1,6 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 import Testing
 
 #if canImport(Glibc)
@@ -15,7 +14,7 @@ extension PostgresFleetTests {
     static func seedOneShots(_ store: PostgresStore, prefix: String, count: Int, from start: Date, every seconds: Double) async throws {
         let startMicros = start.micros
         let spacingMicros = Int64(seconds * 1_000_000)
-        _ = try await run(
+        _ = try run(
             store,
             """
             WITH r AS (
@@ -28,7 +27,7 @@ extension PostgresFleetTests {
             """
         )
         // As scheduling does: running runners wake and read the new deadlines.
-        _ = try await run(store, "SELECT pg_notify('\(PostgresStore.changesChannel)', '')")
+        _ = try run(store, "SELECT pg_notify('\(PostgresStore.changesChannel)', '')")
     }
 
     /// One runner slot: the process now in it and the ones killed before it.
@@ -84,18 +83,18 @@ extension PostgresFleetTests {
                 "FAKETIME_DONT_FAKE_MONOTONIC": "1",
             ]) { $1 }
             let arguments = ["--notifier", "json", "--lease", "\(Int(lease))s", "--log-level", "info"]
-            try await PostgresStore.withStore(url, connections: 4) { store in
+            try await PostgresStore.withStore(url) { store in
                 // The window starts far enough ahead for the seeding to end before it. The
                 // one-shots go in with one statement (as `chime in` would write them, the seeding
                 // is not what is tested; 5,000 schedules would take half a minute), the recurring
                 // reminders through the store.
-                let start = try await store.databaseNow().addingTimeInterval(8)
+                let start = try store.databaseNow().addingTimeInterval(8)
                 try await Self.seedOneShots(store, prefix: "once", count: oneShots, from: start, every: window / Double(oneShots))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for part in 0..<4 {
                         group.addTask {
                             for index in stride(from: part, to: recurring, by: 4) {
-                                try await store.schedule(
+                                try store.schedule(
                                     NewReminder(
                                         id: "every-\(index)",
                                         title: "Every \(index)",
@@ -108,7 +107,7 @@ extension PostgresFleetTests {
                     }
                     try await group.waitForAll()
                 }
-                let seeded = try await store.databaseNow()
+                let seeded = try store.databaseNow()
                 #expect(seeded < start, "seeding took past the window's start")
 
                 let slots = [
@@ -122,7 +121,7 @@ extension PostgresFleetTests {
                 }
 
                 // The chaos, on the test's monotonic clock from the window's start.
-                let began = ContinuousClock.now + .seconds(start.timeIntervalSince(try await store.databaseNow()))
+                let began = ContinuousClock.now + .seconds(start.timeIntervalSince(try store.databaseNow()))
                 var kills = 0
                 var listenCut = 0
                 var stopped = false
@@ -146,7 +145,7 @@ extension PostgresFleetTests {
                         events.append("t+\(second)s SIGCONT slot 1")
                     }
                     if second == 30 {
-                        listenCut = try await Self.run(
+                        listenCut = try Self.run(
                             store,
                             """
                             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -158,10 +157,10 @@ extension PostgresFleetTests {
                 }
                 if stopped { kill(slots[1].current.process.processIdentifier, SIGCONT) }
                 // The recurring reminders end with the window; then everything due is awaited.
-                _ = try await store.cancel(ids: (0..<recurring).map { "every-\($0)" })
+                _ = try store.cancel(ids: (0..<recurring).map { "every-\($0)" })
                 let drainDeadline = ContinuousClock.now + .seconds(60)
                 while ContinuousClock.now < drainDeadline {
-                    let open = try await Self.run(store, "SELECT 1 FROM occurrence WHERE state IN ('pending', 'posting')")
+                    let open = try Self.run(store, "SELECT 1 FROM occurrence WHERE state IN ('pending', 'posting')")
                     if open == 0 { break }
                     try await Task.sleep(for: .milliseconds(250))
                 }
@@ -178,7 +177,7 @@ extension PostgresFleetTests {
                         for key in Self.delivered(runner.drain()) { printedBy[key, default: []].append(id) }
                     }
                 }
-                let ledger = try await Self.ledger(store)
+                let ledger = try Self.ledger(store)
                 let posted = ledger.filter { $0.state == "posted" }
                 let open = ledger.filter { $0.state == "pending" || $0.state == "posting" }
                 let oneShotsPosted = posted.filter { $0.id.hasPrefix("once-") }
@@ -214,7 +213,7 @@ extension PostgresFleetTests {
                         unexplained.append(key)
                     }
                 }
-                let early = try await Self.run(
+                let early = try Self.run(
                     store,
                     "SELECT 1 FROM occurrence WHERE claimed_at IS NOT NULL AND extract(epoch FROM claimed_at) * 1000000 < due_us"
                 )

@@ -1,7 +1,6 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 import Testing
 
 #if canImport(Glibc)
@@ -35,26 +34,24 @@ struct PostgresFleetTests {
     /// it), state, missed count, lateness of its claim in ms (claim - due, the database's clock).
     static func ledger(
         _ store: PostgresStore
-    ) async throws -> [(key: String, id: String, dueMicros: Int64, state: String, missed: Int, lateMs: Double?)] {
+    ) throws -> [(key: String, id: String, dueMicros: Int64, state: String, missed: Int, lateMs: Double?)] {
         var rows: [(key: String, id: String, dueMicros: Int64, state: String, missed: Int, lateMs: Double?)] = []
-        let result = try await store.client.query(
+        let result = try store.client.rows(
             """
             SELECT r.id, o.due_us, o.state, o.missed_count,
                 (extract(epoch FROM o.posted_at) * 1000 - o.due_us / 1000.0)::float8
             FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
             """
         )
-        for try await row in result {
+        for row in result {
             let (id, due, state, missed, late) = try row.decode((String, Int64, String, Int, Double?).self)
             rows.append(("\(id)@\(TimeText.iso(Date(micros: due)))", id, due, state, missed, late))
         }
         return rows
     }
 
-    static func run(_ store: PostgresStore, _ sql: String) async throws -> Int {
-        var count = 0
-        for try await _ in try await store.client.query(PostgresQuery(unsafeSQL: sql)) { count += 1 }
-        return count
+    static func run(_ store: PostgresStore, _ sql: String) throws -> Int {
+        try store.client.rows(PostgresQuery(unsafeSQL: sql)).count
     }
 
     @Test(
@@ -97,8 +94,8 @@ struct PostgresFleetTests {
             #expect(!seen.contains("never") && !posted.contains("never"))
             #expect(await a.terminate() == 0)
             #expect(await b.terminate() == 0)
-            try await PostgresStore.withStore(url, connections: 1) { store in
-                let ledger = try await Self.ledger(store)
+            try await PostgresStore.withStore(url) { store in
+                let ledger = try Self.ledger(store)
                 #expect(ledger.filter { $0.id.hasPrefix("deploy-") && $0.state == "posted" }.count == 12, "\(ledger)")
                 #expect(ledger.first { $0.id == "never" }?.state == "cancelled")
             }

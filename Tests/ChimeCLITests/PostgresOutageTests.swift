@@ -2,7 +2,6 @@ import ChimeCore
 import ChimePostgres
 import ChimeTesting
 import Foundation
-import PostgresNIO
 import Testing
 
 #if canImport(Glibc)
@@ -156,8 +155,8 @@ struct PostgresOutageTests {
         #expect(await Self.wait(seconds: 5) { runner.stderr.contains("listening again") }, "\(runner.stderr)")
         #expect(await runner.terminate() == 0, "\(runner.stderr)")
 
-        try await PostgresStore.withStore(server.url, connections: 1) { store in
-            let ledger = try await PostgresFleetTests.ledger(store)
+        try await PostgresStore.withStore(server.url) { store in
+            let ledger = try PostgresFleetTests.ledger(store)
             #expect(ledger.count == 9 && ledger.allSatisfy { $0.state == "posted" }, "\(ledger)")
         }
     }

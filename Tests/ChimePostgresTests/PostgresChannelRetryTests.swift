@@ -1,7 +1,6 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 import Testing
 
 /// The store's side of the runner loop (migration 0002): channels, failed posts with a retry
@@ -13,12 +12,12 @@ import Testing
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
                 #expect(
-                    try await store.appliedMigrations() == [
+                    try store.appliedMigrations() == [
                         "0001-reminders-and-ledger", "0002-channels-and-retries", "0003-pending-retries-index",
                         "0004-pending-by-due-then-claimed",
                     ]
                 )
-                let columns = try await store.count(
+                let columns = try store.count(
                     """
                     SELECT count(*) FROM information_schema.columns
                     WHERE (table_name, column_name) IN (('reminder', 'channel'), ('occurrence', 'retry_at'), ('occurrence', 'last_error'))
@@ -45,21 +44,21 @@ import Testing
     @Test func aChannelIsStoredAndReadBack() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
+                let now = try store.databaseNow()
                 for channel in ["desk", "ops.pager", "a-b_c.9", String(repeating: "z", count: 64)] {
                     try PostgresStore.validateChannel(channel)
                 }
-                try await store.schedule(
+                try store.schedule(
                     NewReminder(id: "plain", title: "P", trigger: .once(now.addingTimeInterval(60))),
                     systemZone: Self.utc
                 )
-                try await store.schedule(
+                try store.schedule(
                     NewReminder(id: "paged", title: "Q", trigger: .once(now.addingTimeInterval(120))),
                     systemZone: Self.utc,
                     channel: "ops.pager"
                 )
-                await #expect {
-                    try await store.schedule(
+                #expect {
+                    try store.schedule(
                         NewReminder(id: "bad", title: "B", trigger: .once(now.addingTimeInterval(60))),
                         systemZone: Self.utc,
                         channel: "Ops"
@@ -67,10 +66,10 @@ import Testing
                 } throws: { error in
                     (error as? ChimeError)?.code == .usage && "\(error)".contains("'Ops'")
                 }
-                let pending = try await store.pendingWithChannels()
+                let pending = try store.pendingWithChannels()
                 #expect(pending.map(\.reminder.id) == ["plain", "paged"])
                 #expect(pending.map(\.channel) == ["default", "ops.pager"])
-                #expect(try await store.pending().map(\.id) == ["plain", "paged"])
+                #expect(try store.pending().map(\.id) == ["plain", "paged"])
             }
         }
     }
@@ -78,21 +77,21 @@ import Testing
     @Test func aClaimTakesOnlyTheChannelsItServes() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
+                let now = try store.databaseNow()
                 for (index, channel) in ["default", "desk", "ops", "desk"].enumerated() {
-                    try await store.schedule(
+                    try store.schedule(
                         NewReminder(id: "\(channel)-\(index)", title: "T", trigger: .once(now.addingTimeInterval(600 + Double(index)))),
                         systemZone: Self.utc,
                         channel: channel
                     )
                 }
-                try await store.advanceClock(by: 610)
-                let desk = try await store.claimDue(owner: "a", lease: .seconds(30), channels: ["desk", "nothing-here"])
+                try store.advanceClock(by: 610)
+                let desk = try store.claimDue(owner: "a", lease: .seconds(30), channels: ["desk", "nothing-here"])
                 #expect(desk.map(\.reminderID) == ["desk-1", "desk-3"])
-                #expect(try await store.claimDue(owner: "a", lease: .seconds(30), channels: ["desk"]).isEmpty)
-                #expect(try await store.claimDue(owner: "b", lease: .seconds(30)).map(\.reminderID) == ["default-0"])
+                #expect(try store.claimDue(owner: "a", lease: .seconds(30), channels: ["desk"]).isEmpty)
+                #expect(try store.claimDue(owner: "b", lease: .seconds(30)).map(\.reminderID) == ["default-0"])
                 #expect(
-                    try await store.claimDue(owner: "c", lease: .seconds(30), channels: ["ops", "default"]).map(\.reminderID) == ["ops-2"]
+                    try store.claimDue(owner: "c", lease: .seconds(30), channels: ["ops", "default"]).map(\.reminderID) == ["ops-2"]
                 )
             }
         }
@@ -101,33 +100,33 @@ import Testing
     @Test func aFailedPostIsFencedGoesBackWithARetryTimeAndIsClaimedAgainOnlyAfterIt() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
-                try await store.schedule(
+                let now = try store.databaseNow()
+                try store.schedule(
                     NewReminder(id: "hook", title: "H", trigger: .once(now.addingTimeInterval(600))),
                     systemZone: Self.utc
                 )
-                try await store.advanceClock(by: 601)
-                let keys = try await store.claimDue(owner: "a", lease: .seconds(30)).map(\.key)
+                try store.advanceClock(by: 601)
+                let keys = try store.claimDue(owner: "a", lease: .seconds(30)).map(\.key)
                 #expect(keys.count == 1)
                 // Not the lease holder: nothing written, the key returned as lost.
-                #expect(try await store.markFailed(keys, owner: "b", retryAfter: .seconds(60), error: "x") == keys)
-                #expect(try await store.ledger(id: "hook").map(\.state) == ["posting"])
+                #expect(try store.markFailed(keys, owner: "b", retryAfter: .seconds(60), error: "x") == keys)
+                #expect(try store.ledger(id: "hook").map(\.state) == ["posting"])
                 // The holder: back to pending, one attempt, ready in a minute by the database's clock.
-                #expect(try await store.markFailed(keys, owner: "a", retryAfter: .seconds(60), error: "HTTP 503").isEmpty)
-                let ledger = try await store.ledger(id: "hook")
+                #expect(try store.markFailed(keys, owner: "a", retryAfter: .seconds(60), error: "HTTP 503").isEmpty)
+                let ledger = try store.ledger(id: "hook")
                 #expect(ledger.map(\.state) == ["pending"] && ledger.map(\.owner) == [nil])
-                #expect(try await store.count("SELECT count(*) FROM occurrence WHERE attempts = 1 AND last_error = 'HTTP 503'") == 1)
-                #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
-                let deadlines = try await store.nextDeadlines()
+                #expect(try store.count("SELECT count(*) FROM occurrence WHERE attempts = 1 AND last_error = 'HTTP 503'") == 1)
+                #expect(try store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
+                let deadlines = try store.nextDeadlines()
                 let retryIn = try #require(deadlines.due).timeIntervalSince(deadlines.now)
                 #expect(retryIn > 55 && retryIn <= 60)
                 // Once the retry time has come: claimed again, saying it is the second attempt.
-                try await store.advanceClock(by: 61)
-                let again = try await store.claimDue(owner: "b", lease: .seconds(30))
+                try store.advanceClock(by: 61)
+                let again = try store.claimDue(owner: "b", lease: .seconds(30))
                 #expect(again.map(\.reminderID) == ["hook"] && again.map(\.attempts) == [1])
                 // A second mark of the same failure by the old holder changes nothing.
                 let late = again.map(\.key)
-                #expect(try await store.markFailed(late, owner: "a", retryAfter: .seconds(60), error: "late") == late)
+                #expect(try store.markFailed(late, owner: "a", retryAfter: .seconds(60), error: "late") == late)
             }
         }
     }
@@ -137,10 +136,10 @@ import Testing
     @Test(arguments: [false, true])
     func theCheckBeforeThePostTellsWantedCancelledAndLostApartAndRecordsTheCancelled(oneAtATime: Bool) async throws {
         @Sendable func stillWanted(_ store: PostgresStore, _ keys: [OccurrenceKey]) async throws -> PostgresStore.PostCheck {
-            guard oneAtATime else { return try await store.stillWanted(keys, owner: "a") }
+            guard oneAtATime else { return try store.stillWanted(keys, owner: "a") }
             var check = PostgresStore.PostCheck()
             for key in keys {
-                let one = try await store.stillWanted([key], owner: "a")
+                let one = try store.stillWanted([key], owner: "a")
                 #expect(one.wanted.count + one.cancelled.count + one.leaseLost.count == 1)
                 check.wanted += one.wanted
                 check.cancelled += one.cancelled
@@ -150,21 +149,21 @@ import Testing
         }
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
+                let now = try store.databaseNow()
                 for (index, id) in ["keep", "drop", "moved", "taken"].enumerated() {
-                    try await store.schedule(
+                    try store.schedule(
                         NewReminder(id: id, title: id, trigger: .once(now.addingTimeInterval(600 + Double(index) / 10))),
                         systemZone: Self.utc
                     )
                 }
-                try await store.advanceClock(by: 601)
-                let claimed = try await store.claimDue(owner: "a", lease: .seconds(30), limit: 3)
+                try store.advanceClock(by: 601)
+                let claimed = try store.claimDue(owner: "a", lease: .seconds(30), limit: 3)
                 #expect(claimed.map(\.reminderID) == ["keep", "drop", "moved"])
-                let taken = try await store.claimDue(owner: "b", lease: .seconds(30))
+                let taken = try store.claimDue(owner: "b", lease: .seconds(30))
                 #expect(taken.map(\.reminderID) == ["taken"])
                 // From another host, after the claims: one cancelled, one replaced.
-                #expect(try await store.cancel(id: "drop").inFlight == 1)
-                try await store.schedule(
+                #expect(try store.cancel(id: "drop").inFlight == 1)
+                try store.schedule(
                     NewReminder(id: "moved", title: "again", trigger: .once(now.addingTimeInterval(3600))),
                     systemZone: Self.utc
                 )
@@ -173,16 +172,16 @@ import Testing
                 #expect(check.wanted == [keys[0]])
                 #expect(check.cancelled == [keys[1], keys[2]])
                 #expect(check.leaseLost == [keys[3]])
-                #expect(try await store.ledger(id: "keep").map(\.state) == ["posting"])
-                #expect(try await store.ledger(id: "drop").map(\.state) == ["cancelled"])
-                #expect(try await store.ledger(id: "moved").map(\.state) == ["cancelled", "pending"])
-                #expect(try await store.ledger(id: "taken").map(\.state) == ["posting"])
+                #expect(try store.ledger(id: "keep").map(\.state) == ["posting"])
+                #expect(try store.ledger(id: "drop").map(\.state) == ["cancelled"])
+                #expect(try store.ledger(id: "moved").map(\.state) == ["cancelled", "pending"])
+                #expect(try store.ledger(id: "taken").map(\.state) == ["posting"])
                 // Asked again: the cancelled are no longer this owner's to post.
                 let again = try await stillWanted(store, keys)
                 #expect(again.wanted == [keys[0]] && again.cancelled.isEmpty && again.leaseLost.count == 3)
                 // A lease that is over (not yet reaped) is not posted either.
-                try await store.expireLeases()
-                #expect(try await store.stillWanted([keys[0]], owner: "a").leaseLost == [keys[0]])
+                try store.expireLeases()
+                #expect(try store.stillWanted([keys[0]], owner: "a").leaseLost == [keys[0]])
             }
         }
     }
@@ -190,33 +189,33 @@ import Testing
     @Test func theDeadlinesComeWithTheDatabasesNowAndFollowChannelsAndRetries() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let empty = try await store.nextDeadlines()
+                let empty = try store.nextDeadlines()
                 #expect(empty.due == nil && empty.leaseEnds == nil && empty.next == nil)
-                #expect(abs(empty.now.timeIntervalSince(try await store.databaseNow())) < 5)
-                let now = try await store.databaseNow()
-                try await store.schedule(
+                #expect(abs(empty.now.timeIntervalSince(try store.databaseNow())) < 5)
+                let now = try store.databaseNow()
+                try store.schedule(
                     NewReminder(id: "soon", title: "S", trigger: .once(now.addingTimeInterval(600))),
                     systemZone: Self.utc
                 )
-                try await store.schedule(
+                try store.schedule(
                     NewReminder(id: "desk", title: "D", trigger: .once(now.addingTimeInterval(300))),
                     systemZone: Self.utc,
                     channel: "desk"
                 )
-                let all = try await store.nextDeadlines()
+                let all = try store.nextDeadlines()
                 #expect(all.due.map { $0.timeIntervalSince(all.now) }.map { $0 > 290 && $0 <= 300 } == true)
-                let defaults = try await store.nextDeadlines(channels: ["default"])
+                let defaults = try store.nextDeadlines(channels: ["default"])
                 #expect(defaults.due.map { $0.timeIntervalSince(defaults.now) }.map { $0 > 590 && $0 <= 600 } == true)
-                #expect(try await store.nextDeadlines(channels: ["other"]).due == nil)
+                #expect(try store.nextDeadlines(channels: ["other"]).due == nil)
                 // A failed post waits for its retry time, not its (past) due time.
-                try await store.advanceClock(by: 601)
-                let keys = try await store.claimDue(owner: "a", lease: .seconds(30)).map(\.key)
+                try store.advanceClock(by: 601)
+                let keys = try store.claimDue(owner: "a", lease: .seconds(30)).map(\.key)
                 #expect(keys.count == 1)
-                let leased = try await store.nextDeadlines(channels: ["default"])
+                let leased = try store.nextDeadlines(channels: ["default"])
                 #expect(leased.due == nil)
                 #expect(leased.leaseEnds.map { $0.timeIntervalSince(leased.now) }.map { $0 > 25 && $0 <= 30 } == true)
-                try await store.markFailed(keys, owner: "a", retryAfter: .seconds(120), error: "down")
-                let retry = try await store.nextDeadlines(channels: ["default"])
+                try store.markFailed(keys, owner: "a", retryAfter: .seconds(120), error: "down")
+                let retry = try store.nextDeadlines(channels: ["default"])
                 #expect(retry.due.map { $0.timeIntervalSince(retry.now) }.map { $0 > 115 && $0 <= 120 } == true)
                 #expect(retry.leaseEnds == nil)
             }
@@ -244,12 +243,13 @@ import Testing
                     "ANALYZE occurrence",
                 ]
                 for statement in statements {
-                    for try await _ in try await store.client.query(PostgresQuery(unsafeSQL: statement)) {}
+                    try store.client.run(PostgresQuery(unsafeSQL: statement))
                 }
                 let claim = PostgresStore.claimQuery(owner: "a", lease: .seconds(30), channels: ["default"], limit: 32)
                 var plan: [String] = []
-                let explain = PostgresQuery(unsafeSQL: "EXPLAIN " + claim.sql, binds: claim.binds)
-                for try await line in try await store.client.query(explain).decode(String.self) { plan.append(line) }
+                var explain = claim
+                explain.sql = "EXPLAIN " + claim.sql
+                for row in try store.client.rows(explain) { plan.append(try row.decode(String.self)) }
                 let text = plan.joined(separator: "\n")
                 #expect(text.contains("occurrence_pending_due"), "\(text)")
                 #expect(!text.contains("Seq Scan on occurrence"), "\(text)")
@@ -276,16 +276,16 @@ import Testing
                     "ANALYZE occurrence",
                 ]
                 for statement in statements {
-                    for try await _ in try await store.client.query(PostgresQuery(unsafeSQL: statement)) {}
+                    try store.client.run(PostgresQuery(unsafeSQL: statement))
                 }
-                let dead = try await store.claimDue(owner: "dead", lease: .seconds(30), limit: 3)
+                let dead = try store.claimDue(owner: "dead", lease: .seconds(30), limit: 3)
                 #expect(dead.count == 3)
-                try await store.expireLeases()
-                #expect(try await store.reapExpiredLeases() == 3)
-                let next = try await store.claimDue(owner: "alive", lease: .seconds(30), limit: 3)
+                try store.expireLeases()
+                #expect(try store.reapExpiredLeases() == 3)
+                let next = try store.claimDue(owner: "alive", lease: .seconds(30), limit: 3)
                 #expect(Set(next.map(\.key)) == Set(dead.map(\.key)))
                 // Then the ones never claimed.
-                let more = try await store.claimDue(owner: "alive", lease: .seconds(30), limit: 32)
+                let more = try store.claimDue(owner: "alive", lease: .seconds(30), limit: 32)
                 #expect(more.count == 32 && Set(more.map(\.key)).isDisjoint(with: dead.map(\.key)))
             }
         }

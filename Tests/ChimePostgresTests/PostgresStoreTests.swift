@@ -1,8 +1,11 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The PostgreSQL store against a real server (scripts/postgres-server, started once per run by
 /// scripts/test), each test on a database of its own. Time is the database's: tests move it by
@@ -25,24 +28,24 @@ import Testing
         try await withFreshDatabase(migrated: false) { url in
             let names = PostgresSchema.migrations.map(\.name)
             // Two `store init`s at once, on two clients: each migration is applied once.
-            async let first = PostgresStore.withStore(url) { try await $0.migrate() }
-            async let second = PostgresStore.withStore(url) { try await $0.migrate() }
+            async let first = PostgresStore.withStore(url) { try $0.migrate() }
+            async let second = PostgresStore.withStore(url) { try $0.migrate() }
             let (a, b) = try await (first, second)
             #expect((a + b).sorted() == names.sorted())
             #expect(a.isEmpty || b.isEmpty)
             try await PostgresStore.withStore(url) { store in
-                #expect(try await store.migrate() == [])
-                #expect(try await store.migrate() == [])
-                #expect(try await store.appliedMigrations() == names)
-                #expect(try await store.count("SELECT count(*) FROM chime_migrations") == names.count)
+                #expect(try store.migrate() == [])
+                #expect(try store.migrate() == [])
+                #expect(try store.appliedMigrations() == names)
+                #expect(try store.count("SELECT count(*) FROM chime_migrations") == names.count)
                 // A database made by a newer Chime: refused, nothing changed.
-                for try await _ in try await store.client.query("INSERT INTO chime_migrations (name) VALUES ('9999-from-the-future')") {}
-                await #expect {
-                    try await store.migrate()
+                try store.client.run("INSERT INTO chime_migrations (name) VALUES ('9999-from-the-future')")
+                #expect {
+                    try store.migrate()
                 } throws: { error in
                     (error as? ChimeError)?.code == .store && "\(error)".contains("9999-from-the-future")
                 }
-                #expect(try await store.count("SELECT count(*) FROM chime_migrations") == names.count + 1)
+                #expect(try store.count("SELECT count(*) FROM chime_migrations") == names.count + 1)
             }
         }
     }
@@ -50,7 +53,7 @@ import Testing
     @Test func scheduleListAndCancelRoundTrip() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
+                let now = try store.databaseNow()
                 let eight = LocalTime(hour: 8, minute: 0)!
                 let triggers: [(String, Trigger)] = [
                     ("tea", .once(now.addingTimeInterval(3600))),
@@ -62,16 +65,16 @@ import Testing
                 var scheduled: [Reminder] = []
                 for (id, trigger) in triggers {
                     scheduled.append(
-                        try await store.schedule(NewReminder(id: id, title: "Do \(id)", body: "b", trigger: trigger), systemZone: Self.utc)
+                        try store.schedule(NewReminder(id: id, title: "Do \(id)", body: "b", trigger: trigger), systemZone: Self.utc)
                             .reminder
                     )
                 }
-                let generated = try await store.schedule(
+                let generated = try store.schedule(
                     NewReminder(title: "No id", trigger: .once(now.addingTimeInterval(60))),
                     systemZone: Self.utc
                 ).reminder
                 #expect(generated.id.hasPrefix("r"))
-                let pending = try await store.pending()
+                let pending = try store.pending()
                 #expect(Set(pending.map(\.id)) == Set(triggers.map(\.0) + [generated.id]))
                 // The trigger comes back as it went in (ChimeCore's TriggerColumns, both ways).
                 for reminder in scheduled {
@@ -82,33 +85,33 @@ import Testing
                 }
                 #expect(pending.map(\.nextDue) == pending.map(\.nextDue).sorted { ($0 ?? .distantFuture) < ($1 ?? .distantFuture) })
 
-                let cancelled = try await store.cancel(id: "tea")
+                let cancelled = try store.cancel(id: "tea")
                 #expect(cancelled.cancelled.id == "tea" && cancelled.inFlight == 0)
-                #expect(try await store.pending().contains { $0.id == "tea" } == false)
-                #expect(try await store.ledger(id: "tea").map(\.state) == ["cancelled"])
-                await #expect {
-                    try await store.cancel(id: "tea")
+                #expect(try store.pending().contains { $0.id == "tea" } == false)
+                #expect(try store.ledger(id: "tea").map(\.state) == ["cancelled"])
+                #expect {
+                    try store.cancel(id: "tea")
                 } throws: { error in
                     (error as? ChimeError)?.code == .notFound && "\(error)".contains("it was cancelled")
                 }
-                await #expect {
-                    try await store.cancel(id: "nothing")
+                #expect {
+                    try store.cancel(id: "nothing")
                 } throws: { error in
                     (error as? ChimeError)?.code == .notFound
                 }
                 // Same id again: a conflict without replace; replaced with it.
                 let again = NewReminder(id: "stretch", title: "Stretch again", trigger: .once(now.addingTimeInterval(600)))
-                await #expect {
-                    try await store.schedule(again, replace: false, systemZone: Self.utc)
+                #expect {
+                    try store.schedule(again, replace: false, systemZone: Self.utc)
                 } throws: { error in
                     (error as? ChimeError)?.code == .conflict
                 }
-                try await store.schedule(again, systemZone: Self.utc)
-                #expect(try await store.pending().filter { $0.id == "stretch" }.map(\.title) == ["Stretch again"])
-                #expect(try await store.ledger(id: "stretch").map(\.state).sorted() == ["cancelled", "pending"])
+                try store.schedule(again, systemZone: Self.utc)
+                #expect(try store.pending().filter { $0.id == "stretch" }.map(\.title) == ["Stretch again"])
+                #expect(try store.ledger(id: "stretch").map(\.state).sorted() == ["cancelled", "pending"])
                 // A time already past (by the database's clock) never fires.
-                await #expect {
-                    try await store.schedule(NewReminder(title: "Late", trigger: .once(now.addingTimeInterval(-1))), systemZone: Self.utc)
+                #expect {
+                    try store.schedule(NewReminder(title: "Late", trigger: .once(now.addingTimeInterval(-1))), systemZone: Self.utc)
                 } throws: { error in
                     (error as? ChimeError)?.code == .usage
                 }
@@ -120,12 +123,12 @@ import Testing
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { a in
                 try await PostgresStore.withStore(url) { b in
-                    let now = try await a.databaseNow()
+                    let now = try a.databaseNow()
                     for round in 0..<20 {
                         let new = NewReminder(id: "same-\(round)", title: "Same", trigger: .once(now.addingTimeInterval(600)))
                         @Sendable func attempt(_ store: PostgresStore) async throws -> Bool {
                             do {
-                                try await store.schedule(new, replace: false, systemZone: Self.utc)
+                                try store.schedule(new, replace: false, systemZone: Self.utc)
                                 return true
                             } catch let error as ChimeError where error.code == .conflict {
                                 return false
@@ -136,7 +139,7 @@ import Testing
                         let outcomes = try await [first, second]
                         #expect(outcomes.filter { $0 }.count == 1, "round \(round)")
                     }
-                    #expect(try await a.pending().count == 20)
+                    #expect(try a.pending().count == 20)
                 }
             }
         }
@@ -146,24 +149,23 @@ import Testing
     func scheduleAndCancelNotifyTheChangesChannel() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                try await store.client.withConnection { connection in
-                    // Listening first (postgres-nio's listen sends LISTEN), then the changes.
-                    let payloads = try await connection.listen(on: PostgresStore.changesChannel) { notifications in
-                        let now = try await store.databaseNow()
-                        try await store.schedule(
-                            NewReminder(id: "ping", title: "Ping", trigger: .once(now.addingTimeInterval(60))),
-                            systemZone: Self.utc
-                        )
-                        try await store.cancel(id: "ping")
-                        var payloads: [String] = []
-                        for try await notification in notifications {
-                            payloads.append(notification.payload)
-                            if payloads.count == 2 { break }
-                        }
-                        return payloads
+                // A session of its own listening first, then the changes.
+                let listener = PostgresStore(url)
+                try listener.client.withSession { try $0.listen(PostgresStore.changesChannel) }
+                let now = try store.databaseNow()
+                try store.schedule(NewReminder(id: "ping", title: "Ping", trigger: .once(now.addingTimeInterval(60))), systemZone: Self.utc)
+                try store.cancel(id: "ping")
+                var payloads: [String] = []
+                while payloads.count < 2 {
+                    let received = try listener.client.withSession { session in
+                        var fd = pollfd(fd: session.socket, events: Int16(POLLIN), revents: 0)
+                        _ = poll(&fd, 1, 10_000)
+                        return try session.notifications()
                     }
-                    #expect(payloads == ["ping", "ping"])
+                    #expect(received.allSatisfy { $0.channel == PostgresStore.changesChannel })
+                    payloads += received.map(\.payload)
                 }
+                #expect(payloads == ["ping", "ping"])
             }
         }
     }
@@ -171,22 +173,22 @@ import Testing
     @Test func timeComparisonsUseTheDatabaseClock() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
+                let now = try store.databaseNow()
                 // Ten minutes ahead and moved on in steps of five: real time passing between the
                 // statements (seconds, on a loaded machine) cannot bring it due before its step.
                 let due = now.addingTimeInterval(600)
-                try await store.schedule(NewReminder(id: "soon", title: "Soon", trigger: .once(due)), systemZone: Self.utc)
-                #expect(try await store.nextDeadlines().due == Date(micros: due.micros))
-                #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
-                try await store.advanceClock(by: 300)
-                #expect(try await store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
-                try await store.advanceClock(by: 300.5)
-                let claimed = try await store.claimDue(owner: "a", lease: .seconds(30))
+                try store.schedule(NewReminder(id: "soon", title: "Soon", trigger: .once(due)), systemZone: Self.utc)
+                #expect(try store.nextDeadlines().due == Date(micros: due.micros))
+                #expect(try store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
+                try store.advanceClock(by: 300)
+                #expect(try store.claimDue(owner: "a", lease: .seconds(30)).isEmpty)
+                try store.advanceClock(by: 300.5)
+                let claimed = try store.claimDue(owner: "a", lease: .seconds(30))
                 #expect(claimed.map(\.reminderID) == ["soon"])
                 // The lease runs on the database's clock too: 30 s from its now, not yet reapable.
-                #expect(try await store.reapExpiredLeases() == 0)
-                let lease = try #require(try await store.nextDeadlines().leaseEnds)
-                let dbNow = try await store.databaseNow()
+                #expect(try store.reapExpiredLeases() == 0)
+                let lease = try #require(try store.nextDeadlines().leaseEnds)
+                let dbNow = try store.databaseNow()
                 #expect(abs(lease.timeIntervalSince(dbNow) - 30) < 5)
             }
         }
@@ -195,23 +197,23 @@ import Testing
     @Test func aRealShortLeaseExpiresOnTheDatabaseClockAndIsReaped() async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
-                try await store.schedule(
+                let now = try store.databaseNow()
+                try store.schedule(
                     NewReminder(id: "x", title: "X", trigger: .once(now.addingTimeInterval(600))),
                     systemZone: Self.utc
                 )
-                try await store.advanceClock(by: 601)
-                #expect(try await store.claimDue(owner: "a", lease: .milliseconds(50)).count == 1)
+                try store.advanceClock(by: 601)
+                #expect(try store.claimDue(owner: "a", lease: .milliseconds(50)).count == 1)
                 // Polled, bounded: a 50 ms lease on the database's clock is reaped within 5 s.
                 var reaped = 0
                 let clock = ContinuousClock()
                 let deadline = clock.now.advanced(by: .seconds(5))
                 while reaped == 0, clock.now < deadline {
-                    reaped = try await store.reapExpiredLeases()
+                    reaped = try store.reapExpiredLeases()
                     if reaped == 0 { try await Task.sleep(for: .milliseconds(10)) }
                 }
                 #expect(reaped == 1)
-                #expect(try await store.ledger(id: "x").map(\.state) == ["pending"])
+                #expect(try store.ledger(id: "x").map(\.state) == ["pending"])
             }
         }
     }
@@ -223,21 +225,21 @@ import Testing
             let limit = 7
             try await PostgresStore.withStore(url) { seeder in
                 for round in 0..<rounds {
-                    let now = try await seeder.databaseNow()
+                    let now = try seeder.databaseNow()
                     for index in 0..<perRound {
                         let due = now.addingTimeInterval(600 + Double(index % 10) / 1000)
-                        try await seeder.schedule(
+                        try seeder.schedule(
                             NewReminder(id: "r\(round)-\(index)", title: "R", trigger: .once(due)),
                             systemZone: Self.utc
                         )
                     }
-                    try await seeder.advanceClock(by: 601)
+                    try seeder.advanceClock(by: 601)
                     // Two runners, each on a client (and connections) of its own, claiming in small batches.
                     @Sendable func drain(_ owner: String) async throws -> [OccurrenceKey] {
-                        try await PostgresStore.withStore(url, connections: 1) { store in
+                        try await PostgresStore.withStore(url) { store in
                             var keys: [OccurrenceKey] = []
                             while true {
-                                let batch = try await store.claimDue(owner: owner, lease: .seconds(60), limit: limit)
+                                let batch = try store.claimDue(owner: owner, lease: .seconds(60), limit: limit)
                                 #expect(batch.count <= limit)
                                 if batch.isEmpty { return keys }
                                 keys += batch.map(\.key)
@@ -251,7 +253,7 @@ import Testing
                     #expect(claimedTwice == 0, "round \(round): \(claimedTwice) occurrences claimed by both runners")
                     #expect(keysA.count + keysB.count == perRound, "round \(round)")
                     #expect(Set(keysA + keysB).count == perRound)
-                    let posting = try await seeder.count("SELECT count(*) FROM occurrence WHERE state = 'posting'")
+                    let posting = try seeder.count("SELECT count(*) FROM occurrence WHERE state = 'posting'")
                     #expect(posting == perRound * (round + 1))
                 }
             }
@@ -263,31 +265,31 @@ import Testing
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { a in
                 try await PostgresStore.withStore(url) { b in
-                    let now = try await a.databaseNow()
-                    try await a.schedule(
+                    let now = try a.databaseNow()
+                    try a.schedule(
                         NewReminder(id: "once", title: "Once", trigger: .once(now.addingTimeInterval(600))),
                         systemZone: Self.utc
                     )
-                    try await a.advanceClock(by: 601)
-                    let claimedA = try await a.claim(owner: "runner-a", lease: .seconds(30))
+                    try a.advanceClock(by: 601)
+                    let claimedA = try a.claim(owner: "runner-a", lease: .seconds(30))
                     #expect(claimedA.count == 1)
                     // Runner A stalls past its lease; B reaps it and claims the occurrence again.
-                    try await a.expireLeases()
-                    #expect(try await b.reapExpiredLeases() == 1)
-                    let claimedB = try await b.claim(owner: "runner-b", lease: .seconds(30))
+                    try a.expireLeases()
+                    #expect(try b.reapExpiredLeases() == 1)
+                    let claimedB = try b.claim(owner: "runner-b", lease: .seconds(30))
                     #expect(claimedB.map(\.occurrence.key) == claimedA.map(\.occurrence.key))
                     // A wakes and marks: fenced, nothing written, counted as a lost lease.
-                    let markA = try await a.mark(claimedA, via: path, owner: "runner-a", noteID: "note-a")
+                    let markA = try a.mark(claimedA, via: path, owner: "runner-a", noteID: "note-a")
                     #expect(markA.posted.isEmpty)
                     #expect(markA.leaseLost == claimedA.map(\.occurrence.key))
-                    let markB = try await b.mark(claimedB, via: path, owner: "runner-b", noteID: "note-b")
+                    let markB = try b.mark(claimedB, via: path, owner: "runner-b", noteID: "note-b")
                     #expect(markB.posted == claimedB.map(\.occurrence.key) && markB.leaseLost.isEmpty)
-                    let ledger = try await a.ledger(id: "once")
+                    let ledger = try a.ledger(id: "once")
                     #expect(ledger.map(\.state) == ["posted"])
                     #expect(ledger.map(\.note) == ["note-b"])
-                    #expect(try await a.pending().isEmpty)
+                    #expect(try a.pending().isEmpty)
                     // A mark repeated by the holder itself after it was recorded changes nothing either.
-                    let again = try await b.mark(claimedB, via: path, owner: "runner-b", noteID: "note-b2")
+                    let again = try b.mark(claimedB, via: path, owner: "runner-b", noteID: "note-b2")
                     #expect(again.posted.isEmpty && again.leaseLost.count == 1)
                 }
             }
@@ -298,32 +300,32 @@ import Testing
     func aCancelWhileAnOccurrenceIsBeingPostedLeavesItToItsRunnerAndTheReaperCancelsItOnceExpired(_ path: MarkPath) async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
+                let now = try store.databaseNow()
                 for id in ["shown", "stalled"] {
-                    try await store.schedule(
+                    try store.schedule(
                         NewReminder(id: id, title: id, trigger: .once(now.addingTimeInterval(600))),
                         systemZone: Self.utc
                     )
                 }
-                try await store.advanceClock(by: 601)
-                let claimed = try await store.claim(owner: "a", lease: .seconds(30))
+                try store.advanceClock(by: 601)
+                let claimed = try store.claim(owner: "a", lease: .seconds(30))
                 #expect(claimed.map(\.occurrence.reminderID).sorted() == ["shown", "stalled"])
                 // Cancelled from another host while being posted: in flight, not pulled from under the runner.
                 for id in ["shown", "stalled"] {
-                    #expect(try await store.cancel(id: id).inFlight == 1)
-                    #expect(try await store.ledger(id: id).map(\.state) == ["posting"])
+                    #expect(try store.cancel(id: id).inFlight == 1)
+                    #expect(try store.ledger(id: id).map(\.state) == ["posting"])
                 }
                 // The runner showed one: the ledger says so (what a person saw).
                 let shown = claimed.filter { $0.occurrence.reminderID == "shown" }
-                #expect(try await store.mark(shown, via: path, owner: "a", noteID: "n").posted == shown.map(\.occurrence.key))
+                #expect(try store.mark(shown, via: path, owner: "a", noteID: "n").posted == shown.map(\.occurrence.key))
                 // The other's runner died: once its lease is over, the reaper cancels it rather than
                 // returning it to be claimed.
-                try await store.expireLeases()
-                #expect(try await store.reapExpiredLeases() == 1)
-                #expect(try await store.ledger(id: "stalled").map(\.state) == ["cancelled"])
-                #expect(try await store.ledger(id: "shown").map(\.state) == ["posted"])
-                #expect(try await store.claim(owner: "b", lease: .seconds(30)).isEmpty)
-                #expect(try await store.pending().isEmpty)
+                try store.expireLeases()
+                #expect(try store.reapExpiredLeases() == 1)
+                #expect(try store.ledger(id: "stalled").map(\.state) == ["cancelled"])
+                #expect(try store.ledger(id: "shown").map(\.state) == ["posted"])
+                #expect(try store.claim(owner: "b", lease: .seconds(30)).isEmpty)
+                #expect(try store.pending().isEmpty)
             }
         }
     }
@@ -333,24 +335,24 @@ import Testing
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { a in
                 try await PostgresStore.withStore(url) { b in
-                    let now = try await a.databaseNow()
-                    let scheduled = try await a.schedule(
+                    let now = try a.databaseNow()
+                    let scheduled = try a.schedule(
                         NewReminder(id: "water", title: "Water", trigger: .interval(seconds: 60, anchor: now)),
                         systemZone: Self.utc
                     ).reminder
                     var due = try #require(scheduled.nextDue).micros
                     let rounds = 25
                     for round in 0..<rounds {
-                        try await a.advanceClock(by: 60)
+                        try a.advanceClock(by: 60)
                         due -= 60_000_000
                         // Both hold a claim on the same occurrence: A's expired and was reaped, B took it.
-                        let claimedA = try await a.claim(owner: "a", lease: .seconds(30))
+                        let claimedA = try a.claim(owner: "a", lease: .seconds(30))
                         #expect(claimedA.map(\.occurrence.key.dueMicros) == [due], "round \(round)")
-                        try await a.expireLeases()
+                        try a.expireLeases()
                         async let reapA = a.reapExpiredLeases()
                         async let reapB = b.reapExpiredLeases()
                         #expect(try await reapA + reapB == 1)
-                        let claimedB = try await b.claim(owner: "b", lease: .seconds(30))
+                        let claimedB = try b.claim(owner: "b", lease: .seconds(30))
                         #expect(claimedB.map(\.occurrence.key) == claimedA.map(\.occurrence.key))
                         // Both mark at once.
                         async let markA = a.mark(claimedA, via: path, owner: "a", noteID: "a")
@@ -360,12 +362,12 @@ import Testing
                         #expect(resultB.posted.count == 1 && resultB.materialized == 1)
                         due += 60_000_000
                     }
-                    let ledger = try await a.ledger(id: "water")
+                    let ledger = try a.ledger(id: "water")
                     #expect(ledger.count == rounds + 1)
                     #expect(ledger.filter { $0.state == "posted" }.count == rounds)
                     #expect(ledger.filter { $0.state == "pending" }.map(\.due) == [due])
                     #expect(Set(ledger.map(\.due)).count == ledger.count)
-                    #expect(try await a.pending().map(\.nextDue) == [Date(micros: due)])
+                    #expect(try a.pending().map(\.nextDue) == [Date(micros: due)])
                 }
             }
         }
@@ -378,14 +380,14 @@ import Testing
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { a in
                 try await PostgresStore.withStore(url) { b in
-                    let now = try await a.databaseNow()
-                    try await a.schedule(
+                    let now = try a.databaseNow()
+                    try a.schedule(
                         NewReminder(id: "tick", title: "Tick", trigger: .interval(seconds: 10, anchor: now)),
                         systemZone: Self.utc
                     )
                     for _ in 0..<20 {
-                        try await a.advanceClock(by: 10)
-                        let claimed = try await a.claim(owner: "same", lease: .seconds(30))
+                        try a.advanceClock(by: 10)
+                        let claimed = try a.claim(owner: "same", lease: .seconds(30))
                         #expect(claimed.count == 1)
                         async let one = a.mark(claimed, via: path, owner: "same", noteID: "1")
                         async let two = b.mark(claimed, via: path, owner: "same", noteID: "2")
@@ -393,7 +395,7 @@ import Testing
                         #expect(r1.posted.count + r2.posted.count == 1)
                         #expect(r1.materialized + r2.materialized == 1)
                     }
-                    let ledger = try await a.ledger(id: "tick")
+                    let ledger = try a.ledger(id: "tick")
                     #expect(ledger.count == 21 && ledger.filter { $0.state == "pending" }.count == 1)
                 }
             }
@@ -442,27 +444,27 @@ import Testing
     func theOneStatementMarkLeavesWhatTheTransactionLeaves(_ markCase: MarkCase) async throws {
         try await withFreshDatabase { url in
             try await PostgresStore.withStore(url) { store in
-                let now = try await store.databaseNow()
+                let now = try store.databaseNow()
                 for id in ["transaction", "statement"] {
-                    try await store.schedule(NewReminder(id: id, title: id, trigger: markCase.trigger(now)), systemZone: Self.utc)
+                    try store.schedule(NewReminder(id: id, title: id, trigger: markCase.trigger(now)), systemZone: Self.utc)
                 }
                 for (round, step) in markCase.steps.enumerated() {
-                    try await store.advanceClock(by: step)
-                    let claimed = try await store.claim(owner: "o", lease: .seconds(30))
+                    try store.advanceClock(by: step)
+                    let claimed = try store.claim(owner: "o", lease: .seconds(30))
                     #expect(claimed.map(\.occurrence.reminderID).sorted() == ["statement", "transaction"], "round \(round)")
                     var results: [String: MarkResult] = [:]
                     for one in claimed {
                         let id = one.occurrence.reminderID
                         let path: MarkPath = id == "statement" ? .oneStatement : .transaction
-                        results[id] = try await store.mark([one], via: path, owner: "o", noteID: "n")
+                        results[id] = try store.mark([one], via: path, owner: "o", noteID: "n")
                     }
                     let (viaTransaction, viaStatement) = (try #require(results["transaction"]), try #require(results["statement"]))
                     #expect(viaStatement.posted.count == 1 && viaStatement.leaseLost.isEmpty, "round \(round)")
                     #expect(viaStatement.posted.count == viaTransaction.posted.count, "round \(round)")
                     #expect(viaStatement.materialized == viaTransaction.materialized, "round \(round)")
-                    #expect(try await store.markedState(id: "statement") == store.markedState(id: "transaction"), "round \(round)")
+                    #expect(try store.markedState(id: "statement") == store.markedState(id: "transaction"), "round \(round)")
                 }
-                let end = try await store.markedState(id: "statement")
+                let end = try store.markedState(id: "statement")
                 #expect(end.reminder.state == markCase.state)
                 #expect(end.reminder.ended == (markCase.state == "done"))
                 #expect(end.ledger.filter { $0.state == "posted" }.count == markCase.steps.count)
@@ -520,15 +522,15 @@ enum MarkPath: String, CaseIterable, Sendable {
 
 extension PostgresStore {
     /// Records `claimed` as posted by `owner` along `path` (one at a time on the one statement).
-    func mark(_ claimed: [ClaimedOccurrence], via path: MarkPath, owner: String, noteID: String) async throws -> MarkResult {
+    func mark(_ claimed: [ClaimedOccurrence], via path: MarkPath, owner: String, noteID: String) throws -> MarkResult {
         let utc = TimeZone(identifier: "UTC")!
         switch path {
         case .transaction:
-            return try await markPosted(claimed.map(\.occurrence.key), owner: owner, noteID: noteID, systemZone: utc)
+            return try markPosted(claimed.map(\.occurrence.key), owner: owner, noteID: noteID, systemZone: utc)
         case .oneStatement:
             var total = MarkResult()
             for one in claimed {
-                let result = try await markPosted(one, owner: owner, noteID: noteID, systemZone: utc)
+                let result = try markPosted(one, owner: owner, noteID: noteID, systemZone: utc)
                 total.posted += result.posted
                 total.leaseLost += result.leaseLost
                 total.materialized += result.materialized
@@ -539,19 +541,20 @@ extension PostgresStore {
 
     /// What a mark leaves of reminder `id`: its row (state, next and last due, whether it ended)
     /// and its ledger (due, state, missed count), for comparing two reminders alike.
-    func markedState(id: String) async throws -> MarkedState {
+    func markedState(id: String) throws -> MarkedState {
         var state = MarkedState()
-        for try await (reminderState, next, last, ended) in try await client.query(
-            "SELECT state, next_due_us, last_due_us, ended_us IS NOT NULL FROM reminder WHERE id = \(id)"
-        ).decode((String, Int64?, Int64?, Bool).self) {
+        for row in try client.rows("SELECT state, next_due_us, last_due_us, ended_us IS NOT NULL FROM reminder WHERE id = \(id)") {
+            let (reminderState, next, last, ended) = try row.decode((String, Int64?, Int64?, Bool).self)
             state.reminder = MarkedState.Row(state: reminderState, next: next, last: last, ended: ended)
         }
-        for try await (due, occurrenceState, missed) in try await client.query(
+        let rows = try client.rows(
             """
             SELECT o.due_us, o.state, o.missed_count FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
             WHERE r.id = \(id) ORDER BY o.due_us
             """
-        ).decode((Int64, String, Int).self) {
+        )
+        for row in rows {
+            let (due, occurrenceState, missed) = try row.decode((Int64, String, Int).self)
             state.ledger.append(MarkedState.Occurrence(due: due, state: occurrenceState, missed: missed))
         }
         return state

@@ -29,7 +29,7 @@ struct StoreBehaviourTests {
             try await body(SQLiteReminders(store: store, clock: { now }))
         case .postgresql:
             try await withFreshDatabase { url in
-                try await PostgresStore.withStore(url, connections: 2) { store in try await body(store) }
+                try await PostgresStore.withStore(url) { store in try await body(store) }
             }
         }
     }

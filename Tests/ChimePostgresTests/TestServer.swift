@@ -1,7 +1,6 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
-import PostgresNIO
 
 /// The real PostgreSQL server these tests run against: one per test run, started by
 /// scripts/test (scripts/postgres-server), found through `CHIME_TEST_POSTGRES_URL`. Each test
@@ -30,12 +29,12 @@ func withFreshDatabase(migrated: Bool = true, _ body: @Sendable (PostgresURL) as
     let server = try TestServer.url()
     // An identifier made here of [a-z0-9_] only: CREATE DATABASE takes no bound parameter.
     let name = "chime_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    try await PostgresStore.withStore(server, connections: 1) { admin in
-        for try await _ in try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)")) {}
+    try await PostgresStore.withStore(server) { admin in
+        try admin.client.run(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
     }
     let url = server.with(database: name)
     do {
-        if migrated { _ = try await PostgresStore.withStore(url, connections: 1) { try await $0.migrate() } }
+        if migrated { _ = try await PostgresStore.withStore(url) { try $0.migrate() } }
         try await body(url)
     } catch {
         try? await dropDatabase(name, on: server)
@@ -45,66 +44,61 @@ func withFreshDatabase(migrated: Bool = true, _ body: @Sendable (PostgresURL) as
 }
 
 private func dropDatabase(_ name: String, on server: PostgresURL) async throws {
-    try await PostgresStore.withStore(server, connections: 1) { admin in
+    try await PostgresStore.withStore(server) { admin in
         // FORCE (PostgreSQL 13+): a client shut down a moment ago may still be disconnecting.
-        for try await _ in try await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) {}
+        try admin.client.run(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
     }
 }
 
 extension PostgresStore {
     /// Moves every stored instant `seconds` earlier (due times, reminders' instants, retry
     /// times): for the store, the database's clock moved on by that much. Time is injected through SQL; no test sleeps for it.
-    func advanceClock(by seconds: Double) async throws {
+    func advanceClock(by seconds: Double) throws {
         let micros = Int64((seconds * 1_000_000).rounded())
-        // Each result read to its end (a failure comes with the end; see PostgresConnection.rows).
         // Through negative values: the ledger's key (reminder, due) is checked row by row, and
         // moving a due onto its neighbour's old value would collide half-way.
-        try await client.withTransaction(logger: PostgresStore.silentLogger) { connection in
-            for try await _ in try await connection.query(
-                "UPDATE occurrence SET due_us = -(due_us - \(micros))",
-                logger: PostgresStore.silentLogger
-            ) {}
-            for try await _ in try await connection.query("UPDATE occurrence SET due_us = -due_us", logger: PostgresStore.silentLogger) {}
+        try client.transaction { connection in
+            try connection.run("UPDATE occurrence SET due_us = -(due_us - \(micros))")
+            try connection.run("UPDATE occurrence SET due_us = -due_us")
             // A failed post's retry time too (leases are ended by expireLeases()).
-            for try await _ in try await connection.query(
-                "UPDATE occurrence SET retry_at = retry_at - \(micros) * interval '1 microsecond' WHERE retry_at IS NOT NULL",
-                logger: PostgresStore.silentLogger
-            ) {}
-            for try await _ in try await connection.query(
+            try connection.run(
+                "UPDATE occurrence SET retry_at = retry_at - \(micros) * interval '1 microsecond' WHERE retry_at IS NOT NULL"
+            )
+            try connection.run(
                 """
                 UPDATE reminder SET next_due_us = next_due_us - \(micros), last_due_us = last_due_us - \(micros),
                     at_us = at_us - \(micros), anchor_us = anchor_us - \(micros), created_us = created_us - \(micros)
-                """,
-                logger: PostgresStore.silentLogger
-            ) {}
+                """
+            )
         }
     }
 
     /// Ends every lease now, by the database's clock (as if the lease's time had passed).
-    func expireLeases() async throws {
-        for try await _ in try await client.query(
-            "UPDATE occurrence SET lease_until = now() - interval '1 millisecond' WHERE state = 'posting'"
-        ) {}
+    func expireLeases() throws {
+        try client.run("UPDATE occurrence SET lease_until = now() - interval '1 millisecond' WHERE state = 'posting'")
     }
 
     /// The ledger of reminder `id`: each occurrence's due instant and state, by due instant.
-    func ledger(id: String) async throws -> [(due: Int64, state: String, owner: String?, note: String?)] {
-        let rows = try await client.query(
+    func ledger(id: String) throws -> [(due: Int64, state: String, owner: String?, note: String?)] {
+        try client.rows(
             """
             SELECT o.due_us, o.state, o.lease_owner, o.note_id FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
             WHERE r.id = \(id) ORDER BY o.due_us
             """
-        )
-        var result: [(due: Int64, state: String, owner: String?, note: String?)] = []
-        for try await (due, state, owner, note) in rows.decode((Int64, String, String?, String?).self) {
-            result.append((due, state, owner, note))
+        ).map { row in
+            let (due, state, owner, note) = try row.decode((Int64, String, String?, String?).self)
+            return (due, state, owner, note)
         }
-        return result
     }
 
-    func count(_ sql: String) async throws -> Int {
+    func count(_ sql: String) throws -> Int {
         var count = 0
-        for try await value in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { count = Int(value) }
+        for row in try client.rows(PostgresQuery(unsafeSQL: sql)) { count = Int(try row.decode(Int64.self)) }
         return count
+    }
+
+    /// Runs `sql` on the store's connection.
+    func run(_ sql: String) throws {
+        try client.run(PostgresQuery(unsafeSQL: sql))
     }
 }
