@@ -109,9 +109,16 @@ let package = Package(
         // The store on PostgreSQL for several runners sharing one database (issue 20): claims under
         // a lease with FOR UPDATE SKIP LOCKED, fenced marks, the database's clock; over libpq, and
         // driven by ChimeCore's one Scheduler (PostgresLedger is its SchedulerStore).
-        .target(name: "ChimePostgres", dependencies: ["ChimeCore", "CLibpq"], swiftSettings: strict),
-        // libpq (Debian libpq-dev), PostgreSQL's own C client, for the PostgreSQL store.
-        .systemLibrary(name: "CLibpq", path: "Sources/CLibpq", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .target(
+            name: "ChimePostgres",
+            dependencies: ["ChimeCore", "CLibpqLoader"],
+            swiftSettings: strict + [.unsafeFlags(["-Xcc", "-I/usr/include/postgresql"])]
+        ),
+        // libpq (Debian libpq-dev 15), PostgreSQL's own C client, opened with dlopen the first time
+        // a PostgreSQL store is used (see its header for why, with the figures). Only the header is
+        // used at build time: no pkgConfig, whose -lpq would load libpq and its 20 libraries at
+        // every start of chime.
+        .target(name: "CLibpqLoader", cSettings: [.unsafeFlags(["-I/usr/include/postgresql"])]),
         // timerfd and eventfd, which Swift's Glibc module does not import.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // The long-running process: store + scheduler + notifier, timerfd sleep, wake-up socket.

@@ -1,4 +1,4 @@
-import CLibpq
+import CLibpqLoader
 import ChimeCore
 import Foundation
 
@@ -10,6 +10,12 @@ import Foundation
 // (``PostgresConnection``). Calls are synchronous: the runner makes them on its own thread, as it
 // makes SQLite's, each bounded by the server's statement and lock timeouts and the connection's
 // TCP keepalives and user timeout (``PostgresConnectionOptions``).
+
+/// libpq's functions, opened the first time a connection is made (CLibpqLoader, for why).
+var pq: chime_libpq_api { chime_libpq().pointee }
+
+/// A C string libpq returned (through the table its pointers are not annotated: nil reads as "").
+func cString(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
 
 /// An error from PostgreSQL or from the connection to it. Keeps the server's SQLSTATE (PostgreSQL
 /// 15 docs, Appendix A) for callers that decide by it: 25006 (read-only), 23505 (unique), 57014
@@ -34,7 +40,7 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
         self.kind = kind
         self.sqlState = sqlState
         self.message = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }.joined(separator: " ")
+            .filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     public var description: String {
@@ -254,21 +260,21 @@ public final class PostgresResult: @unchecked Sendable {
     let result: OpaquePointer
 
     init(_ result: OpaquePointer) { self.result = result }
-    deinit { PQclear(result) }
+    deinit { pq.PQclear(result) }
 
     /// Rows returned.
-    public var count: Int { Int(PQntuples(result)) }
+    public var count: Int { Int(pq.PQntuples(result)) }
     /// Rows the command changed (`UPDATE`, `DELETE`, `INSERT`), or returned.
-    public var affected: Int { Int(String(cString: PQcmdTuples(result))) ?? count }
+    public var affected: Int { Int(cString(pq.PQcmdTuples(result))) ?? count }
 
     public var rows: [PostgresRow] { (0..<count).map { PostgresRow(result: self, index: Int32($0)) } }
 
     func text(row: Int32, column: Int32) -> String? {
-        if PQgetisnull(result, row, column) != 0 { return nil }
-        return String(cString: PQgetvalue(result, row, column))
+        if pq.PQgetisnull(result, row, column) != 0 { return nil }
+        return cString(pq.PQgetvalue(result, row, column))
     }
 
-    func columnName(_ column: Int32) -> String { PQfname(result, column).map { String(cString: $0) } ?? "#\(column)" }
+    func columnName(_ column: Int32) -> String { pq.PQfname(result, column).map { String(cString: $0) } ?? "#\(column)" }
 }
 
 /// One row of a ``PostgresResult``.
@@ -293,7 +299,7 @@ public struct PostgresRow: Sendable {
 
     /// The column named `name` (as the statement names it: lower case unless quoted).
     public subscript(_ name: String) -> PostgresCell {
-        PostgresCell(row: self, column: PQfnumber(result.result, name), name: name)
+        PostgresCell(row: self, column: pq.PQfnumber(result.result, name), name: name)
     }
 
     /// The row itself: its columns are read by name with the subscript (kept for the store's
@@ -365,7 +371,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     deinit {
-        if let canceller { PQfreeCancel(canceller) }
+        if let canceller { pq.PQfreeCancel(canceller) }
     }
 
     /// Runs `body` with the connection to itself (made first when there is none, or it broke).
@@ -452,7 +458,7 @@ public final class PostgresConnection: @unchecked Sendable {
         defer { cancelLock.unlock() }
         guard let canceller else { return }
         var buffer = [CChar](repeating: 0, count: 256)
-        _ = PQcancel(canceller, &buffer, Int32(buffer.count))
+        _ = pq.PQcancel(canceller, &buffer, Int32(buffer.count))
     }
 
     /// Called (under the connection's lock) when a connection is made again after one broke or
@@ -489,7 +495,7 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         session = made
         cancelLock.lock()
-        canceller = PQgetCancel(made.connection)
+        canceller = pq.PQgetCancel(made.connection)
         cancelLock.unlock()
         return made
     }
@@ -497,7 +503,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Guarded by `lock`.
     private func drop() {
         cancelLock.lock()
-        if let canceller { PQfreeCancel(canceller) }
+        if let canceller { pq.PQfreeCancel(canceller) }
         canceller = nil
         cancelLock.unlock()
         session = nil
@@ -512,6 +518,9 @@ public final class PostgresSession {
     private var inTransaction = false
 
     init(url: PostgresURL, options: PostgresConnectionOptions) throws(PostgresError) {
+        if let problem = chime_libpq_open() {
+            throw PostgresError(.connection, "cannot load libpq: \(String(cString: problem)) (Debian's libpq5 installs it)")
+        }
         let parameters = url.libpqParameters(options)
         let keys = parameters.map { strdup($0.0) }
         let values = parameters.map { strdup($0.1) }
@@ -520,30 +529,30 @@ public final class PostgresSession {
         }
         let keyPointers: [UnsafePointer<CChar>?] = keys.map { UnsafePointer($0) } + [nil]
         let valuePointers: [UnsafePointer<CChar>?] = values.map { UnsafePointer($0) } + [nil]
-        guard let made = PQconnectdbParams(keyPointers, valuePointers, 0) else {
+        guard let made = pq.PQconnectdbParams(keyPointers, valuePointers, 0) else {
             throw PostgresError(.connection, "could not connect to \(url): out of memory")
         }
-        guard PQstatus(made) == CONNECTION_OK else {
-            let message = String(cString: PQerrorMessage(made))
-            PQfinish(made)
+        guard pq.PQstatus(made) == CONNECTION_OK else {
+            let message = cString(pq.PQerrorMessage(made))
+            pq.PQfinish(made)
             throw PostgresError(.connection, message.isEmpty ? "could not connect to \(url)" : message)
         }
         connection = made
     }
 
-    deinit { PQfinish(connection) }
+    deinit { pq.PQfinish(connection) }
 
     /// The connection broke (the server went away, a timeout): it is made again on next use.
-    public var isBroken: Bool { PQstatus(connection) != CONNECTION_OK }
+    public var isBroken: Bool { pq.PQstatus(connection) != CONNECTION_OK }
 
     /// The connection's socket, to wait on with poll(2) for a NOTIFY (``notifications()``).
-    public var socket: Int32 { PQsocket(connection) }
+    public var socket: Int32 { pq.PQsocket(connection) }
 
     /// Runs `query` (parameters as text, with their types); a server error throws with its SQLSTATE.
     @discardableResult
     public func execute(_ query: PostgresQuery) throws(PostgresError) -> PostgresResult {
         try withParameters(query) { count, types, values in
-            PQexecParams(connection, query.sql, count, types, values, nil, nil, 0)
+            pq.PQexecParams(connection, query.sql, count, types, values, nil, nil, 0)
         }
     }
 
@@ -552,11 +561,11 @@ public final class PostgresSession {
     @discardableResult
     public func execute(prepared name: String, _ query: PostgresQuery) throws(PostgresError) -> PostgresResult {
         if !prepared.contains(name) {
-            try check(PQprepare(connection, name, query.sql, Int32(query.types.count), query.types))
+            try check(pq.PQprepare(connection, name, query.sql, Int32(query.types.count), query.types))
             prepared.insert(name)
         }
         return try withParameters(query) { count, _, values in
-            PQexecPrepared(connection, name, count, values, nil, nil, 0)
+            pq.PQexecPrepared(connection, name, count, values, nil, nil, 0)
         }
     }
 
@@ -572,17 +581,17 @@ public final class PostgresSession {
             for copy in copies { free(copy) }
         }
         let pointers = copies.map { $0.map { UnsafePointer($0) } }
-        guard PQsendQueryParams(connection, query.sql, Int32(query.values.count), query.types, pointers, nil, nil, 0) == 1 else {
-            throw PostgresError(.connection, String(cString: PQerrorMessage(connection)))
+        guard pq.PQsendQueryParams(connection, query.sql, Int32(query.values.count), query.types, pointers, nil, nil, 0) == 1 else {
+            throw PostgresError(.connection, cString(pq.PQerrorMessage(connection)))
         }
-        PQsetSingleRowMode(connection)
+        _ = pq.PQsetSingleRowMode(connection)
         var failure: (any Error)?
-        while let next = PQgetResult(connection) {
+        while let next = pq.PQgetResult(connection) {
             if failure != nil {
-                PQclear(next)
+                pq.PQclear(next)
                 continue
             }
-            if PQresultStatus(next) == PGRES_SINGLE_TUPLE {
+            if pq.PQresultStatus(next) == PGRES_SINGLE_TUPLE {
                 let result = PostgresResult(next)
                 do {
                     try body(PostgresRow(result: result, index: 0))
@@ -623,10 +632,10 @@ public final class PostgresSession {
 
     /// LISTEN on `channel` (a name Chime chose: quoted as an identifier all the same).
     public func listen(_ channel: String) throws(PostgresError) {
-        guard let quoted = PQescapeIdentifier(connection, channel, channel.utf8.count) else {
-            throw PostgresError(.connection, String(cString: PQerrorMessage(connection)))
+        guard let quoted = pq.PQescapeIdentifier(connection, channel, channel.utf8.count) else {
+            throw PostgresError(.connection, cString(pq.PQerrorMessage(connection)))
         }
-        defer { PQfreemem(quoted) }
+        defer { pq.PQfreemem(quoted) }
         try execute(PostgresQuery(unsafeSQL: "LISTEN " + String(cString: quoted)))
     }
 
@@ -634,13 +643,13 @@ public final class PostgresSession {
     /// payloads received since the last call (PostgreSQL 15 docs, 34.9 "Asynchronous
     /// Notification"). Throws when the connection broke.
     public func notifications() throws(PostgresError) -> [(channel: String, payload: String)] {
-        guard PQconsumeInput(connection) == 1 else {
-            throw PostgresError(.connection, String(cString: PQerrorMessage(connection)))
+        guard pq.PQconsumeInput(connection) == 1 else {
+            throw PostgresError(.connection, cString(pq.PQerrorMessage(connection)))
         }
         var received: [(channel: String, payload: String)] = []
-        while let notify = PQnotifies(connection) {
+        while let notify = pq.PQnotifies(connection) {
             received.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra)))
-            PQfreemem(notify)
+            pq.PQfreemem(notify)
         }
         return received
     }
@@ -662,18 +671,18 @@ public final class PostgresSession {
     @discardableResult
     private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
         guard let result else {
-            throw PostgresError(.connection, String(cString: PQerrorMessage(connection)))
+            throw PostgresError(.connection, cString(pq.PQerrorMessage(connection)))
         }
         let owned = PostgresResult(result)
-        switch PQresultStatus(result) {
+        switch pq.PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             return owned
         default:
             // PG_DIAG_SQLSTATE and PG_DIAG_MESSAGE_PRIMARY are the characters 'C' and 'M'
             // (postgres_ext.h), macros Swift does not import as field codes.
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-            let message = primary ?? String(cString: PQresultErrorMessage(result))
+            let state = pq.PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let primary = pq.PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+            let message = primary ?? cString(pq.PQresultErrorMessage(result))
             if state == nil || isBroken { throw PostgresError(.connection, sqlState: state, message) }
             throw PostgresError(.server, sqlState: state, message)
         }

@@ -46,6 +46,7 @@ public final class PostgresStore: Sendable {
     public func renewConnections() { client.reset() }
 
     /// Runs `body` with a store for `url` (its connection closed after).
+    @discardableResult
     public static func withStore<Result: Sendable>(
         _ url: PostgresURL,
         applicationName: String? = nil,

@@ -105,7 +105,7 @@ func withFreshCLIDatabase(migrated: Bool = true, _ body: (PostgresURL) async thr
     let server = try PostgresURL(text)
     // [a-z0-9_] only: CREATE DATABASE takes no bound parameter.
     let name = "chime_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    _ = try await PostgresStore.withStore(server) { admin in
+    try await PostgresStore.withStore(server) { admin in
         try admin.client.run(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
     }
     let url = server.with(database: name)
@@ -123,4 +123,19 @@ func withFreshCLIDatabase(migrated: Bool = true, _ body: (PostgresURL) async thr
         throw error
     }
     await drop()
+}
+
+/// Without a loadable libpq, a PostgreSQL store is one line naming why and what to install, exit
+/// 5; the SQLite store never needs it.
+@Test func withoutLibpqAPostgresStoreSaysSoInOneLine() throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("chime-nopq-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: root) }
+    #expect(FileManager.default.createFile(atPath: root.appendingPathComponent("libpq.so.5").path, contents: Data()))
+    let sandbox = try Sandbox(extra: ["LD_LIBRARY_PATH": root.path])
+    let listed = try sandbox.chime("list", "--store", "postgresql:///chime?host=/nonexistent")
+    #expect(listed.status == 5, "\(listed)")
+    #expect(listed.stderr.contains("cannot load libpq") && listed.stderr.contains("libpq5"), "\(listed.stderr)")
+    #expect(listed.stderr.split(separator: "\n").count == 1, "\(listed.stderr)")
+    #expect(try sandbox.chime("in", "5m", "tea").status == 0)
 }
