@@ -4,6 +4,7 @@ import ChimePostgres
 import ChimeRunner
 import Foundation
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -60,12 +61,26 @@ extension Run {
                     metadata: ["store": "\(url)"]
                 )
                 let waker = try TimerWaker(socketFD: nil)
+                let finished = Atomic(false)
                 waker.relaySignals([SIGTERM, SIGINT]) {
                     logger.info("Signal received: shutting down")
                     runner.stop()
                     waker.shutdown()
+                    // A database that answers neither the statement nor its cancel (a server
+                    // stopped with SIGSTOP, a network that drops everything) must not keep a
+                    // stopping runner: after a second and a half it exits all the same. What it
+                    // had claimed goes back to the other runners after the lease, as after a crash.
+                    Thread.detachNewThread {
+                        Thread.sleep(forTimeInterval: 1.5)
+                        guard !finished.load(ordering: .acquiring) else { return }
+                        logger.warning(
+                            "stopping while the database answers neither the statement in flight nor its cancel: exiting; what this runner had claimed goes back to the other runners after its lease (\(formatDuration(lease)))"
+                        )
+                        Glibc.exit(0)
+                    }
                 }
                 await runner.run(waker: waker)
+                finished.store(true, ordering: .releasing)
                 if ledger.databaseFailing {
                     logger.warning(
                         "stopping while the database does not answer: what this runner had claimed goes back to the other runners after its lease (\(formatDuration(lease)))"

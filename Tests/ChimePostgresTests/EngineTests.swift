@@ -426,6 +426,24 @@ struct PostgresLedgerTests {
         }
     }
 
+    /// SIGTERM's path: a statement in flight is cancelled from another thread (PQcancel) and
+    /// fails at once with SQLSTATE 57014, and the connection serves the next statement.
+    @Test func aStatementInFlightIsCancelledFromAnotherThread() async throws {
+        try await withFreshDatabase { url in
+            let store = PostgresStore(url)
+            _ = try store.databaseNow()
+            let started = ContinuousClock.now
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: 0.3)
+                store.client.cancel()
+            }
+            let error = #expect(throws: PostgresError.self) { try store.run("SELECT pg_sleep(20)") }
+            #expect(error?.isCancelled == true, "\(String(describing: error))")
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(try store.count("SELECT 1") == 1)
+        }
+    }
+
     @Test func theDatabaseClockMapsDeadlinesToTheHostsClock() {
         let clock = DatabaseClock()
         let databaseNow = Date().addingTimeInterval(300)  // the database 5 minutes ahead of this host
