@@ -45,9 +45,25 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// - Parameter message: one line; control characters in it (from a value someone typed or a
     ///   reminder's title) are shown escaped, as `\n` or `\u{1B}`, so the message stays one line
     ///   and never reaches a terminal as a control sequence.
-    public init(_ code: Code, _ message: String) {
+    /// The error underneath, as the library that failed threw it (GRDB's `DatabaseError`,
+    /// ChimePostgres's `PostgresError` with its SQLSTATE, a Chime marker such as
+    /// ``RemovedWriteAheadLog``): code that must decide by the failure asks it, never the
+    /// message's text. Not part of equality: two errors that say the same are the same.
+    public var cause: (any Error & Sendable)?
+
+    public init(_ code: Code, _ message: String, cause: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = Self.escapingControlCharacters(message)
+        self.cause = cause
+    }
+
+    public static func == (lhs: ChimeError, rhs: ChimeError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
     }
 
     /// `text` with its control characters, line and paragraph separators, bidirectional

@@ -174,13 +174,13 @@ extension PostgresStore {
         case .server:
             let state = error.sqlState ?? ""
             if state == "42P01" || state == "42883" {
-                return ChimeError(.store, "the PostgreSQL store \(url) has no Chime schema yet: run 'chime store init'")
+                return ChimeError(.store, "the PostgreSQL store \(url) has no Chime schema yet: run 'chime store init'", cause: error)
             }
-            return ChimeError(.store, "the PostgreSQL store \(url): \(error.message) (SQLSTATE \(state))")
+            return ChimeError(.store, "the PostgreSQL store \(url): \(error.message) (SQLSTATE \(state))", cause: error)
         case .connection:
-            return ChimeError(.store, "cannot reach the PostgreSQL store \(url): \(Redaction.redacted(error.message))")
+            return ChimeError(.store, "cannot reach the PostgreSQL store \(url): \(Redaction.redacted(error.message))", cause: error)
         case .decoding:
-            return ChimeError(.store, "the PostgreSQL store \(url): \(error.message)")
+            return ChimeError(.store, "the PostgreSQL store \(url): \(error.message)", cause: error)
         }
     }
 

@@ -364,8 +364,18 @@ public final class ReminderStore: Sendable {
         if let madeDirectory { rmdir(madeDirectory) }
     }
 
+    /// A store failure for a person, keeping SQLite's own result code and message as its
+    /// ``ChimeError/cause`` (``SQLiteFailure``).
     static func storeError(_ error: any Error, path: String) -> ChimeError {
         if let error = error as? ChimeError { return error }
+        var described = describe(error, path: path)
+        if let error = error as? DatabaseError {
+            described.cause = SQLiteFailure(code: error.extendedResultCode.rawValue, message: error.message)
+        }
+        return described
+    }
+
+    private static func describe(_ error: any Error, path: String) -> ChimeError {
         if let error = error as? DatabaseError {
             switch error.resultCode {
             case .SQLITE_CORRUPT:
@@ -513,7 +523,8 @@ public final class ReminderStore: Sendable {
             throw ChimeError(
                 .store,
                 "store '\(path)' failed: its write-ahead log '\(path)-wal' was removed while Chime had it open, and what it held could not be saved yet (\(Self.storeError(error, path: path).message)); "
-                    + "stop every chime process on this store (the runner too), keep the store file as it is, then start again"
+                    + "stop every chime process on this store (the runner too), keep the store file as it is, then start again",
+                cause: RemovedWriteAheadLog()
             )
         }
         if committed {
@@ -525,7 +536,8 @@ public final class ReminderStore: Sendable {
         }
         throw ChimeError(
             .store,
-            "store '\(path)': its write-ahead log '\(path)-wal' was removed while Chime had it open; what it held is saved in the store, which is open again (nothing changed by this command): try again"
+            "store '\(path)': its write-ahead log '\(path)-wal' was removed while Chime had it open; what it held is saved in the store, which is open again (nothing changed by this command): try again",
+            cause: RemovedWriteAheadLog()
         )
     }
 
@@ -534,14 +546,15 @@ public final class ReminderStore: Sendable {
         ChimeError(
             .store,
             "store '\(path)': its write-ahead log '\(path)-wal' was removed while process \(holder) has the store open, so a change now would be lost; nothing was read or written. "
-                + "A Chime runner saves what the log held and reopens the store at its next wake-up (restart it if it does not); do not remove -wal or -shm files of a store in use"
+                + "A Chime runner saves what the log held and reopens the store at its next wake-up (restart it if it does not); do not remove -wal or -shm files of a store in use",
+            cause: RemovedWriteAheadLog()
         )
     }
 
     /// Whether `error` says the store's write-ahead log was removed under a process that has it
     /// open (the CLI then wakes the runner, which recovers from it).
     public static func isRemovedLog(_ error: ChimeError) -> Bool {
-        error.code == .store && error.message.contains("-wal' was removed while")
+        error.cause is RemovedWriteAheadLog
     }
 
     /// `PRAGMA quick_check` on the store file: nil when it passes, else SQLite's first findings
@@ -557,4 +570,18 @@ public final class ReminderStore: Sendable {
         }
         return findings == ["ok"] ? nil : findings
     }
+}
+
+/// The cause of a ``ChimeError`` for a store whose write-ahead log was removed while a process
+/// had it open (``ReminderStore/isRemovedLog(_:)`` asks for it).
+public struct RemovedWriteAheadLog: Error, Sendable, Hashable {
+    public init() {}
+}
+
+/// SQLite's own account of a failure (GRDB's `DatabaseError`, which is not `Sendable`, read
+/// into one that is): the cause of a store's ``ChimeError``.
+public struct SQLiteFailure: Error, Sendable, Hashable {
+    /// The extended result code (sqlite3.h: `SQLITE_FULL` is 13, `SQLITE_IOERR_WRITE` 778, ...).
+    public var code: Int32
+    public var message: String?
 }

@@ -444,6 +444,18 @@ struct PostgresLedgerTests {
         }
     }
 
+    /// Errors keep their cause: a database without the schema is one line for a person, and
+    /// the server's SQLSTATE for code that must decide by it (no message text compared).
+    @Test func aStoreErrorKeepsTheServersSQLState() async throws {
+        try await withFreshDatabase(migrated: false) { url in
+            let store = PostgresStore(url)
+            let error = #expect(throws: PostgresError.self) { try store.pending() }
+            let described = PostgresStore.storeError(try #require(error), url: url)
+            #expect(described.code == .store && described.message.contains("chime store init"), "\(described)")
+            #expect((described.cause as? PostgresError)?.sqlState == "42P01")
+        }
+    }
+
     @Test func theDatabaseClockMapsDeadlinesToTheHostsClock() {
         let clock = DatabaseClock()
         let databaseNow = Date().addingTimeInterval(300)  // the database 5 minutes ahead of this host
