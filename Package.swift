@@ -31,6 +31,7 @@ let package = Package(
     products: [
         .executable(name: "chime", targets: ["chime"]),
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
+        .library(name: "ChimeApp", targets: ["ChimeApp"]),
         .library(name: "ChimeStore", targets: ["ChimeStore"]),
         .library(name: "ChimeRunner", targets: ["ChimeRunner"]),
         .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
@@ -188,9 +189,20 @@ let package = Package(
         ),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
         .target(name: "ChimeTesting", dependencies: ["ChimeCore"], swiftSettings: strict),
+        // The composition root: the families' tables and runner parts, listed once for chime,
+        // chime-bench and the tests.
+        .target(
+            name: "ChimeApp",
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "chime",
             dependencies: [
+                "ChimeApp",
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeLibnotify",
                 "ChimeConfig", "ChimePostgres", "ChimeWebhook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -205,6 +217,7 @@ let package = Package(
         .executableTarget(
             name: "chime-bench",
             dependencies: [
+                "ChimeApp",
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeTesting",
                 "ChimeLibnotify", "ChimePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -280,7 +293,7 @@ let package = Package(
         .testTarget(
             name: "ChimeCLITests",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeTesting", "ChimeLibnotify",
+                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeTesting", "ChimeLibnotify",
                 "ChimePostgres", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             // A store made by an earlier Chime, opened by ShippedSchemaTests.

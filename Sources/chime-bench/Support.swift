@@ -1,3 +1,4 @@
+import ChimeApp
 // What the workloads share: statistics, tables, temporary directories, /proc readers, stores filled
 // for a run, and the processes they start (chime and its baselines).
 import ChimeCore
@@ -241,8 +242,8 @@ func stop(_ process: Process) {
     process.waitUntilExit()
 }
 
-/// The families' tables, as `chime` opens every store (see `Run.schemas` in the chime target).
-let chimeSchemas: [StoreSchema] = [.focus, .doses, .gateway]
+/// The families' tables, as `chime` opens every store (the composition root's list).
+let chimeSchemas: [StoreSchema] = ChimeApp.schemas
 
 /// ``runMeasured(_:_:environment:)`` from a small process: `chime-bench child-peak` starts
 /// `executable`, waits for it and prints its figures. Its peak RSS is then its own.

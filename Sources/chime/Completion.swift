@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeCore
 import ChimeDoses
 import ChimeGateway
@@ -136,7 +137,7 @@ enum Completion {
             guard let path = storePath, FileManager.default.fileExists(atPath: path) else { return nil }
             return try? ReminderStore(
                 path: path,
-                schemas: Run.schemas,
+                schemas: ChimeApp.schemas,
                 access: .read,
                 readOnlyFallback: true,
                 busyTimeout: Completion.busyTimeout

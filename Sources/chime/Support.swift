@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeConfig
 import ChimeCore
 import ChimeRunner
@@ -53,7 +54,7 @@ struct GlobalOptions: ParsableArguments {
         do {
             let opened = try ReminderStore(
                 path: path,
-                schemas: Run.schemas,
+                schemas: ChimeApp.schemas,
                 access: access,
                 // The default location's directory is made; a path a person named (flag,
                 // $CHIME_STORE, the config file) is not.

@@ -1,3 +1,4 @@
+import ChimeApp
 import ChimeDoses
 import ChimeFocus
 import ChimeGateway
@@ -274,6 +275,6 @@ enum Spawn {
     }
 }
 
-/// The families' tables, as `chime` opens every store (see `Run.schemas` in the chime target):
-/// a store chime made is opened by the tests with the same ones.
-let chimeSchemas: [StoreSchema] = [.focus, .doses, .gateway]
+/// The families' tables, as `chime` opens every store (the composition root's list): a store
+/// chime made is opened by the tests with the same ones.
+let chimeSchemas: [StoreSchema] = ChimeApp.schemas

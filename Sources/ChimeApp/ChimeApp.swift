@@ -1,0 +1,78 @@
+import ChimeCore
+import ChimeDoses
+import ChimeFocus
+import ChimeGateway
+import ChimeStore
+import Foundation
+import Logging
+
+/// Chime's composition root (issue 33): what every program of Chime's opens the same way, listed
+/// once. `chime` (its commands and its runner), `chime-bench` and the tests import it rather than
+/// keeping their own lists. The layers below it (ChimeCore, ChimeStore, ChimeRunner,
+/// ChimePostgres) name no family; the families are named here.
+public enum ChimeApp {
+    /// The reminder families' tables: every command opens the store with them (a store made by
+    /// this chime holds them all). A new family adds its schema here and its runner part below.
+    public static let schemas: [StoreSchema] = [.focus, .doses, .gateway]
+
+    /// The reminder families the runner serves, in the order they are prepared before each
+    /// pass; each logs what it did on its own (the composition root: a new family is added here).
+    /// - Parameter snoozeLength: how long an alert's "Snooze" lasts (the config file's `reminders.snooze`).
+    /// - Parameter doseRepeats: how an unanswered dose alert repeats (`doses.repeat_every`, `repeat_count`).
+    public static func families(
+        store: ReminderStore,
+        logger log: Logger,
+        liveAlerts: Bool = true,
+        snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
+        doseRepeats: DoseRepeats = DoseRepeats()
+    ) -> [any ReminderFamily] {
+        let focus = FocusFamily(
+            timer: FocusTimer(store: store),
+            liveAlert: liveAlerts,
+            onChange: { settled in
+                switch settled {
+                case .completed(let session):
+                    log.info("Focus session completed", metadata: ["session.id": "\(session.id)"])
+                case .abandoned(let session):
+                    log.notice("Focus session abandoned: the machine restarted during it", metadata: ["session.id": "\(session.id)"])
+                case .none, .open:
+                    break
+                }
+            }
+        )
+        let doses = DoseFamily(
+            book: DoseBook(store: store, repeats: doseRepeats),
+            onChange: { settled in
+                if !settled.missed.isEmpty {
+                    log.notice("Doses missed: their window passed unanswered", metadata: ["dose.ids": "\(settled.missed)"])
+                }
+                if let summary = settled.summaryID {
+                    log.notice(
+                        "Doses fell due while nothing ran: one summary alert",
+                        metadata: ["reminder.id": .string(summary), "dose.ids": "\(settled.summarized)"]
+                    )
+                }
+            },
+            onAnswer: { event in
+                if let entry = event.entry {
+                    log.info(
+                        "Dose answered from its alert",
+                        metadata: [
+                            "dose.id": "\(entry.dose.id)", "action": .string(event.action), "status": .string(entry.dose.status.rawValue),
+                        ]
+                    )
+                } else if let refused = event.refused {
+                    log.notice("Dose answer changed nothing", metadata: ["action": .string(event.action), "reason": .string(refused)])
+                }
+            }
+        )
+        let plain = PlainReminders(
+            store: store,
+            snoozeLength: snoozeLength,
+            onSnooze: { id, until in
+                log.info("Reminder snoozed from its alert", metadata: ["reminder.id": .string(id), "until": .string(TimeText.iso(until))])
+            }
+        )
+        return [focus, doses, plain]
+    }
+}
