@@ -54,10 +54,6 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // The PostgreSQL store for several runners (issue 20).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        // The webhook notifier's HTTP client.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        // The webhook tests' loopback HTTP server (NIOHTTP1); async-http-client's own dependency.
-        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         // Reminder, Trigger, time-zone arithmetic, Scheduler, Notifier protocol. No GLib, no SQLite,
@@ -174,15 +170,20 @@ let package = Package(
             dependencies: ["ChimeCore", "CLibnotifyLoader"],
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]
         ),
-        // The webhook notifier: a JSON POST per occurrence with an Idempotency-Key, on
-        // async-http-client.
+        // libcurl (Debian libcurl4-openssl-dev 7.88.1), the webhook notifier's HTTP client: Debian's
+        // OpenSSL and zlib rather than SwiftNIO's vendored BoringSSL and zlib (issue 33). The shim
+        // wraps curl's variadic setopt/getinfo, which Swift cannot call.
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // The webhook notifier: a JSON POST per occurrence with an Idempotency-Key, on libcurl
+        // driven by a thread of its own.
         .target(
             name: "ChimeWebhook",
-            dependencies: [
-                "ChimeCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["ChimeCore", "CCurl", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict,
             plugins: ["ChimeVersionPlugin"]
         ),
@@ -263,11 +264,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChimeWebhookTests",
-            dependencies: [
-                "ChimeCore", "ChimeWebhook", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
+            dependencies: ["ChimeCore", "ChimeWebhook"],
             swiftSettings: strict
         ),
         .testTarget(
