@@ -57,7 +57,7 @@ final class CurlTransport: @unchecked Sendable {
         var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
         func cancel() {
             cancelled.store(true, ordering: .releasing)
-            transport.wakeUp()
+            transport.cancel(self)
         }
     }
 
@@ -97,6 +97,9 @@ final class CurlTransport: @unchecked Sendable {
         // No signals (SIGALRM for resolver timeouts) in a multi-threaded process.
         _ = chime_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = chime_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        // No proxy, also none from $http_proxy or $https_proxy: the URL is where the alert goes
+        // (as with async-http-client before), and a proxy's logs would see the token in it.
+        _ = chime_curl_setopt_str(easy, CURLOPT_PROXY, "")
         // A POST redirected is ambiguous (303 turns it into a GET): configure the final URL.
         _ = chime_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         _ = chime_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
@@ -125,6 +128,13 @@ final class CurlTransport: @unchecked Sendable {
         }
     }
 
+    /// Transfers waiting for their turn (not the one in progress).
+    var queuedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return queue.count
+    }
+
     /// Ends the thread after the transfers queued so far and closes the kept-alive connection;
     /// returns when it is closed. Later calls return at once.
     func shutdown() async {
@@ -150,11 +160,18 @@ final class CurlTransport: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Breaks the thread out of curl_multi_poll (under the lock, so never after the cleanup).
-    fileprivate func wakeUp() {
+    /// A job still queued leaves the queue at once; one in progress is aborted: the thread is
+    /// woken from curl_multi_poll (under the lock, so never after the cleanup) and sees its flag.
+    fileprivate func cancel(_ job: Job) {
         lock.lock()
-        defer { lock.unlock() }
+        if let index = queue.firstIndex(where: { $0.job === job }) {
+            let queued = queue.remove(at: index)
+            lock.unlock()
+            queued.done.resume(returning: .cancelled)
+            return
+        }
         if !finished, let multi { _ = curl_multi_wakeup(multi) }
+        lock.unlock()
     }
 
     // MARK: The thread

@@ -115,6 +115,9 @@ public final class WebhookNotifier: Notifier {
         await transport.shutdown()
     }
 
+    /// Requests waiting for the one in progress to end (for tests).
+    var queuedRequests: Int { transport.queuedCount }
+
     // MARK: Notifier
 
     /// Posts one request per occurrence the note delivers (a summary's occurrences each under

@@ -345,6 +345,30 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         }
     }
 
+    @Test func cancellingAPostQueuedBehindAnotherEndsItAtOnce() async throws {
+        // Posts on one notifier take turns: the second waits behind the first (a silent receiver,
+        // 30 s); cancelled, it leaves the queue without waiting for its turn and sends nothing.
+        let server = try await LoopbackHTTPServer.start([.silence])
+        let thirtySeconds: (inout WebhookNotifier.Configuration) -> Void = { $0.timeout = .seconds(30) }
+        try await withNotifier(server, configure: thirtySeconds) { notifier in
+            let first = Task { try await notifier.post(note()) }
+            #expect(await server.waitUntilReceived(1, within: .seconds(10)))
+            let second = Task { try await notifier.post(note(due: dueMicros + 1)) }
+            let clock = ContinuousClock()
+            let queued = clock.now
+            while notifier.queuedRequests < 1 && clock.now - queued < .seconds(10) { await Task.yield() }
+            #expect(notifier.queuedRequests == 1)
+            let start = clock.now
+            second.cancel()
+            await #expect(throws: CancellationError.self) { try await second.value }
+            #expect(clock.now - start < .seconds(5))
+            #expect(server.received.count == 1)
+            #expect(notifier.queuedRequests == 0)
+            first.cancel()
+            await #expect(throws: CancellationError.self) { try await first.value }
+        }
+    }
+
     @Test func aPostInATaskAlreadyCancelledSendsNothing() async throws {
         let server = try await LoopbackHTTPServer.start([])
         try await withNotifier(server) { notifier in
