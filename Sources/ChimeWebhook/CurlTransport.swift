@@ -119,6 +119,12 @@ final class CurlTransport: @unchecked Sendable {
                     done.resume(returning: .failed(CURLE_FAILED_INIT, "the webhook notifier was shut down"))
                     return
                 }
+                // Cancelled before it was queued (the handler found nothing to take out): no turn.
+                guard !job.isCancelled else {
+                    lock.unlock()
+                    done.resume(returning: .cancelled)
+                    return
+                }
                 queue.append(Queued(job: job, done: done))
                 lock.signal()
                 lock.unlock()
