@@ -53,10 +53,6 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // The config file's TOML (its parse errors carry line and column).
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        // The webhook notifier's HTTP client.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        // The webhook tests' loopback HTTP server (NIOHTTP1); async-http-client's own dependency.
-        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         // Reminder, Trigger, time-zone arithmetic, Scheduler, Notifier protocol. No GLib, no SQLite,
@@ -175,15 +171,15 @@ let package = Package(
             dependencies: ["ChimeCore", "CLibnotifyLoader"],
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]
         ),
-        // The webhook notifier: a JSON POST per occurrence with an Idempotency-Key, on
-        // async-http-client.
+        // libcurl (Debian libcurl4-openssl-dev), for the webhook notifier, opened with dlopen the first
+        // time a webhook notifier is made (see its header for why, with the figures); only the header
+        // is used at build time.
+        .target(name: "CLibcurlLoader"),
+        // The webhook notifier: a JSON POST per occurrence with an Idempotency-Key, on libcurl
+        // driven by a thread of its own.
         .target(
             name: "ChimeWebhook",
-            dependencies: [
-                "ChimeCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["ChimeCore", "CLibcurlLoader", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict,
             plugins: ["ChimeVersionPlugin"]
         ),
@@ -276,11 +272,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChimeWebhookTests",
-            dependencies: [
-                "ChimeCore", "ChimeWebhook", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
+            dependencies: ["ChimeCore", "ChimeWebhook"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -8,7 +8,7 @@ import Foundation
 /// ``redacted`` (``description`` is that), and credentials in the user info are sent as HTTP
 /// Basic authorization (``authorization``), not left in the URL.
 public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
-    /// The URL as given (the scheme as typed; async-http-client takes either case). Never show it:
+    /// The URL as given (the scheme as typed; libcurl takes either case). Never show it:
     /// show ``redacted``.
     public let text: String
     /// `http` or `https`.

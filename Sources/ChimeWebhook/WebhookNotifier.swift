@@ -1,10 +1,7 @@
-import AsyncHTTPClient
+import CLibcurlLoader
 import ChimeCore
 import Foundation
 import Logging
-import NIOCore
-import NIOHTTP1
-import NIOPosix
 
 /// A server-side channel: each occurrence an alert delivers is one JSON `POST` to a URL.
 ///
@@ -26,19 +23,23 @@ import NIOPosix
 /// for it (a connection that failed, a timeout, HTTP 5xx, 408 and 429; `Retry-After` is
 /// honoured up to ``Configuration/retryAfterCap``). Any other 4xx is a permanent failure, not
 /// retried here. Every failure throws ``ChimeError`` `.delivery`: the scheduler then keeps the
-/// occurrence due and retries it with its own, longer backoff.
+/// occurrence due and retries it with its own, longer backoff. When the task awaiting a post is
+/// cancelled, the request in flight is aborted at once and the post throws `CancellationError`.
 ///
-/// One `HTTPClient` is made in `init` and serves every post (its connection pool keeps the
-/// connection alive between alerts); call ``shutdown()`` once when done, as async-http-client's
-/// README asks ("If you create your own HTTPClient instances, you should shut them down using
-/// httpClient.shutdown()"), or use ``withWebhookNotifier(_:logger:_:)``.
+/// The HTTP client is Debian's libcurl (``CurlTransport``): one handle made in `init` serves
+/// every post on a thread of its own (never the caller's, never Swift's cooperative pool),
+/// keeping the connection alive between alerts. ``Configuration/timeout`` bounds the whole of
+/// each attempt, however slowly a receiver answers. Call ``shutdown()`` once when done (it
+/// ends the thread and closes the connection), or use ``withWebhookNotifier(_:logger:_:)``.
+/// libcurl's messages are shown with the URL redacted.
 public final class WebhookNotifier: Notifier {
     /// How the notifier posts and retries. With the defaults one post of one occurrence takes at
     /// most 3 attempts of 10 s plus the waits between them (0.25 s and 0.5 s of backoff, or a
     /// `Retry-After` of at most 5 s each): about 40 s before the scheduler's own backoff takes over.
     public struct Configuration: Sendable {
         public var url: WebhookURL
-        /// The whole of one request (connect, send, answer), per attempt.
+        /// The whole of one request (connect, send, the answer's head and body), per attempt:
+        /// a receiver that answers a byte at a time is cut off at it too.
         public var timeout: Duration = .seconds(10)
         /// Attempts inside one post, the first included (at least 1).
         public var maxAttempts: Int = 3
@@ -50,7 +51,7 @@ public final class WebhookNotifier: Notifier {
         /// is not retried here: the post fails, and the scheduler's backoff retries it later.
         public var retryAfterCap: Duration = .seconds(5)
         /// Sent as `User-Agent`.
-        public var userAgent: String = "Chime/\(ChimeVersion.string) (webhook; async-http-client)"
+        public var userAgent: String = "Chime/\(ChimeVersion.string) (webhook; libcurl)"
 
         public init(url: WebhookURL) { self.url = url }
     }
@@ -60,7 +61,7 @@ public final class WebhookNotifier: Notifier {
     public typealias Sleeper = @Sendable (Duration) async throws -> Void
 
     public let configuration: Configuration
-    private let client: HTTPClient
+    private let transport: CurlTransport
     private let logger: Logger
     private let sleep: Sleeper
     private let jitter: @Sendable () -> Double
@@ -82,19 +83,15 @@ public final class WebhookNotifier: Notifier {
         self.sleep = sleep
         self.jitter = jitter
         self.now = now
-        var http = HTTPClient.Configuration()
-        let timeout = TimeAmount(configuration.timeout)
-        http.timeout = .init(connect: timeout, read: timeout)
-        // A refused connection fails the request at once (the pool would otherwise retry the
-        // connection until the request's deadline): the quick retries below are the one place
-        // that decides how often and how long to try.
-        http.connectionPool.retryConnectionEstablishment = false
-        // A POST redirected is ambiguous (303 turns it into a GET): configure the final URL.
-        http.redirectConfiguration = .disallow
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http, backgroundActivityLogger: logger)
+        self.transport = CurlTransport()
     }
 
-    /// Runs `body` with a notifier and shuts its HTTP client down afterwards, also when `body` throws.
+    deinit {
+        // A notifier dropped without shutdown() still ends its thread.
+        transport.stop()
+    }
+
+    /// Runs `body` with a notifier and shuts it down afterwards, also when `body` throws.
     public static func withWebhookNotifier<Result: Sendable>(
         _ configuration: Configuration,
         logger: Logger = Logger(label: "chime.webhook"),
@@ -112,17 +109,22 @@ public final class WebhookNotifier: Notifier {
         return result
     }
 
-    /// Closes the HTTP client's connections. Call once, after the last post has returned.
+    /// Ends the notifier's thread and closes its connection. Call once, after the last post has
+    /// returned (a later post fails as a delivery error); a second call does nothing.
     public func shutdown() async throws {
-        try await client.shutdown()
+        await transport.shutdown()
     }
+
+    /// Requests waiting for the one in progress to end (for tests).
+    var queuedRequests: Int { transport.queuedCount }
 
     // MARK: Notifier
 
     /// Posts one request per occurrence the note delivers (a summary's occurrences each under
     /// its own key, so that a summary retried after a partial failure repeats nothing a
     /// receiver keeps keys for), or one for a note that delivers none (a live status).
-    /// - Throws: ``ChimeError`` `.delivery` saying what the receiver answered or why it could not be reached.
+    /// - Throws: ``ChimeError`` `.delivery` saying what the receiver answered or why it could not
+    ///   be reached; `CancellationError` when the awaiting task is cancelled.
     public func post(_ note: Note) async throws -> PostedNote {
         for request in Self.requests(for: note) {
             try await send(request)
@@ -274,7 +276,8 @@ public final class WebhookNotifier: Notifier {
     private func send(_ request: Request) async throws {
         var attempt = 1
         while true {
-            let outcome = await tryOnce(request)
+            try Task.checkCancellation()
+            let outcome = try await tryOnce(request)
             switch outcome {
             case .delivered:
                 return
@@ -305,6 +308,8 @@ public final class WebhookNotifier: Notifier {
                 )
                 do {
                     try await sleep(wait)
+                } catch is CancellationError {
+                    throw CancellationError()
                 } catch {
                     throw ChimeError(.delivery, "webhook \(configuration.url.origin) \(reason); retry cancelled")
                 }
@@ -324,38 +329,41 @@ public final class WebhookNotifier: Notifier {
         return .nanoseconds(Int64((seconds * fraction * 1e9).rounded()))
     }
 
-    private func tryOnce(_ request: Request) async -> Outcome {
-        var http = HTTPClientRequest(url: configuration.url.requestURL)
-        http.method = .POST
-        // Credentials in the URL's user info go as Basic authorization (async-http-client sends
-        // none of its own from a URL).
-        if let authorization = configuration.url.authorization { http.headers.add(name: "Authorization", value: authorization) }
-        http.headers.add(name: "Content-Type", value: "application/json")
-        http.headers.add(name: "Idempotency-Key", value: request.idempotencyKey)
-        http.headers.add(name: "User-Agent", value: configuration.userAgent)
-        http.body = .bytes(ByteBuffer(bytes: request.body))
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(http, timeout: TimeAmount(configuration.timeout), logger: logger)
-        } catch {
-            return Self.outcome(of: error, timeout: configuration.timeout)
+    /// One attempt. - Throws: `CancellationError` only.
+    private func tryOnce(_ request: Request) async throws -> Outcome {
+        let url = configuration.url
+        // Credentials in the URL's user info go as Basic authorization, and the URL curl gets has
+        // none (so neither its messages nor a proxy's logs can show the password).
+        var headers = ["Content-Type: application/json", "Idempotency-Key: \(request.idempotencyKey)"]
+        if let authorization = url.authorization { headers.append("Authorization: \(authorization)") }
+        let result = await transport.perform(
+            CurlRequest(
+                url: url.requestURL,
+                headers: headers,
+                userAgent: configuration.userAgent,
+                body: request.body,
+                timeout: configuration.timeout
+            )
+        )
+        switch result {
+        case .cancelled:
+            throw CancellationError()
+        case .failed(let code, let message):
+            return Self.outcome(of: code, message: Self.redact(message, url: url), timeout: configuration.timeout)
+        case .answered(let status, let reason, let headers, let body):
+            return Self.outcome(status: status, reason: reason, headers: headers, body: body, now: now())
         }
-        // Read a little of the body: a refusal's first line goes into the error; a success's is
-        // drained so that the connection can serve the next alert.
-        let body = try? await response.body.collect(upTo: 64 * 1024)
-        return Self.outcome(status: response.status, headers: response.headers, body: body, now: now())
     }
 
     /// What an answer means for retrying.
-    static func outcome(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, now: Date) -> Outcome {
-        let code = Int(status.code)
-        let said = "HTTP \(code)" + (status.reasonPhrase.isEmpty ? "" : " \(status.reasonPhrase)")
+    static func outcome(status code: Int, reason: String, headers: [(String, String)], body: Data?, now: Date) -> Outcome {
+        let said = "HTTP \(code)" + (reason.isEmpty ? "" : " \(reason)")
         let line = body.flatMap { firstLine(of: $0) }.map { ": \($0)" } ?? ""
         switch code {
         case 200..<300:
             return .delivered
         case 408, 429, 500..<600:
-            let retryAfter = headers.first(name: "Retry-After").flatMap { retryAfterDuration($0, now: now) }
+            let retryAfter = headers.first { $0.0.lowercased() == "retry-after" }.flatMap { retryAfterDuration($0.1, now: now) }
             return .transient(reason: "answered \(said)\(line)", retryAfter: retryAfter)
         default:
             // 3xx (redirects are not followed), 4xx: the receiver will answer the same again.
@@ -363,28 +371,36 @@ public final class WebhookNotifier: Notifier {
         }
     }
 
-    /// What a failed request means for retrying: async-http-client's timeouts and NIO's
-    /// connection errors are worth another try; anything else (a TLS certificate refused) is not.
-    static func outcome(of error: any Error, timeout: Duration) -> Outcome {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout,
-                .getConnectionFromPoolTimeout:
-                return .transient(reason: "did not answer within \(formatDuration(timeout))", retryAfter: nil)
-            case .remoteConnectionClosed:
-                return .transient(reason: "closed the connection before answering", retryAfter: nil)
-            default:
-                return .permanent(reason: "failed: \(error)")
-            }
+    /// What a failed transfer means for retrying: a timeout, a connection that could not be made
+    /// or that broke are worth another try; anything else (a TLS certificate or handshake
+    /// refused, a URL curl rejects) is not.
+    static func outcome(of code: CURLcode, message: String, timeout: Duration) -> Outcome {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            return .transient(reason: "did not answer within \(formatDuration(timeout))", retryAfter: nil)
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .transient(reason: "could not be reached (\(message))", retryAfter: nil)
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:
+            return .transient(reason: "closed the connection before answering (\(message))", retryAfter: nil)
+        default:
+            return .permanent(reason: "failed: \(message)")
         }
-        if let error = error as? NIOConnectionError {
-            let cause = error.connectionErrors.first.map { "\($0.error)" } ?? error.dnsAAAAError.map { "\($0)" } ?? "\(error)"
-            return .transient(reason: "could not be reached (\(cause))", retryAfter: nil)
+    }
+
+    /// libcurl's message with the URL in it redacted (``WebhookURL/redacted``): curl names the
+    /// URL in some messages, and its query may carry a token.
+    static func redact(_ message: String, url: WebhookURL) -> String {
+        var message = message
+        for text in [url.text, url.requestURL] where !text.isEmpty {
+            message = message.replacingOccurrences(of: text, with: WebhookURL.redacted(text))
         }
-        if error is IOError || error is ChannelError {
-            return .transient(reason: "could not be reached (\(error))", retryAfter: nil)
+        // The path and query alone (`/hook?token=…`), as in a request line.
+        if let components = URLComponents(string: url.requestURL), let query = components.percentEncodedQuery, !query.isEmpty {
+            let tail = "?" + query
+            let shown = WebhookURL.redacted("http://h" + tail).dropFirst("http://h".count)
+            message = message.replacingOccurrences(of: tail, with: shown)
         }
-        return .permanent(reason: "failed: \(error)")
+        return message
     }
 
     /// `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3); nil when it is neither.
@@ -402,8 +418,8 @@ public final class WebhookNotifier: Notifier {
     }
 
     /// The body's first non-blank line, at most 200 characters (one line in the error).
-    static func firstLine(of body: ByteBuffer) -> String? {
-        let text = String(decoding: body.readableBytesView, as: UTF8.self)
+    static func firstLine(of body: Data) -> String? {
+        let text = String(decoding: body, as: UTF8.self)
         guard let line = text.split(whereSeparator: \.isNewline).first(where: { !$0.allSatisfy(\.isWhitespace) }) else {
             return nil
         }

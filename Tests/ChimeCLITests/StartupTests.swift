@@ -3,7 +3,8 @@ import Testing
 
 /// What a start of chime loads (issue 19): libnotify and GLib are opened with dlopen by the
 /// commands that show or close alerts, and libpq (with OpenSSL, Kerberos, LDAP) by those that use
-/// a PostgreSQL store (issue 33), not mapped by the dynamic loader at every start.
+/// a PostgreSQL store and libcurl by the webhook notifier (issue 33), not mapped by the dynamic
+/// loader at every start.
 struct StartupTests {
     @Test(arguments: [["--version"], ["list"], ["in", "5m", "tea"], ["cancel", "nothing-here"]])
     func commandsThatShowNoAlertLoadNeitherLibnotifyNorGLibNorLibpq(arguments: [String]) throws {
@@ -13,7 +14,7 @@ struct StartupTests {
         let result = try runProcess(ChimeExecutable.url.path, arguments, environment: environment, timeout: 30)
         #expect(result.status == 0 || arguments[0] == "cancel", "\(result.stderr.suffix(500))")
         #expect(result.stderr.contains("libsqlite3.so.0"), "the loader's report is missing")
-        for library in ["libnotify", "libglib-2.0", "libgio-2.0", "libgdk_pixbuf", "libpq", "libssl", "libkrb5", "libldap"] {
+        for library in ["libnotify", "libglib-2.0", "libgio-2.0", "libgdk_pixbuf", "libpq", "libssl", "libkrb5", "libldap", "libcurl", "libnghttp2"] {
             #expect(!result.stderr.contains(library), "chime \(arguments.joined(separator: " ")) loaded \(library)")
         }
     }

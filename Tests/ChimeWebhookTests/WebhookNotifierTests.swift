@@ -1,6 +1,5 @@
 import ChimeCore
 import Foundation
-import NIOHTTP1
 import Synchronization
 import Testing
 
@@ -91,6 +90,8 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         let agent = try #require(request.headers["User-Agent"].first)
         #expect(agent.hasPrefix("Chime/"))
         #expect(agent.contains("webhook"))
+        #expect(agent.hasSuffix("(webhook; libcurl)"))
+        #expect(request.headers["Expect"] == [])
         let json = try request.json()
         #expect(json["event"] as? String == "reminder")
         #expect(json["id"] as? String == "tea")
@@ -293,6 +294,128 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         #expect(elapsed < .seconds(5))
     }
 
+    @Test(arguments: [false, true])
+    func aReceiverThatTricklesItsAnswerIsCutOffAtTheTimeout(afterHead: Bool) async throws {
+        // A byte every 20 ms, from the status line on or after a head sent at once: each byte
+        // arrives well within the timeout, yet the attempt as a whole is bounded by it.
+        let server = try await LoopbackHTTPServer.start([.trickle(afterHead: afterHead), .trickle(afterHead: afterHead)])
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await deliveryError {
+            try await withNotifier(
+                server,
+                configure: {
+                    $0.timeout = .milliseconds(300)
+                    $0.maxAttempts = 2
+                }
+            ) { _ = try await $0.post(note()) }
+        }
+        let elapsed = clock.now - start
+
+        #expect(error?.code == .delivery)
+        #expect(error?.message.contains("did not answer within 300.0ms") == true, "\(String(describing: error))")
+        #expect(server.received.count == 2)
+        #expect(elapsed >= .milliseconds(600))
+        #expect(elapsed < .seconds(5))
+    }
+
+    @Test func cancellingThePostAbortsTheRequestInFlightAndThrowsCancellationError() async throws {
+        // A receiver that never answers and a timeout of 30 s: only the cancellation ends the post.
+        let server = try await LoopbackHTTPServer.start([.silence])
+        let thirtySeconds: (inout WebhookNotifier.Configuration) -> Void = { $0.timeout = .seconds(30) }
+        try await withNotifier(server, configure: thirtySeconds) { notifier in
+            let post = Task { try await notifier.post(note()) }
+            #expect(await server.waitUntilReceived(1, within: .seconds(10)))
+            let clock = ContinuousClock()
+            let start = clock.now
+            post.cancel()
+            let result = await post.result
+            let elapsed = clock.now - start
+
+            #expect(elapsed < .seconds(5))
+            switch result {
+            case .success: Issue.record("the post was delivered")
+            case .failure(let error): #expect(error is CancellationError, "\(error)")
+            }
+            // The notifier serves the next post (on a new connection: the aborted one is closed).
+            _ = try await notifier.post(note(due: dueMicros + 1))
+            let received = server.received
+            #expect(received.count == 2)
+            #expect(received.count == 2 && received[0].clientPort != received[1].clientPort)
+        }
+    }
+
+    @Test func cancellingAPostQueuedBehindAnotherEndsItAtOnce() async throws {
+        // Posts on one notifier take turns: the second waits behind the first (a silent receiver,
+        // 30 s); cancelled, it leaves the queue without waiting for its turn and sends nothing.
+        let server = try await LoopbackHTTPServer.start([.silence])
+        let thirtySeconds: (inout WebhookNotifier.Configuration) -> Void = { $0.timeout = .seconds(30) }
+        try await withNotifier(server, configure: thirtySeconds) { notifier in
+            let first = Task { try await notifier.post(note()) }
+            #expect(await server.waitUntilReceived(1, within: .seconds(10)))
+            let second = Task { try await notifier.post(note(due: dueMicros + 1)) }
+            let clock = ContinuousClock()
+            let queued = clock.now
+            while notifier.queuedRequests < 1 && clock.now - queued < .seconds(10) { await Task.yield() }
+            #expect(notifier.queuedRequests == 1)
+            let start = clock.now
+            second.cancel()
+            await #expect(throws: CancellationError.self) { try await second.value }
+            #expect(clock.now - start < .seconds(5))
+            #expect(server.received.count == 1)
+            #expect(notifier.queuedRequests == 0)
+            first.cancel()
+            await #expect(throws: CancellationError.self) { try await first.value }
+        }
+    }
+
+    @Test func aPostInATaskAlreadyCancelledSendsNothing() async throws {
+        let server = try await LoopbackHTTPServer.start([])
+        try await withNotifier(server) { notifier in
+            let post = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await notifier.post(note())
+            }
+            await #expect(throws: CancellationError.self) { try await post.value }
+        }
+        #expect(server.received.isEmpty)
+    }
+
+    @Test func postsInFlightTakeNoThreadOfTheCooperativePool() async throws {
+        // More posts waiting on silent receivers than the cooperative pool has threads (one per
+        // core): had a transfer blocked a pool thread, the later posts could not even start
+        // (nor this test's own waits resume) before the first ones timed out after 30 s.
+        let count = ProcessInfo.processInfo.activeProcessorCount + 2
+        let servers = try await (0..<count).asyncMap { _ in try await LoopbackHTTPServer.start([.silence]) }
+        let notifiers = try servers.map { server in
+            var configuration = WebhookNotifier.Configuration(url: try WebhookURL(server.url))
+            configuration.timeout = .seconds(30)
+            return WebhookNotifier(configuration, sleep: RecordedSleeps().sleeper)
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let posts = notifiers.map { notifier in Task { try await notifier.post(note()) } }
+        for server in servers { #expect(await server.waitUntilReceived(1, within: .seconds(10))) }
+        // A task on the pool still runs at once.
+        #expect(await Task.detached { 42 }.value == 42)
+        #expect(clock.now - start < .seconds(10))
+        for post in posts { post.cancel() }
+        for post in posts { _ = await post.result }
+        for notifier in notifiers { try await notifier.shutdown() }
+        for server in servers { await server.stop() }
+    }
+
+    @Test func curlsMessagesShowTheURLRedacted() throws {
+        let url = try WebhookURL("http://bob:pw@127.0.0.1:9/hook?token=secret")
+        let message = WebhookNotifier.redact(
+            "Failed to connect to http://127.0.0.1:9/hook?token=secret (POST /hook?token=secret); from http://bob:pw@127.0.0.1:9/hook?token=secret",
+            url: url
+        )
+        #expect(!message.contains("secret"), "\(message)")
+        #expect(!message.contains("pw"), "\(message)")
+        #expect(message.contains("127.0.0.1:9/hook?token=***"), "\(message)")
+    }
+
     @Test func aRefusedConnectionIsADeliveryError() async throws {
         // A port that was just free: the server is stopped before the post.
         let server = try await LoopbackHTTPServer.start([])
@@ -377,5 +500,13 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         #expect(WebhookNotifier.retryAfterDuration("7", now: now) == .seconds(7))
         #expect(WebhookNotifier.retryAfterDuration("Wed, 21 Oct 2015 07:28:30 GMT", now: now) == .seconds(30))
         #expect(WebhookNotifier.retryAfterDuration("soon", now: now) == nil)
+    }
+}
+
+extension Sequence {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
     }
 }
