@@ -14,7 +14,9 @@ struct StartupTests {
         let result = try runProcess(ChimeExecutable.url.path, arguments, environment: environment, timeout: 30)
         #expect(result.status == 0 || arguments[0] == "cancel", "\(result.stderr.suffix(500))")
         #expect(result.stderr.contains("libsqlite3.so.0"), "the loader's report is missing")
-        for library in ["libnotify", "libglib-2.0", "libgio-2.0", "libgdk_pixbuf", "libpq", "libssl", "libkrb5", "libldap", "libcurl", "libnghttp2"] {
+        for library in [
+            "libnotify", "libglib-2.0", "libgio-2.0", "libgdk_pixbuf", "libpq", "libssl", "libkrb5", "libldap", "libcurl", "libnghttp2",
+        ] {
             #expect(!result.stderr.contains(library), "chime \(arguments.joined(separator: " ")) loaded \(library)")
         }
     }
