@@ -103,6 +103,23 @@ public enum PostgresSchema {
                 "CREATE INDEX occurrence_pending_due ON occurrence (due_us, claimed_at) WHERE state = 'pending'",
             ]
         ),
+        PostgresMigration(
+            name: "0005-presentation",
+            statements: [
+                // How a reminder's alert looks, as the SQLite store keeps it (its v7): low, normal
+                // or critical (NULL: normal); stays until answered; an icon-theme name or an
+                // absolute path; a sound-theme name. The claim returns them to the runner.
+                "ALTER TABLE reminder ADD COLUMN urgency text CHECK (urgency IN ('low', 'normal', 'critical'))",
+                "ALTER TABLE reminder ADD COLUMN sticky boolean NOT NULL DEFAULT false",
+                "ALTER TABLE reminder ADD COLUMN icon text",
+                "ALTER TABLE reminder ADD COLUMN sound text",
+                // The answer recorded for a posted occurrence, as the SQLite ledger's `response`
+                // and `answered_us`: only `cancelled` so far (`chime cancel` of a one-shot that
+                // fired and is still showing; a second cancel then finds nothing showing).
+                "ALTER TABLE occurrence ADD COLUMN response text",
+                "ALTER TABLE occurrence ADD COLUMN answered_at timestamptz",
+            ]
+        ),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so that two `store init`s at once apply each

@@ -26,16 +26,27 @@ extension PostgresStore {
         public var key: OccurrenceKey
     }
 
+    /// A one-shot's alert that was showing when it was cancelled (as the SQLite store's
+    /// `Cancellation.Closed`): the cancel came too late for it.
+    public struct Closed: Sendable, Hashable {
+        public var reminderID: String
+        public var due: Date
+        public var posted: Date
+    }
+
     /// Cancels the pending reminders `ids` in one transaction: all of them or none (the first id
-    /// that is not pending throws `.notFound`, and nothing is cancelled), for every runner.
-    /// Returns the cancelled reminders, in the order given, and their occurrences that were
-    /// being posted as the cancel committed: a runner checks them once more just before its
-    /// post; ``settle(_:timeout:)`` says what became of them.
-    public func cancelReporting(ids: [String]) throws -> (cancelled: [Reminder], inFlight: [InFlight]) {
+    /// that is neither pending nor a one-shot still showing throws `.notFound`, and nothing is
+    /// cancelled), for every runner. Returns the cancelled reminders, in the order given, their
+    /// occurrences that were being posted as the cancel committed (a runner checks them once
+    /// more just before its post; ``settle(_:timeout:)`` says what became of them), and the
+    /// one-shots among them that had fired and were still showing (``Closed``: shown within a
+    /// day, unanswered; `cancelled` is recorded as their answer), as the SQLite store does.
+    public func cancelReporting(ids: [String]) throws -> (cancelled: [Reminder], inFlight: [InFlight], closed: [Closed]) {
         try ReminderIdentifier.validate(list: ids)
         return try transaction { connection in
             var cancelled: [Reminder] = []
             var inFlight: [InFlight] = []
+            var closed: [Closed] = []
             for id in ids {
                 let rows = try connection.rows(
                     """
@@ -45,7 +56,14 @@ extension PostgresStore {
                 )
                 var found: (key: Int64, reminder: Reminder)?
                 for row in rows { found = try Self.reminder(from: row) }
-                guard let found else { throw try Self.notFound(id: id, connection) }
+                guard let found else {
+                    if let shown = try Self.cancelShown(id: id, connection) {
+                        cancelled.append(shown.reminder)
+                        closed.append(shown.closed)
+                        continue
+                    }
+                    throw try Self.notFound(id: id, connection)
+                }
                 try connection.run(
                     "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(found.key) AND state = 'pending'"
                 )
@@ -59,8 +77,48 @@ extension PostgresStore {
                 try Self.notifyChange(id: id, connection)
                 cancelled.append(found.reminder)
             }
-            return (cancelled, inFlight)
+            return (cancelled, inFlight, closed)
         }
+    }
+
+    /// How long after it was shown an unanswered alert counts as still showing (the SQLite
+    /// store's `showingWindow`): a day.
+    static let showingWindowMicros: Int64 = 86_400_000_000
+
+    /// Cancels the alert showing for the one-shot `id` that has fired (its latest posted
+    /// occurrence, shown within a day by the database's clock, not answered): records `cancelled`
+    /// as its answer, in the caller's transaction, as the SQLite store's `cancelShown`. Returns the
+    /// reminder and its alert, or nil when no such alert is showing.
+    ///
+    /// The alert itself is not closed: the runner that showed it may be on another host, and the
+    /// PostgreSQL ledger does not keep the notification server's id the SQLite store closes it by.
+    static func cancelShown(id: String, _ connection: PostgresSession) throws -> (reminder: Reminder, closed: Closed)? {
+        let columns = reminderColumns.split(separator: ", ").map { "r." + $0 }.joined(separator: ", ")
+        let rows = try connection.rows(
+            """
+            WITH last AS (
+                SELECT o.reminder_key, o.due_us, o.posted_at, o.response FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                WHERE r.id = \(id) AND o.state = 'posted' ORDER BY o.posted_at DESC LIMIT 1)
+            UPDATE occurrence o SET response = 'cancelled', answered_at = now()
+            FROM last, reminder r
+            WHERE o.reminder_key = last.reminder_key AND o.due_us = last.due_us AND o.response IS NULL
+              AND (extract(epoch FROM last.posted_at) * 1000000)::bigint >= chime_now_us() - \(showingWindowMicros)
+              AND r.key = o.reminder_key AND r.state = 'done' AND r.trigger_kind = 'once'
+            RETURNING o.due_us AS shown_due_us, (extract(epoch FROM o.posted_at) * 1000000)::bigint AS shown_posted_us,
+                \(unescaped: columns)
+            """
+        )
+        for row in rows {
+            let r = row.makeRandomAccess()
+            let reminder = try Self.reminder(from: row).reminder
+            let closed = Closed(
+                reminderID: reminder.id,
+                due: Date(micros: try r["shown_due_us"].decode(Int64.self)),
+                posted: Date(micros: try r["shown_posted_us"].decode(Int64.self))
+            )
+            return (reminder, closed)
+        }
+        return nil
     }
 
     /// What became of an occurrence that was being posted when its reminder was cancelled.

@@ -86,7 +86,8 @@ extension PostgresStore {
                 title: try r["title"].decode(String.self),
                 body: try r["body"].decode(String.self),
                 missedCount: try r["missed_count"].decode(Int.self),
-                attempts: try r["attempts"].decode(Int.self)
+                attempts: try r["attempts"].decode(Int.self),
+                presentation: try Self.presentation(from: r)
             )
             claimed.append(ClaimedOccurrence(occurrence: occurrence, trigger: try Self.triggerColumns(from: r).trigger()))
         }
@@ -108,6 +109,7 @@ extension PostgresStore {
         FROM reminder r
         WHERE (o.reminder_key, o.due_us) IN (SELECT reminder_key, due_us FROM picked) AND r.key = o.reminder_key
         RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body,
+            r.urgency, r.sticky, r.icon, r.sound,
             \(unescaped: triggerColumnNames.map { "r." + $0 }.joined(separator: ", "))
         """
     }

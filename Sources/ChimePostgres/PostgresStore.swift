@@ -74,7 +74,19 @@ public final class PostgresStore: Sendable {
 extension PostgresStore {
     /// The reminder columns ``reminder(from:)`` reads: its own, and the trigger's.
     static let reminderColumns =
-        "key, id, kind, title, body, created_us, next_due_us, last_due_us, " + triggerColumnNames.joined(separator: ", ")
+        "key, id, kind, title, body, created_us, next_due_us, last_due_us, urgency, sticky, icon, sound, "
+        + triggerColumnNames.joined(separator: ", ")
+
+    /// A reminder's presentation from a row with the columns urgency, sticky, icon and sound
+    /// (migration 0005-presentation).
+    static func presentation(from r: PostgresRow) throws -> Presentation {
+        Presentation(
+            urgency: try r["urgency"].decode(String?.self).flatMap(Note.Urgency.init(rawValue:)),
+            sticky: try r["sticky"].decode(Bool.self),
+            icon: try r["icon"].decode(String?.self),
+            sound: try r["sound"].decode(String?.self)
+        )
+    }
 
     /// The trigger columns of the reminder table, as ``triggerColumns(from:)`` reads them.
     static let triggerColumnNames = [
@@ -111,7 +123,8 @@ extension PostgresStore {
             kind: try r["kind"].decode(String.self),
             createdAt: Date(micros: try r["created_us"].decode(Int64.self)),
             nextDue: try r["next_due_us"].decode(Int64?.self).map(Date.init(micros:)),
-            lastDue: try r["last_due_us"].decode(Int64?.self).map(Date.init(micros:))
+            lastDue: try r["last_due_us"].decode(Int64?.self).map(Date.init(micros:)),
+            presentation: try presentation(from: r)
         )
         return (try r["key"].decode(Int64.self), reminder)
     }
@@ -163,6 +176,7 @@ extension PostgresStore {
             }
             let replaced = existing != nil
             let c = TriggerColumns(checked.trigger)
+            let presentation = checked.presentation
             let dueMicros = nextDue.micros
             // Another host inserting the same id at the same moment (neither saw the other's row
             // pending): the unique index on pending ids decides, and the loser is told as if it
@@ -172,10 +186,12 @@ extension PostgresStore {
                 inserted = try connection.rows(
                     """
                     INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
-                        by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel)
+                        by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel,
+                        urgency, sticky, icon, sound)
                     VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
                         \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
-                        \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel))
+                        \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel),
+                        \(presentation.urgency?.rawValue), \(presentation.sticky), \(presentation.icon), \(presentation.sound))
                     RETURNING key
                     """
                 )
@@ -202,7 +218,8 @@ extension PostgresStore {
                 trigger: checked.trigger,
                 kind: checked.kind,
                 createdAt: Date(micros: nowMicros),
-                nextDue: Date(micros: dueMicros)
+                nextDue: Date(micros: dueMicros),
+                presentation: presentation
             )
             return ScheduleResult(reminder: reminder, replaced: replaced)
         }

@@ -26,6 +26,36 @@ public struct HistoryEntry: Sendable, Hashable {
     public var response: String?
     public var answeredAt: Date?
 
+    public init(
+        reminderID: String,
+        kind: String,
+        title: String,
+        detail: String?,
+        due: Date,
+        state: String,
+        missedCount: Int,
+        postedAt: Date?,
+        via: String?,
+        attempts: Int,
+        lastError: String?,
+        response: String?,
+        answeredAt: Date?
+    ) {
+        self.reminderID = reminderID
+        self.kind = kind
+        self.title = title
+        self.detail = detail
+        self.due = due
+        self.state = state
+        self.missedCount = missedCount
+        self.postedAt = postedAt
+        self.via = via
+        self.attempts = attempts
+        self.lastError = lastError
+        self.response = response
+        self.answeredAt = answeredAt
+    }
+
     /// How late it was shown (posted − due), in seconds; nil when not shown.
     public var lateness: TimeInterval? { postedAt.map { $0.timeIntervalSince(due) } }
 
@@ -71,6 +101,13 @@ public struct ReminderDetail: Sendable, Hashable {
     public var endedAt: Date?
     /// How many of its occurrences were shown.
     public var shownCount: Int
+
+    public init(reminder: Reminder, state: String, endedAt: Date?, shownCount: Int) {
+        self.reminder = reminder
+        self.state = state
+        self.endedAt = endedAt
+        self.shownCount = shownCount
+    }
 }
 
 extension ReminderStore {

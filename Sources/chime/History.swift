@@ -39,22 +39,35 @@ struct History: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let now = Date()
-        let since = try last.map { text throws(ChimeError) in
+        if let url = try global.postgresURL() { return try await runPostgres(url) }
+        let since = try Self.since(last, now: Date())
+        let store = try global.openStore(.read)
+        if let id, !(try store.hasEverHad(id: id)) { throw Self.neverHad(id) }
+        try Self.render(json: global.json, zone: .current) { body in
+            try store.eachHistory(id: id, since: since, limit: limit, body)
+        }
+    }
+
+    /// The start of `--last`, counted back from `now`.
+    static func since(_ last: String?, now: Date) throws(ChimeError) -> Date? {
+        try last.map { text throws(ChimeError) in
             // A bare number is days, as the other --last options read it ("--last 7").
             let duration = !text.isEmpty && text.allSatisfy(\.isNumber) ? text + "d" : text
             return now.addingTimeInterval(-TimeInterval(try TimeParsing.duration(duration)))
         }
-        let store = try global.openStore(.read)
-        if let id, !(try store.hasEverHad(id: id)) {
-            throw ChimeError(.notFound, "no reminder has ever had the id '\(id)': see 'chime list'")
-        }
-        // Written as it is read, an alert at a time (the table's widths from a first pass).
-        let zone = TimeZone.current
+    }
+
+    static func neverHad(_ id: String) -> ChimeError {
+        ChimeError(.notFound, "no reminder has ever had the id '\(id)': see 'chime list'")
+    }
+
+    /// Writes the ledger as it is read, an alert at a time (the table's widths from a first
+    /// pass): `each` calls its argument with each entry, and may be called more than once.
+    static func render(json: Bool, zone: TimeZone, each: ((HistoryEntry) throws -> Void) throws -> Void) throws {
         var output = StreamedOutput()
-        if global.json {
+        if json {
             var count = 0
-            try store.eachHistory(id: id, since: since, limit: limit) { entry in
+            try each { entry in
                 output.raw(count == 0 ? #"{"alerts":["# : ",")
                 output.json(Ledger.item(entry, zone: zone))
                 count += 1
@@ -62,13 +75,13 @@ struct History: AsyncParsableCommand {
             output.raw((count == 0 ? #"{"alerts":[]"# : "]") + "}\n")
         } else {
             var widths = Ledger.header.map(\.count)
-            try store.eachHistory(id: id, since: since, limit: limit) { entry in
+            try each { entry in
                 for (column, cell) in Ledger.cells(entry, zone: zone).prefix(5).enumerated() {
                     widths[column] = max(widths[column], cell.count)
                 }
             }
             var count = 0
-            try store.eachHistory(id: id, since: since, limit: limit) { entry in
+            try each { entry in
                 if count == 0 { output.line(Ledger.line(Ledger.header, widths: widths)) }
                 output.line(Ledger.line(Ledger.cells(entry, zone: zone), widths: widths))
                 count += 1
@@ -177,14 +190,19 @@ struct Show: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.read)
-        let detail = try store.detail(id: id)
+        emit(Self.shown(try store.detail(id: id)), json: global.json)
+    }
+
+    /// What `show` says of `detail`, with its next five occurrences when it is pending.
+    static func shown(_ detail: ReminderDetail) -> Shown {
         let systemZone = TimeZone.current
         var occurrences: [Occurrence] = []
         if detail.state == "pending", let due = detail.reminder.nextDue {
             occurrences = detail.reminder.trigger.occurrences(from: due, count: 5, systemZone: systemZone)
         }
-        emit(Shown(detail, occurrences: occurrences, system: systemZone), json: global.json)
+        return Shown(detail, occurrences: occurrences, system: systemZone)
     }
 
     struct Shown: Report {

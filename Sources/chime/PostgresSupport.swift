@@ -2,11 +2,12 @@ import ArgumentParser
 import ChimeCore
 import ChimePostgres
 import ChimeRunner
+import ChimeStore
 import Foundation
 
 /// The PostgreSQL store (issue 20): `--store postgresql://…`, `$CHIME_STORE` or the config file's
-/// store may name one. The reminder commands (in, at, every, list, next, cancel), `run` and
-/// `store init` serve it; the families (focus, doses, gateway) and the other commands keep to
+/// store may name one. The reminder commands (in, at, every, list, next, cancel, show, history),
+/// `run` and `store init` serve it; the families (focus, doses, gateway) and the other commands keep to
 /// the SQLite store and say so (``GlobalOptions/openStore(_:runner:)``).
 enum PostgresStoreOption {
     /// Whether a store location is a PostgreSQL URL rather than a file path.
@@ -25,7 +26,7 @@ enum PostgresStoreOption {
     }
 
     /// The commands that serve a PostgreSQL store, for the refusal of the others.
-    static let commands = "in, at, every, list, next, cancel, run and store init"
+    static let commands = "in, at, every, list, next, cancel, show, history, run and store init"
 
     /// The one line a command that keeps to SQLite says when pointed at PostgreSQL.
     static func refusal(_ location: String) -> ChimeError {
@@ -71,12 +72,6 @@ extension ScheduleOptions {
         after: TimeInterval?,
         global: GlobalOptions
     ) async throws {
-        guard new.presentation.isDefault else {
-            throw ChimeError(
-                .usage,
-                "--urgency, --sticky, --icon and --sound are kept by the SQLite store only; the PostgreSQL store '\(url)' shows every alert as normal"
-            )
-        }
         let replace = !noReplace
         let channel = channel ?? PostgresStore.defaultChannel
         try PostgresStore.validateChannel(channel)
@@ -123,19 +118,27 @@ extension Cancel {
     /// All of them or none, for every runner; an occurrence a runner was posting as the cancel
     /// committed is waited for (as the SQLite runner is asked): shown means too late (exit 8).
     func runPostgres(_ url: PostgresURL) async throws {
-        let (cancelled, settled, runners) = try await global.withPostgres(url) { [ids] store in
+        let (cancelledAndClosed, settled, runners) = try await global.withPostgres(url) { [ids] store in
             let outcome = try store.cancelReporting(ids: ids)
             let settled = try await store.settle(outcome.inFlight, timeout: .seconds(RunnerControl.answerTimeout))
-            return (outcome.cancelled, Array(zip(outcome.inFlight, settled)), try store.runnerCount())
+            return ((outcome.cancelled, outcome.closed), Array(zip(outcome.inFlight, settled)), try store.runnerCount())
         }
+        let (cancelled, closed) = cancelledAndClosed
         if runners == 0 && !global.json { Output.note(RunnerNote.saved) }
         let zone = TimeZone.current
-        let shown = settled.compactMap { item, settled -> String? in
-            guard case .posted(let at) = settled else { return nil }
-            let due = Date(micros: item.key.dueMicros)
-            return
-                "'\(item.reminderID)' was shown at \(TimeText.local(at, in: zone, seconds: true)) (due \(TimeText.local(due, in: zone, seconds: true)))"
+        // A one-shot that had fired and was still showing: too late, as on SQLite (its alert is
+        // not closed here: see PostgresStore.cancelShown).
+        let showing = closed.map {
+            "'\($0.reminderID)' was shown at \(TimeText.local($0.posted, in: zone, seconds: true)) (due \(TimeText.local($0.due, in: zone, seconds: true)))"
         }
+        let shown =
+            showing
+            + settled.compactMap { item, settled -> String? in
+                guard case .posted(let at) = settled else { return nil }
+                let due = Date(micros: item.key.dueMicros)
+                return
+                    "'\(item.reminderID)' was shown at \(TimeText.local(at, in: zone, seconds: true)) (due \(TimeText.local(due, in: zone, seconds: true)))"
+            }
         if !shown.isEmpty {
             let rest = cancelled.count > 1 || cancelled.contains { $0.trigger.isRecurring } ? "; the rest is cancelled" : ""
             throw ChimeError(.tooLate, "too late: " + shown.joined(separator: ", ") + rest)
@@ -148,5 +151,51 @@ extension Cancel {
             )
         }
         emit(Cancelled(cancelled, runner: runners > 0), json: global.json)
+    }
+}
+
+extension History {
+    /// As on SQLite, from the PostgreSQL ledger; `--last` counts back from the database's clock
+    /// (the runners'). What that ledger does not keep is null (see ``HistoryEntry/init(_:)``).
+    func runPostgres(_ url: PostgresURL) async throws {
+        try await global.withPostgres(url) { [id, last, limit, json = global.json] store in
+            let since = try History.since(last, now: try store.databaseNow())
+            if let id, !(try store.hasEverHad(id: id)) { throw History.neverHad(id) }
+            try History.render(json: json, zone: .current) { body in
+                try store.eachHistory(id: id, since: since, limit: limit) { try body(HistoryEntry($0)) }
+            }
+        }
+    }
+}
+
+extension HistoryEntry {
+    /// An occurrence of the PostgreSQL ledger. `via` is nil: that ledger does not record which
+    /// notifier showed an alert (the SQLite runner records its own), and nothing is made up.
+    init(_ entry: PostgresStore.LedgerEntry) {
+        self.init(
+            reminderID: entry.reminderID,
+            kind: entry.kind,
+            title: entry.title,
+            detail: entry.detail,
+            due: entry.due,
+            state: entry.state,
+            missedCount: entry.missedCount,
+            postedAt: entry.postedAt,
+            via: nil,
+            attempts: entry.attempts,
+            lastError: entry.lastError,
+            response: entry.response,
+            answeredAt: entry.answeredAt
+        )
+    }
+}
+
+extension Show {
+    func runPostgres(_ url: PostgresURL) async throws {
+        let detail = try await global.withPostgres(url) { [id] store in try store.detail(id: id) }
+        let shown = Show.shown(
+            ReminderDetail(reminder: detail.reminder, state: detail.state, endedAt: detail.endedAt, shownCount: detail.shownCount)
+        )
+        emit(shown, json: global.json)
     }
 }

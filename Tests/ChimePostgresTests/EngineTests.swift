@@ -116,6 +116,22 @@ struct EngineTests {
         }
     }
 
+    @Test("A reminder's urgency, sticky, icon and sound are on its alert", arguments: Ledger.allCases)
+    func thePresentationIsOnTheAlert(_ ledger: Ledger) async throws {
+        try await withEngine(ledger) { engine in
+            let look = Presentation(urgency: .critical, sticky: true, icon: "appointment-soon", sound: "bell")
+            try engine.schedule(
+                NewReminder(id: "tea", title: "Tea", trigger: .once(try engine.now().addingTimeInterval(600)), presentation: look)
+            )
+            try engine.advance(600.5)
+            await engine.scheduler.runPass()
+            await engine.scheduler.runPass()
+            let note = try #require(engine.notifier.posts.first)
+            #expect(note.urgency == .critical && note.sticky, "\(note)")
+            #expect(note.icon == "appointment-soon" && note.sound == "bell", "\(note)")
+        }
+    }
+
     /// The table: a runner down for 20 s, an `every 5s` and five one-shots due
     /// meanwhile. SQLite showed one summary; PostgreSQL showed seven alerts.
     @Test("What fell due while no runner ran is one summary", arguments: Ledger.allCases)
