@@ -111,8 +111,8 @@ extension PostgresStore {
     ///
     /// A runner that has the reminder's occurrence claimed (it is being shown now) keeps it: a
     /// new time is refused then (`.tooLate`), since moving it would show it twice, and cancelling
-    /// the claim could show it never. The occurrence rows are locked first, so a claim made as
-    /// the edit runs waits for it, and then sees the new time.
+    /// the claim could show it never. Its occurrences are locked first (a claim skips them until
+    /// the edit commits, then finds only the new time), before the reminder, as a mark locks them.
     /// - Parameter at: the new time, compared with the database's clock.
     /// - Throws: `.usage` for a bad title or body, a time not in the future, or `at` for a
     ///   recurring reminder; `.notFound`; `.conflict` for a family's reminder; `.tooLate`.
@@ -120,12 +120,38 @@ extension PostgresStore {
     public func edit(id: String, title: String?, body: String?, at: Date?) throws -> Reminder {
         try ReminderIdentifier.validate(id)
         return try transaction { connection in
+            // With a new time, its occurrences are locked before the reminder, in the order a
+            // runner's mark locks them (the occurrence, then the reminder it advances): the
+            // other order could deadlock with a mark, and PostgreSQL would abort one of the two.
+            var lockedOccurrences: [(due: Int64, state: String)] = []
+            var pendingKey: Int64?
+            if at != nil {
+                for row in try connection.rows("SELECT key FROM reminder WHERE id = \(id) AND state = 'pending'") {
+                    pendingKey = try row.decode(Int64.self)
+                }
+                if let pendingKey {
+                    let occurrences = try connection.rows(
+                        """
+                        SELECT due_us, state FROM occurrence WHERE reminder_key = \(pendingKey) AND state IN ('pending', 'posting')
+                        FOR UPDATE
+                        """
+                    )
+                    for row in occurrences {
+                        let (due, state) = try row.decode((Int64, String).self)
+                        lockedOccurrences.append((due, state))
+                    }
+                }
+            }
             var found: (key: Int64, reminder: Reminder)?
             let rows = try connection.rows(
                 "SELECT \(unescaped: Self.reminderColumns) FROM reminder WHERE id = \(id) AND state = 'pending' FOR UPDATE"
             )
             for row in rows { found = try Self.reminder(from: row) }
             guard let (key, old) = found else { throw try Self.notFound(id: id, connection) }
+            if at != nil && pendingKey != key {
+                // Replaced (scheduled again with its id) between the two reads.
+                throw ChimeError(.conflict, "'\(id)' was scheduled again from elsewhere as it was edited: edit it again")
+            }
             var reminder = old
             guard reminder.kind == "plain" else {
                 let command =
@@ -155,20 +181,9 @@ extension PostgresStore {
                 }
                 let nowMicros = try Self.now(connection)
                 guard at.micros > nowMicros else { throw ChimeError(.usage, "the new time is in the past: give a future time") }
-                // Locked: a runner's claim of these waits for this transaction (and then finds
-                // the old one cancelled and the new one not yet due).
-                var posting: Int64?
-                let occurrences = try connection.rows(
-                    """
-                    SELECT due_us, state FROM occurrence WHERE reminder_key = \(key) AND state IN ('pending', 'posting')
-                    FOR UPDATE
-                    """
-                )
-                for row in occurrences {
-                    let (due, state) = try row.decode((Int64, String).self)
-                    if state == "posting" { posting = due }
-                }
-                if let posting {
+                // Locked above: a runner's claim skips them until this commits (and then finds
+                // the old one cancelled and the new one not yet due); a mark waits for it.
+                if let posting = lockedOccurrences.first(where: { $0.state == "posting" })?.due {
                     throw ChimeError(
                         .tooLate,
                         "too late: '\(id)' (due \(TimeText.iso(Date(micros: posting)))) is being shown by a runner now: its time can no longer be moved"
