@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimePostgres
 import Foundation
+import Synchronization
 import Testing
 
 /// What `chime import`, `chime edit` and `chime doctor` need of the PostgreSQL store (issue 33),
@@ -164,6 +165,57 @@ import Testing
                 #expect(try store.claim(owner: "b", lease: .seconds(30)).isEmpty)
                 #expect(try store.pending().isEmpty)
             }
+        }
+    }
+
+    /// The order of the locks: a runner's mark locks the occurrence, then the reminder it
+    /// advances. An edit that locked the reminder first would deadlock with it (PostgreSQL
+    /// aborts one: a mark lost, or an edit failing with SQLSTATE 40P01).
+    @Test(.timeLimit(.minutes(1)))
+    func anEditAsARunnerMarksItWaitsForTheMarkWithoutADeadlock() async throws {
+        try await withFreshDatabase { url in
+            let editor = PostgresStore(url, options: PostgresConnectionOptions(applicationName: "chime edit under test"))
+            let runner = PostgresStore(url)
+            let watcher = PostgresStore(url)
+            defer { for store in [editor, runner, watcher] { store.client.reset() } }
+            let now = try runner.databaseNow()
+            try runner.schedule(NewReminder(id: "tea", title: "Tea", trigger: .once(now.addingTimeInterval(600))), systemZone: Self.utc)
+            try runner.advanceClock(by: 601)
+            let claimed = try runner.claim(owner: "r", lease: .seconds(30))
+            #expect(claimed.count == 1)
+            let outcome = Mutex<Result<Reminder, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            try runner.client.transaction { mark in
+                // The mark's first step: the occurrence, locked until this commits.
+                try mark.run("UPDATE occurrence SET state = 'posted', posted_at = now() WHERE state = 'posting'")
+                let edit = Thread {
+                    let result = Result { try editor.edit(id: "tea", title: nil, body: nil, at: now.addingTimeInterval(7200)) }
+                    outcome.withLock { $0 = result }
+                    done.signal()
+                }
+                edit.start()
+                // Until the edit waits for a lock (polled, at most 10 s).
+                var waiting = false
+                for _ in 0..<1_000 where !waiting {
+                    waiting =
+                        try watcher.count(
+                            """
+                            SELECT count(*) FROM pg_stat_activity
+                            WHERE application_name = 'chime edit under test' AND wait_event_type = 'Lock'
+                            """
+                        ) == 1
+                    if !waiting { usleep(10_000) }
+                }
+                #expect(waiting)
+                // Its second: the reminder, done.
+                try mark.run("UPDATE reminder SET state = 'done', next_due_us = NULL WHERE id = 'tea'")
+            }
+            done.wait()
+            let result = try #require(outcome.withLock { $0 })
+            // Shown, so no longer pending: the edit is told so (never a deadlock, never a second occurrence).
+            #expect(throws: ChimeError.self) { try result.get() }
+            if case .failure(let error as ChimeError) = result { #expect(error.code == .notFound, "\(error)") }
+            #expect(try runner.ledger(id: "tea").map(\.state) == ["posted"])
         }
     }
 
