@@ -246,3 +246,13 @@ extension PostgresStore {
         text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }
+
+extension PostgresStore {
+    /// How many reminders are pending (`chime doctor`).
+    public func pendingCount() throws -> Int {
+        for row in try client.rows("SELECT count(*) FROM reminder WHERE state = 'pending'") {
+            return Int(try row.decode(Int64.self))
+        }
+        return 0
+    }
+}

@@ -151,78 +151,105 @@ extension PostgresStore {
                 throw ChimeError(.usage, "'\(checked.title)' would never fire: its time is in the past")
             }
             var rng = SystemRandomNumberGenerator()
-            var id = checked.id ?? ReminderIdentifier.generate(using: &rng)
-            let existing = checked.id == nil ? nil : try Self.pendingKey(id: id, connection)
-            if checked.id == nil {
-                // A generated id taken by a pending reminder: draw again, longer after a few tries.
-                var tries = 0
-                while try Self.pendingKey(id: id, connection) != nil {
-                    tries += 1
-                    id = ReminderIdentifier.generate(length: 4 + tries / 3, using: &rng)
-                }
-            } else if let old = existing {
-                guard replace else {
-                    throw ChimeError(
-                        .conflict,
-                        "a pending reminder already has the id '\(id)': cancel it, choose another --id, or leave out --no-replace"
-                    )
-                }
-                try connection.run(
-                    "UPDATE reminder SET state = 'replaced', ended_us = \(nowMicros) WHERE key = \(old)"
-                )
-                try connection.run(
-                    "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(old) AND state = 'pending'"
-                )
+            let result = try Self.insert(
+                checked,
+                nextDue: nextDue.micros,
+                replace: replace,
+                nowMicros: nowMicros,
+                channel: channel,
+                rng: &rng,
+                connection
+            )
+            try Self.notifyChange(id: result.reminder.id, connection)
+            return result
+        }
+    }
+
+    /// Inserts the checked reminder `checked` and its first occurrence, due at `nextDue`, in the
+    /// caller's transaction (no NOTIFY: the caller's). With `replace`, a pending reminder with
+    /// the same id is replaced (its pending occurrences cancelled); without, that is a `.conflict`.
+    /// - Parameter taken: asked, when the id is taken by a pending reminder, for the error to
+    ///   throw instead of replacing it (an import: the id is the file's twice).
+    static func insert(
+        _ checked: NewReminder,
+        nextDue dueMicros: Int64,
+        replace: Bool,
+        nowMicros: Int64,
+        channel: String,
+        rng: inout SystemRandomNumberGenerator,
+        _ connection: PostgresSession,
+        taken: ((_ id: String, _ key: Int64) throws -> ChimeError?)? = nil
+    ) throws -> ScheduleResult {
+        var id = checked.id ?? ReminderIdentifier.generate(using: &rng)
+        let existing = checked.id == nil ? nil : try Self.pendingKey(id: id, connection)
+        if checked.id == nil {
+            // A generated id taken by a pending reminder: draw again, longer after a few tries.
+            var tries = 0
+            while try Self.pendingKey(id: id, connection) != nil {
+                tries += 1
+                id = ReminderIdentifier.generate(length: 4 + tries / 3, using: &rng)
             }
-            let replaced = existing != nil
-            let c = TriggerColumns(checked.trigger)
-            let presentation = checked.presentation
-            let dueMicros = nextDue.micros
-            // Another host inserting the same id at the same moment (neither saw the other's row
-            // pending): the unique index on pending ids decides, and the loser is told as if it
-            // had seen it (SQLSTATE 23505, unique_violation).
-            let inserted: [PostgresRow]
-            do {
-                inserted = try connection.rows(
-                    """
-                    INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
-                        by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel,
-                        urgency, sticky, icon, sound)
-                    VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
-                        \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
-                        \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel),
-                        \(presentation.urgency?.rawValue), \(presentation.sticky), \(presentation.icon), \(presentation.sound))
-                    RETURNING key
-                    """
-                )
-            } catch let error as PostgresError where error.sqlState == "23505" {
+        } else if let old = existing {
+            if let taken, let error = try taken(id, old) { throw error }
+            guard replace else {
                 throw ChimeError(
                     .conflict,
-                    "a pending reminder already has the id '\(id)' (scheduled from elsewhere just now): cancel it or choose another --id"
+                    "a pending reminder already has the id '\(id)': cancel it, choose another --id, or leave out --no-replace"
                 )
             }
-            var key: Int64?
-            for row in inserted {
-                let value = try row.decode(Int64.self)
-                key = value
-            }
-            guard let key else { throw ChimeError(.store, "INSERT INTO reminder returned no key") }
             try connection.run(
-                "INSERT INTO occurrence (reminder_key, due_us) VALUES (\(key), \(dueMicros))"
+                "UPDATE reminder SET state = 'replaced', ended_us = \(nowMicros) WHERE key = \(old)"
             )
-            try Self.notifyChange(id: id, connection)
-            let reminder = Reminder(
-                id: id,
-                title: checked.title,
-                body: checked.body,
-                trigger: checked.trigger,
-                kind: checked.kind,
-                createdAt: Date(micros: nowMicros),
-                nextDue: Date(micros: dueMicros),
-                presentation: presentation
+            try connection.run(
+                "UPDATE occurrence SET state = 'cancelled' WHERE reminder_key = \(old) AND state = 'pending'"
             )
-            return ScheduleResult(reminder: reminder, replaced: replaced)
         }
+        let replaced = existing != nil
+        let c = TriggerColumns(checked.trigger)
+        let presentation = checked.presentation
+        // Another host inserting the same id at the same moment (neither saw the other's row
+        // pending): the unique index on pending ids decides, and the loser is told as if it
+        // had seen it (SQLSTATE 23505, unique_violation).
+        let inserted: [PostgresRow]
+        do throws(any Error) {
+            inserted = try connection.rows(
+                """
+                INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
+                    by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel,
+                    urgency, sticky, icon, sound)
+                VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
+                    \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
+                    \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel),
+                    \(presentation.urgency?.rawValue), \(presentation.sticky), \(presentation.icon), \(presentation.sound))
+                RETURNING key
+                """
+            )
+        } catch let error as PostgresError where error.sqlState == "23505" {
+            throw ChimeError(
+                .conflict,
+                "a pending reminder already has the id '\(id)' (scheduled from elsewhere just now): cancel it or choose another --id"
+            )
+        }
+        var key: Int64?
+        for row in inserted {
+            let value = try row.decode(Int64.self)
+            key = value
+        }
+        guard let key else { throw ChimeError(.store, "INSERT INTO reminder returned no key") }
+        try connection.run(
+            "INSERT INTO occurrence (reminder_key, due_us) VALUES (\(key), \(dueMicros))"
+        )
+        let reminder = Reminder(
+            id: id,
+            title: checked.title,
+            body: checked.body,
+            trigger: checked.trigger,
+            kind: checked.kind,
+            createdAt: Date(micros: nowMicros),
+            nextDue: Date(micros: dueMicros),
+            presentation: presentation
+        )
+        return ScheduleResult(reminder: reminder, replaced: replaced)
     }
 
     /// What ``cancel(id:)`` did.

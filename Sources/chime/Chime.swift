@@ -69,6 +69,12 @@ enum Main {
                 // No command runs on half a config: the whole file is checked first (but the
                 // config commands, to fix it, and the gate's launch, which never locks out).
                 if Settings.checksFirst(type(of: command)) { _ = try Settings.current() }
+                PostgresStoreOption.running = PostgresStoreOption.commandWords(
+                    arguments,
+                    name: type(of: command).configuration.commandName
+                )
+                // A family's command on a PostgreSQL store: refused before it does anything.
+                try PostgresStoreOption.refuseFamily(command)
                 if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()
                 } else {

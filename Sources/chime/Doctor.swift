@@ -22,7 +22,10 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             its error) and the gated launchers (how many, and what needs doing: 'chime gate doctor' \
             mends them), and changes nothing. Exit status 5 when the store cannot be used or is \
             damaged; 78 when the config file is bad (every other command refuses to run then); 0 \
-            otherwise (also when there is no store or config file yet).
+            otherwise (also when there is no store or config file yet). On a PostgreSQL store it \
+            reports the store (its URL redacted), whether it can be reached, the schema's \
+            migrations, the runners connected, where alerts would go and the config file (exit 5 \
+            when the store cannot be reached or its schema is not up to date).
             """
     )
 
@@ -229,7 +232,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
     }
 
     /// The config file as every command reads it (doctor runs with a bad one, to say so).
-    private func inspectConfig() -> Diagnosis.ConfigState {
+    func inspectConfig() -> Diagnosis.ConfigState {
         let environment = ProcessInfo.processInfo.environment
         let path = Config.path(environment: environment)
         let exists =
@@ -257,9 +260,6 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
     }
 
     func run() async throws {
-        // Doctor looks at a SQLite store; on PostgreSQL it refuses as the other SQLite-only
-        // commands do (exit 64), rather than reporting the store as damaged (exit 5).
-        if PostgresStoreOption.isURL(global.storePath) { throw PostgresStoreOption.refusal(global.storePath) }
         let status = await LibnotifyNotifier.probe()
         let desktop = Diagnosis.Desktop(
             available: status.isAvailable,
@@ -271,6 +271,10 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             spec: status.specVersion,
             capabilities: status.capabilities
         )
+        // A bad URL is a usage error, as for every command; a store that cannot be reached is a finding.
+        if let url = try global.postgresURL() {
+            return try await runPostgres(url, desktop: desktop, notifier: status.isAvailable ? "desktop" : "console")
+        }
         let (storeReport, runner) = inspectStore()
         let doNotDisturb = DesktopDoNotDisturb.read()
         let login = ServiceStatusReport(StartAtLogin().status(), store: storeReport.path, pid: runner.pid)
@@ -295,6 +299,11 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             report.error = .init(code: "config", message: configError.message, exit: configError.code.exitStatus)
         }
         emit(report, json: global.json)
+        try finish(failed: failed, configError: configError)
+    }
+
+    /// After the report: exit 5 when the store failed the check, else 78 for a bad config file.
+    func finish(failed: Bool, configError: ChimeError?) throws {
         if failed { throw ExitCode(ChimeError.Code.store.exitStatus) }
         if let configError {
             // The file's one line on standard error too, as every command gives it (with --json

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChimeCore
+import ChimePostgres
 import ChimeRunner
 import ChimeStore
 import Foundation
@@ -269,7 +270,8 @@ struct Edit: AsyncParsableCommand {
             --at moves a one-shot; it reads the times 'chime at' reads (tomorrow 09:00, mon 9am, 2026-12-24 \
             meaning 09:00). A rule is changed by scheduling it again with the same --id. Plain reminders only: \
             dose alerts and focus sessions are changed by their own commands (exit 4); an id that is not \
-            pending is exit 3. Nothing changes unless all of it can.
+            pending is exit 3. Nothing changes unless all of it can. On a PostgreSQL store, --at of a \
+            reminder that a runner is showing at that moment is refused (exit 8): it is shown once.
             Examples:
               chime in 25m "Tea" --id tea
               chime edit tea --at 16:30
@@ -299,6 +301,19 @@ struct Edit: AsyncParsableCommand {
         let now = Date()
         let timeZone = try zone.map { name throws(ChimeError) in try ZoneRule.parse(name).resolve(system: .current) } ?? .current
         let spoken = try at.map { text throws(ChimeError) in try TimeParsing.spoken(text, now: now, zone: timeZone) }
+        if let url = try global.postgresURL() {
+            // The new time is judged by the database's clock; a runner posting the reminder now keeps it.
+            let (reminder, runners) = try await global.withPostgres(url) { [id, title, body, instant = spoken?.instant] store in
+                (try store.edit(id: id, title: title, body: body, at: instant), try store.runnerCount())
+            }
+            if let spoken, let at, !global.json { spoken.explain(at, zone: timeZone) }
+            if runners == 0 && !global.json { Output.note(RunnerNote.fires) }
+            emit(
+                Edited(reminder: ReminderJSON(reminder, zone: .current), runner: runners > 0, edited: reminder, now: now),
+                json: global.json
+            )
+            return
+        }
         let store = try global.openStore(.update)
         let reminder = try store.edit(id: id, title: title, body: body, at: spoken?.instant, now: now)
         if let spoken, let at, !global.json { spoken.explain(at, zone: timeZone) }

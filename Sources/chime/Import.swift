@@ -48,6 +48,7 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let source = file == "-" ? "standard input" : file
+        if let url = try global.postgresURL() { return try await runPostgres(url, source: source) }
         let now = Date()
         // Read as a stream, a chunk at a time, all in one transaction: a bad reminder anywhere
         // rolls back what the chunks before it wrote. The first chunk is read before the store
@@ -157,7 +158,7 @@ struct Import: AsyncParsableCommand {
 
     /// The file named, when it is a regular file (a device such as /dev/zero never ends, and
     /// opening a FIFO would wait for a writer), or standard input.
-    private func open() throws(ChimeError) -> FileHandle {
+    func open() throws(ChimeError) -> FileHandle {
         if file == "-" { return FileHandle.standardInput }
         var info = stat()
         guard stat(file, &info) == 0 else {

@@ -6,9 +6,10 @@ import ChimeStore
 import Foundation
 
 /// The PostgreSQL store (issue 20): `--store postgresql://…`, `$CHIME_STORE` or the config file's
-/// store may name one. The reminder commands (in, at, every, list, next, cancel, show, history),
-/// `run` and `store init` serve it; the families (focus, doses, gateway) and the other commands keep to
-/// the SQLite store and say so (``GlobalOptions/openStore(_:runner:)``).
+/// store may name one. The reminder commands (in, at, every, import, list, next, show, history, edit, cancel),
+/// `run`, `doctor` and `store init` serve it; the families (focus, doses, gateway) and the other
+/// commands keep to the SQLite store and say so: a family's command before it does anything
+/// (``SQLiteOnlyCommand``), the others as they open the store (``GlobalOptions/openStore(_:runner:)``).
 enum PostgresStoreOption {
     /// Whether a store location is a PostgreSQL URL rather than a file path.
     static func isURL(_ location: String) -> Bool {
@@ -26,17 +27,104 @@ enum PostgresStoreOption {
     }
 
     /// The commands that serve a PostgreSQL store, for the refusal of the others.
-    static let commands = "in, at, every, list, next, cancel, show, history, run and store init"
+    static let commands = "in, at, every, import, list, next, show, history, edit, cancel, run, doctor and store init"
+
+    /// The command running, as a person typed it ("gate add"), for the refusal: set by `main`
+    /// once the line has parsed.
+    nonisolated(unsafe) static var running: String?
+
+    /// The command words of `arguments` (`chime --store URL gate add x`: "gate add"): the first
+    /// word that is not an option or --store's value, and the command's own name when it is a
+    /// subcommand as typed. Never an option's value, which may be a URL with a password.
+    static func commandWords(_ arguments: [String], name: String?) -> String? {
+        var skipNext = false
+        var first: String?
+        for argument in arguments {
+            if skipNext {
+                skipNext = false
+                continue
+            }
+            if argument == "--store" {
+                skipNext = true
+                continue
+            }
+            if argument.hasPrefix("-") { continue }
+            first = argument
+            break
+        }
+        guard let first else { return name }
+        // `chime gate` runs its default subcommand (the hub): named as typed.
+        guard let name, name != first, arguments.contains(name) else { return first }
+        return "\(first) \(name)"
+    }
 
     /// The one line a command that keeps to SQLite says when pointed at PostgreSQL.
     static func refusal(_ location: String) -> ChimeError {
-        let command = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") } ?? "this command"
+        let command = running ?? commandWords(Array(CommandLine.arguments.dropFirst()), name: nil) ?? "this command"
         return ChimeError(
             .usage,
             "'chime \(command)' works on a SQLite store only, not on the PostgreSQL store '\(Redaction.redacted(location))': on PostgreSQL Chime serves \(commands)"
         )
     }
 }
+
+/// A command of a family (focus, doses, gateway), which keep their tables in the SQLite store:
+/// refused on a PostgreSQL store before it does anything (`gate add` would write a launcher
+/// whose launches nothing gates; `med add` would ask its questions first).
+protocol SQLiteOnlyCommand {
+    var global: GlobalOptions { get }
+}
+
+extension SQLiteOnlyCommand {
+    /// Throws the refusal when the store is a PostgreSQL URL.
+    func refuseOnPostgres() throws(ChimeError) {
+        let location = global.storePath
+        if PostgresStoreOption.isURL(location) { throw PostgresStoreOption.refusal(location) }
+    }
+}
+
+extension PostgresStoreOption {
+    /// Refuses `command` when it is a family's and the store is a PostgreSQL URL. (Cast here,
+    /// outside the main actor, so that no conformance isolated to it is taken.)
+    nonisolated static func refuseFamily(_ command: any ParsableCommand) throws(ChimeError) {
+        if let family = command as? any SQLiteOnlyCommand { try family.refuseOnPostgres() }
+    }
+}
+
+extension FocusStart: SQLiteOnlyCommand {}
+extension FocusPause: SQLiteOnlyCommand {}
+extension FocusResume: SQLiteOnlyCommand {}
+extension FocusGiveUp: SQLiteOnlyCommand {}
+extension FocusStatus: SQLiteOnlyCommand {}
+extension ForestGrid: SQLiteOnlyCommand {}
+extension ForestShow: SQLiteOnlyCommand {}
+extension Stats: SQLiteOnlyCommand {}
+extension DoseTake: SQLiteOnlyCommand {}
+extension DoseSkip: SQLiteOnlyCommand {}
+extension DoseMiss: SQLiteOnlyCommand {}
+extension DoseReset: SQLiteOnlyCommand {}
+extension DoseSnooze: SQLiteOnlyCommand {}
+extension DosesCommand: SQLiteOnlyCommand {}
+extension AdherenceCommand: SQLiteOnlyCommand {}
+extension ExportCommand: SQLiteOnlyCommand {}
+extension MedAdd: SQLiteOnlyCommand {}
+extension MedList: SQLiteOnlyCommand {}
+extension MedShow: SQLiteOnlyCommand {}
+extension MedEdit: SQLiteOnlyCommand {}
+extension MedRefill: SQLiteOnlyCommand {}
+extension MedDeactivate: SQLiteOnlyCommand {}
+extension MedReactivate: SQLiteOnlyCommand {}
+extension MedDelete: SQLiteOnlyCommand {}
+extension MedNext: SQLiteOnlyCommand {}
+// Not `gate open`, the launch: a gate never locks a person out.
+extension GateHub: SQLiteOnlyCommand {}
+extension GateSetup: SQLiteOnlyCommand {}
+extension GateAdd: SQLiteOnlyCommand {}
+extension GateList: SQLiteOnlyCommand {}
+extension GateRemove: SQLiteOnlyCommand {}
+extension GateOff: SQLiteOnlyCommand {}
+extension GateDoctor: SQLiteOnlyCommand {}
+extension GateStatsCommand: SQLiteOnlyCommand {}
 
 extension GlobalOptions {
     /// The PostgreSQL store these options name, or nil when the store is a SQLite file.
@@ -87,6 +175,41 @@ extension ScheduleOptions {
         }
         if runners == 0 && !global.json { Output.note(RunnerNote.fires) }
         emit(Scheduled(result, runner: runners > 0, zone: .current, now: Date()), json: global.json)
+    }
+}
+
+extension Import {
+    /// As on SQLite: the file read as a stream by the same reader, every reminder in one
+    /// transaction (a bad one anywhere changes nothing), each due by the database's clock.
+    func runPostgres(_ url: PostgresURL, source: String) async throws {
+        let handle = try open()
+        let (replace, json, past) = (!noReplace, global.json, past)
+        let (streamed, adjustments, now, runners) = try await global.withPostgres(url) { store in
+            let now = try store.databaseNow()
+            let reader = ReminderImport.Reader(handle, source: source, now: now, past: past)
+            let streamed = try store.scheduleStream(
+                replace: replace,
+                now: now,
+                systemZone: .current,
+                // The ids are printed only with --json.
+                keepIds: json,
+                pastOneShots: past == .fire,
+                name: { "\(source): reminder \($0 + 1)" },
+                produce: { deliver in
+                    while let chunk = try reader.next() { try deliver(chunk) }
+                }
+            )
+            return (streamed, reader.adjustments, now, try store.runnerCount())
+        }
+        if runners == 0 && !json { Output.note(RunnerNote.fires) }
+        let report = Imported(
+            imported: streamed.count,
+            replaced: streamed.replaced,
+            ids: streamed.ids,
+            runner: runners > 0,
+            passed: adjustments.map { Passed($0, now: now) }
+        )
+        emit(report, json: json)
     }
 }
 

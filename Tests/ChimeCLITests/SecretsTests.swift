@@ -95,7 +95,7 @@ struct SecretsTests {
         )
         #expect(query.status == 64 && query.stderr.contains("password=***&user=alice"), "\(query)")
 
-        // doctor keeps to SQLite: its refusal names the store redacted, as the others do.
+        // doctor refuses a URL with a password, naming it redacted, as the others do.
         let doctor = try runWithoutSecret(sandbox, ["doctor", "--json"], source: "CHIME_STORE")
         #expect(doctor.status == 64 && doctor.stderr.contains("'postgresql://alice:***@db.example/chime'"), "\(doctor)")
 
