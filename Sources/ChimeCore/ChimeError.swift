@@ -112,3 +112,20 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+extension ChimeError {
+    /// `chime edit` of a family's reminder (a dose, a focus session), on either store: its own
+    /// commands change it.
+    public static func notEditable(id: String, kind: String) -> ChimeError {
+        let command =
+            switch kind {
+            case "dose": "'chime dose' and 'chime med'"
+            case "focus": "'chime focus'"
+            default: "its family's own command"
+            }
+        return ChimeError(
+            .conflict,
+            "'\(id)' is a \(kind) reminder, not a plain one: 'chime edit' changes plain reminders only; use \(command)"
+        )
+    }
+}

@@ -153,18 +153,7 @@ extension PostgresStore {
                 throw ChimeError(.conflict, "'\(id)' was scheduled again from elsewhere as it was edited: edit it again")
             }
             var reminder = old
-            guard reminder.kind == "plain" else {
-                let command =
-                    switch reminder.kind {
-                    case "dose": "'chime dose' and 'chime med'"
-                    case "focus": "'chime focus'"
-                    default: "its family's own command"
-                    }
-                throw ChimeError(
-                    .conflict,
-                    "'\(id)' is a \(reminder.kind) reminder, not a plain one: 'chime edit' changes plain reminders only; use \(command)"
-                )
-            }
+            guard reminder.kind == "plain" else { throw ChimeError.notEditable(id: id, kind: reminder.kind) }
             let checked = try NewReminder(
                 id: id,
                 title: title ?? reminder.title,

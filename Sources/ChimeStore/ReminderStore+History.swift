@@ -211,18 +211,7 @@ extension ReminderStore {
         try write { db in
             guard let row = try Self.fetchPendingRow(id: id, in: db) else { throw try Self.notFound(id: id, in: db) }
             var reminder = try Self.reminder(from: row)
-            guard reminder.kind == "plain" else {
-                let command =
-                    switch reminder.kind {
-                    case "dose": "'chime dose' and 'chime med'"
-                    case "focus": "'chime focus'"
-                    default: "its family's own command"
-                    }
-                throw ChimeError(
-                    .conflict,
-                    "'\(id)' is a \(reminder.kind) reminder, not a plain one: 'chime edit' changes plain reminders only; use \(command)"
-                )
-            }
+            guard reminder.kind == "plain" else { throw ChimeError.notEditable(id: id, kind: reminder.kind) }
             let checked = try NewReminder(
                 id: id,
                 title: title ?? reminder.title,

@@ -43,6 +43,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             var spec: String?
             var capabilities: [String]
         }
+
         struct Store: Encodable {
             var path: String
             /// False when there is no store file yet (the first reminder makes it).
@@ -116,14 +117,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
         }
 
         var lines: [String] {
-            var lines = ["Session bus:          \(desktop.bus ?? "none")"]
-            if desktop.available {
-                let name = [desktop.server, desktop.version].compactMap { $0 }.joined(separator: " ")
-                lines.append("Notification server:  \(name) (\(desktop.vendor ?? "?")), spec \(desktop.spec ?? "?")")
-                lines.append("Capabilities:         \(desktop.capabilities.joined(separator: ", "))")
-            } else {
-                lines.append("Notification server:  \(desktop.problem ?? "none")")
-            }
+            var lines = desktop.lines
             if !store.exists {
                 lines.append("Store:                \(store.path): none yet (the first reminder you schedule creates it)")
             } else if store.usable && store.healthy != false {
@@ -314,5 +308,20 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             }
             throw configError
         }
+    }
+}
+
+extension Doctor.Diagnosis.Desktop {
+    /// The session bus and the notification server, as both stores' reports begin.
+    var lines: [String] {
+        var lines = ["Session bus:          \(bus ?? "none")"]
+        if available {
+            let name = [server, version].compactMap { $0 }.joined(separator: " ")
+            lines.append("Notification server:  \(name) (\(vendor ?? "?")), spec \(spec ?? "?")")
+            lines.append("Capabilities:         \(capabilities.joined(separator: ", "))")
+        } else {
+            lines.append("Notification server:  \(problem ?? "none")")
+        }
+        return lines
     }
 }

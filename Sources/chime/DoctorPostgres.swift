@@ -38,14 +38,7 @@ extension Doctor {
         var error: Diagnosis.ErrorInfo?
 
         var lines: [String] {
-            var lines = ["Session bus:          \(desktop.bus ?? "none")"]
-            if desktop.available {
-                let name = [desktop.server, desktop.version].compactMap { $0 }.joined(separator: " ")
-                lines.append("Notification server:  \(name) (\(desktop.vendor ?? "?")), spec \(desktop.spec ?? "?")")
-                lines.append("Capabilities:         \(desktop.capabilities.joined(separator: ", "))")
-            } else {
-                lines.append("Notification server:  \(desktop.problem ?? "none")")
-            }
+            var lines = desktop.lines
             if store.reachable && store.usable {
                 lines.append("Store:                \(store.path) (PostgreSQL), \(store.pending ?? 0) pending")
             } else {

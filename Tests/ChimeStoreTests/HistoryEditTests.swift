@@ -193,4 +193,26 @@ struct HistoryEditTests {
         #expect(detail.state == "done" && detail.shownCount == 1 && detail.reminder.body == "Green")
         #expect(throws: ChimeError.self) { try store.detail(id: "nothing") }
     }
+
+    /// A family's reminder is changed by its own commands: `chime edit` says which, for a dose,
+    /// a focus session and another family, and changes nothing.
+    @Test(arguments: [("dose", "'chime dose' and 'chime med'"), ("focus", "'chime focus'"), ("notes", "its family's own command")])
+    func aFamilysReminderIsNotEdited(kind: String, command: String) throws {
+        defer { cleanUp() }
+        try store.schedule(
+            NewReminder(id: "fam", title: "Family", trigger: .once(Fixture.at(600)), kind: kind),
+            now: Fixture.t0,
+            systemZone: Fixture.utc
+        )
+        do {
+            _ = try store.edit(id: "fam", title: "Other", body: nil, at: nil, now: Fixture.t0)
+            Issue.record("a \(kind) reminder was edited")
+        } catch {
+            #expect(error.code == .conflict)
+            #expect(
+                error.message == "'fam' is a \(kind) reminder, not a plain one: 'chime edit' changes plain reminders only; use \(command)"
+            )
+        }
+        #expect(try store.pending().map(\.title) == ["Family"])
+    }
 }
