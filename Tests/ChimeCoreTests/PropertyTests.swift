@@ -223,6 +223,49 @@ private func referenceWeekly(times: [LocalTime], days: WeekdaySet, timeline: Off
 /// (lowercase units w, d, h, m, s, each at most once, largest first), whitespace allowed between
 /// parts only; a positive sum of at most 366 days.
 private func referenceDuration(_ s: String) -> Int64? {
+    if let total = referenceLetterDuration(s) { return total }
+    return referenceSpelledOut(s).flatMap(referenceLetterDuration)
+}
+
+/// The documented spelled-out units (README, `chime in 10min`: "units spelled out: 10min, 2hrs,
+/// 1hour"; TimeParsing.duration's documentation), each written in one word with its number.
+private let referenceUnitWords: [String: String] = [
+    "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "m", "mins": "m", "minute": "m", "minutes": "m",
+    "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "day": "d", "days": "d", "wk": "w", "wks": "w", "week": "w",
+    "weeks": "w",
+]
+
+/// `s` with each run of ASCII letters longer than one that is a spelled-out unit written as its
+/// letter; nil when it has none, or a longer run that is no unit.
+private func referenceSpelledOut(_ s: String) -> String? {
+    var out = ""
+    var run = ""
+    var spelled = false
+    func end() -> Bool {
+        defer { run = "" }
+        if run.count <= 1 {
+            out += run
+            return true
+        }
+        guard let letter = referenceUnitWords[run] else { return false }
+        out += letter
+        spelled = true
+        return true
+    }
+    for ch in s {
+        if ch.isASCII && ch.isLetter {
+            run.append(ch)
+        } else {
+            guard end() else { return nil }
+            out.append(ch)
+        }
+    }
+    guard end(), spelled else { return nil }
+    return out
+}
+
+/// The grammar with unit letters only.
+private func referenceLetterDuration(_ s: String) -> Int64? {
     let units: [Character] = ["w", "d", "h", "m", "s"]
     let sizes: [Int64] = [604_800, 86_400, 3_600, 60, 1]
     var digits = ""
