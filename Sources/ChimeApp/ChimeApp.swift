@@ -66,13 +66,22 @@ public enum ChimeApp {
                 }
             }
         )
-        let plain = PlainReminders(
+        return [focus, doses, plainReminders(store: store, logger: log, snoozeLength: snoozeLength)]
+    }
+
+    /// Plain reminders' part of the runner (their alerts' Done and Snooze), on either store's
+    /// ledger: the one family a PostgreSQL runner serves.
+    public static func plainReminders(
+        store: any SchedulerStore,
+        logger log: Logger,
+        snoozeLength: Duration = PlainReminders.defaultSnoozeLength
+    ) -> PlainReminders {
+        PlainReminders(
             store: store,
             snoozeLength: snoozeLength,
             onSnooze: { id, until in
                 log.info("Reminder snoozed from its alert", metadata: ["reminder.id": .string(id), "until": .string(TimeText.iso(until))])
             }
         )
-        return [focus, doses, plain]
     }
 }

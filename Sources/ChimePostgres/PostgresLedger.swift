@@ -97,6 +97,9 @@ public final class PostgresLedger: SchedulerStore {
         var stopping = false
         /// The last claim failed on the database (an outage), and none has succeeded since.
         var failing = false
+        /// Whether any occurrence was held when the quiet state was last read (else
+        /// ``heldOccurrences()`` has nothing to ask for).
+        var anyHeld = true
     }
 
     private let state: Mutex<State>
@@ -200,13 +203,17 @@ public final class PostgresLedger: SchedulerStore {
     }
 
     public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?) throws {
+        try markPosted(keys, at: at, noteID: noteID, serverID: serverID, via: nil)
+    }
+
+    public func markPosted(_ keys: [OccurrenceKey], at: Date, noteID: String, serverID: UInt32?, via: String?) throws {
         guard !keys.isEmpty else { return }
         let one = keys.count == 1 ? state.withLock { $0.claimed[keys[0]] } : nil
         let result: MarkResult
         if let one {
-            result = try store.markPosted(one, owner: owner, noteID: noteID, systemZone: systemZone())
+            result = try store.markPosted(one, owner: owner, noteID: noteID, serverID: serverID, via: via, systemZone: systemZone())
         } else {
-            result = try store.markPosted(keys, owner: owner, noteID: noteID, systemZone: systemZone())
+            result = try store.markPosted(keys, owner: owner, noteID: noteID, serverID: serverID, via: via, systemZone: systemZone())
         }
         let lost: [ClaimedOccurrence?] = state.withLock { state in
             state.counters.posted += result.posted.count
@@ -249,6 +256,58 @@ public final class PostgresLedger: SchedulerStore {
         return (nil, min(deadlines.next ?? poll, poll))
     }
 
+    // MARK: Answers
+
+    public func recordResponse(_ response: NoteResponse, at instant: Date) throws -> String? {
+        let text: String =
+            switch response.kind {
+            case .action(let key): key
+            case .closed(let reason): "closed:" + reason.rawValue
+            }
+        return try store.recordResponse(id: response.noteID, response: text)
+    }
+
+    /// Only what this runner posted: an alert on another host's desktop is that runner's.
+    public func shownAlerts(id: String) throws -> [PostedNote] {
+        try store.shownAlerts(id: id, owner: owner)
+    }
+
+    public func snoozeShown(id: String, until: Date, at instant: Date) throws -> Bool {
+        try store.snoozeShown(id: id, until: until)
+    }
+
+    public func shownTitle(id: String) throws -> String? {
+        try store.lastShown(id: id)?.title
+    }
+
+    // MARK: Quiet
+
+    public func quietState() throws -> QuietState {
+        var (quiet, anyHeld) = try store.quietStateAndHeld()
+        if quiet.settings.hours == nil { quiet.settings.hours = store.quietHoursDefault.withLock { $0 } }
+        state.withLock { $0.anyHeld = anyHeld }
+        return quiet
+    }
+
+    public func heldOccurrences() throws -> [PendingOccurrence] {
+        guard state.withLock({ $0.anyHeld }) else { return [] }
+        return try store.heldOccurrences(channels: channels)
+    }
+
+    /// Held back to the ledger (pending, not ready before `until`): no longer this runner's
+    /// claim; its reminder advances past it as a post's mark would.
+    public func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws {
+        try store.hold(keys, owner: owner, since: since, until: until, systemZone: systemZone())
+        state.withLock { state in
+            state.anyHeld = true
+            for key in keys { state.claimed[key] = nil }
+        }
+    }
+
+    public func release(_ keys: [OccurrenceKey], at instant: Date) throws {
+        try store.release(held: keys)
+    }
+
     // MARK: Stopping
 
     /// Stops posting: the occurrence being posted is posted and recorded; the rest are not
@@ -278,7 +337,8 @@ public final class PostgresLedger: SchedulerStore {
     /// ledger already has the latest one.
     private func caughtUp(_ claimed: ClaimedOccurrence, now: Date, systemZone: TimeZone) throws -> ClaimedOccurrence {
         let occurrence = claimed.occurrence
-        guard let next = claimed.trigger.nextOccurrence(after: occurrence.due, systemZone: systemZone), next <= now else {
+        guard claimed.isScheduled, let next = claimed.trigger.nextOccurrence(after: occurrence.due, systemZone: systemZone), next <= now
+        else {
             return claimed
         }
         let (latest, missed) = claimed.trigger.caughtUp(from: occurrence.due, through: now, systemZone: systemZone)

@@ -29,6 +29,7 @@ public final class PostgresRunner: Sendable {
     public init(
         ledger: PostgresLedger,
         notifier: any Notifier,
+        families: [any ReminderFamily] = [],
         configuration: Scheduler.Configuration = PostgresRunner.defaultConfiguration,
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
@@ -41,7 +42,8 @@ public final class PostgresRunner: Sendable {
             clock: ledger.clock,
             configuration: configuration,
             systemZone: systemZone,
-            log: log
+            log: log,
+            families: families
         )
         var options = ledger.store.client.options
         options.applicationName = Self.applicationName(owner: ledger.owner) + " listen"
@@ -69,8 +71,9 @@ public final class PostgresRunner: Sendable {
     /// `waker` on each notification and after each (re)connect. On return, what this runner
     /// claimed and did not post is handed back to the others.
     public func run(waker: any Waker) async {
-        listener.start { waker.poke() }
-        await scheduler.run(waker: DatabaseClockWaker(waker, clock: ledger.clock))
+        let wrapped = DatabaseClockWaker(waker, clock: ledger.clock)
+        listener.start(onWithdraw: wrapped.add) { waker.poke() }
+        await scheduler.run(waker: wrapped)
         listener.stop()
         ledger.handBack()
     }
@@ -93,13 +96,20 @@ public final class PostgresRunner: Sendable {
 
 /// The Scheduler's waker on a PostgreSQL store: deadlines come on the database's clock, and the
 /// host's timer is armed at the host instant that corresponds (hosts' clocks may be minutes off).
-struct DatabaseClockWaker: Waker {
+final class DatabaseClockWaker: Waker {
     let inner: any Waker
     let clock: DatabaseClock
+    /// What commands asked of this runner's alerts over `NOTIFY chime_alerts`, not yet taken.
+    private let withdrawals = Mutex<[Withdrawal]>([])
 
     init(_ inner: any Waker, clock: DatabaseClock) {
         self.inner = inner
         self.clock = clock
+    }
+
+    /// Adds what a command asked (the listener's thread); the poke that follows wakes the loop.
+    func add(_ more: [Withdrawal]) {
+        withdrawals.withLock { $0 += more }
     }
 
     func wait(until deadline: Date?) async -> WakeReason {
@@ -108,7 +118,13 @@ struct DatabaseClockWaker: Waker {
 
     func hasPendingWake() -> Bool { inner.hasPendingWake() }
     func takeQueries() -> [DeliveryQuery] { inner.takeQueries() }
-    func takeWithdrawals() -> [Withdrawal] { inner.takeWithdrawals() }
+    func takeWithdrawals() -> [Withdrawal] {
+        inner.takeWithdrawals()
+            + withdrawals.withLock { taken in
+                defer { taken = [] }
+                return taken
+            }
+    }
     func poke() { inner.poke() }
 }
 
@@ -167,13 +183,13 @@ public final class PostgresListener: @unchecked Sendable {
         close(control.write)
     }
 
-    func start(onWake: @escaping @Sendable () -> Void) {
+    func start(onWithdraw: @escaping @Sendable ([Withdrawal]) -> Void = { _ in }, onWake: @escaping @Sendable () -> Void) {
         let already = started.withLock { started in
             defer { started = true }
             return started
         }
         guard !already else { return }
-        let thread = Thread { [self] in self.loop(onWake) }
+        let thread = Thread { [self] in self.loop(onWithdraw, onWake) }
         thread.name = "chime-listen"
         thread.start()
     }
@@ -218,13 +234,14 @@ public final class PostgresListener: @unchecked Sendable {
         }
     }
 
-    private func loop(_ onWake: @Sendable () -> Void) {
+    private func loop(_ onWithdraw: @Sendable ([Withdrawal]) -> Void, _ onWake: @Sendable () -> Void) {
         var failures = 0
         while true {
             var why = "the connection closed"
             do {
                 let session = try PostgresSession(url: url, options: options)
                 try session.listen(PostgresStore.changesChannel)
+                try session.listen(PostgresStore.alertsChannel)
                 failures = 0
                 let count = listens.wrappingAdd(1, ordering: .relaxed).newValue
                 log(.listening(count))
@@ -239,7 +256,13 @@ public final class PostgresListener: @unchecked Sendable {
                             break listening
                         }
                     }
-                    if readable, !(try session.notifications()).isEmpty { onWake() }
+                    guard readable else { continue }
+                    let received = try session.notifications()
+                    let asked = received.filter { $0.channel == PostgresStore.alertsChannel }.compactMap {
+                        PostgresStore.withdrawal(fromPayload: $0.payload)
+                    }
+                    if !asked.isEmpty { onWithdraw(asked) }
+                    if !received.isEmpty { onWake() }
                 }
             } catch {
                 why = String(describing: error)

@@ -120,6 +120,44 @@ public enum PostgresSchema {
                 "ALTER TABLE occurrence ADD COLUMN answered_at timestamptz",
             ]
         ),
+        PostgresMigration(
+            name: "0006-answers-and-quiet",
+            statements: [
+                // The notification server's own id for a posted alert (the desktop's), so that
+                // the runner that showed it can close it or replace it by a confirmation once a
+                // command answered or cancelled it.
+                "ALTER TABLE occurrence ADD COLUMN server_id bigint",
+                // The channel that showed it (`desktop`, `json`, `webhook`...), for `chime history`.
+                "ALTER TABLE occurrence ADD COLUMN via text",
+                // A snooze's re-alert: one more occurrence of the same reminder, due at the
+                // snooze's end; snooze_of_us is the due instant of the alert snoozed, at most one
+                // re-alert each (as the SQLite ledger's `occurrence_snooze`).
+                "ALTER TABLE occurrence ADD COLUMN snooze_of_us bigint",
+                "CREATE UNIQUE INDEX occurrence_snooze ON occurrence (reminder_key, snooze_of_us) WHERE snooze_of_us IS NOT NULL",
+                // Held by quiet since this instant (the database's clock): pending, not ready
+                // before retry_at ('infinity': until released), and in the summary when it ends.
+                "ALTER TABLE occurrence ADD COLUMN held_us bigint",
+                "CREATE INDEX occurrence_held ON occurrence (due_us) WHERE state = 'pending' AND held_us IS NOT NULL",
+                // What `chime done`, `snooze` and the alerts' answers look up: a reminder's posted
+                // occurrences by id, the latest first.
+                "CREATE INDEX reminder_id ON reminder (id)",
+                "CREATE INDEX occurrence_posted ON occurrence (reminder_key, posted_at) WHERE state = 'posted'",
+                // The quiet settings and the quiet asked for by hand, as the SQLite store's
+                // `quiet` table: one row, read by every runner at every pass.
+                """
+                CREATE TABLE quiet (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    hours_start text,
+                    hours_end text,
+                    essential text NOT NULL DEFAULT 'come' CHECK (essential IN ('come', 'wait')),
+                    family_hold boolean NOT NULL DEFAULT true,
+                    until_us bigint,
+                    window_off_until_us bigint,
+                    CHECK ((hours_start IS NULL) = (hours_end IS NULL))
+                )
+                """,
+            ]
+        ),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so that two `store init`s at once apply each

@@ -58,6 +58,8 @@ extension PostgresStore {
                 for row in rows { found = try Self.reminder(from: row) }
                 guard let found else {
                     if let shown = try Self.cancelShown(id: id, connection) {
+                        // The runner that shows it closes it (at commit), as on SQLite.
+                        try Self.notifyAlerts(Withdrawal(id: id), connection)
                         cancelled.append(shown.reminder)
                         closed.append(shown.closed)
                         continue
@@ -75,6 +77,8 @@ extension PostgresStore {
                     inFlight.append(InFlight(reminderID: id, key: OccurrenceKey(reminderKey: found.key, dueMicros: due)))
                 }
                 try Self.notifyChange(id: id, connection)
+                // Its alerts still on a desktop go too (closed by the runner that showed them).
+                try Self.notifyAlerts(Withdrawal(id: id), connection)
                 cancelled.append(found.reminder)
             }
             return (cancelled, inFlight, closed)
@@ -90,8 +94,7 @@ extension PostgresStore {
     /// as its answer, in the caller's transaction, as the SQLite store's `cancelShown`. Returns the
     /// reminder and its alert, or nil when no such alert is showing.
     ///
-    /// The alert itself is not closed: the runner that showed it may be on another host, and the
-    /// PostgreSQL ledger does not keep the notification server's id the SQLite store closes it by.
+    /// The caller asks the runner that showed the alert to close it (``notifyAlerts(_:_:)``).
     static func cancelShown(id: String, _ connection: PostgresSession) throws -> (reminder: Reminder, closed: Closed)? {
         let columns = reminderColumns.split(separator: ", ").map { "r." + $0 }.joined(separator: ", ")
         let rows = try connection.rows(

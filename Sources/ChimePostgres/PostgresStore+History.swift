@@ -21,8 +21,9 @@ extension PostgresStore {
         public var postedAt: Date?
         public var attempts: Int
         public var lastError: String?
-        /// The answer recorded for it: only `cancelled` (a cancel of a one-shot still showing);
-        /// the PostgreSQL runner records no action or close of an alert.
+        /// The channel that showed it (``ChimeCore/PostedNote/via``), where the runner said.
+        public var via: String?
+        /// The answer recorded for it: an action's key, `closed:<reason>`, or `cancelled`.
         public var response: String?
         public var answeredAt: Date?
     }
@@ -87,10 +88,10 @@ extension PostgresStore {
         let query: PostgresQuery = """
             \(unescaped: head)SELECT r.id, r.kind, r.title, o.due_us, o.state, o.missed_count,
                 (extract(epoch FROM o.posted_at) * 1000000)::bigint AS posted_us, o.attempts, o.last_error, o.response,
-                (extract(epoch FROM o.answered_at) * 1000000)::bigint AS answered_us, r.body
+                (extract(epoch FROM o.answered_at) * 1000000)::bigint AS answered_us, r.body, o.via
             FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
             WHERE (\(id)::text IS NULL OR r.id = \(id)) AND o.due_us >= \(since?.micros ?? Int64.min)
-              AND (o.claimed_at IS NOT NULL
+              AND (o.claimed_at IS NOT NULL OR o.snooze_of_us IS NOT NULL
                    OR o.due_us <= least(chime_now_us(), CASE WHEN o.state = 'cancelled' THEN r.ended_us END))\(unescaped: tail)
             """
         try client.forEachRow(query) { row in
@@ -110,6 +111,7 @@ extension PostgresStore {
                     postedAt: try row["posted_us"].decode(Int64?.self).map(Date.init(micros:)),
                     attempts: try row["attempts"].decode(Int.self),
                     lastError: try row["last_error"].decode(String?.self),
+                    via: try row["via"].decode(String?.self),
                     response: try row["response"].decode(String?.self),
                     answeredAt: try row["answered_us"].decode(Int64?.self).map(Date.init(micros:))
                 )

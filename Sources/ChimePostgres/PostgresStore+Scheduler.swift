@@ -6,11 +6,18 @@ import Foundation
 public struct ClaimedOccurrence: Sendable, Hashable {
     public var occurrence: PendingOccurrence
     public var trigger: Trigger
+    /// For a snooze's re-alert: the due instant (microseconds) of the alert snoozed.
+    public var snoozeOf: Int64?
 
-    public init(occurrence: PendingOccurrence, trigger: Trigger) {
+    public init(occurrence: PendingOccurrence, trigger: Trigger, snoozeOf: Int64? = nil) {
         self.occurrence = occurrence
         self.trigger = trigger
+        self.snoozeOf = snoozeOf
     }
+
+    /// Whether it is its reminder's own occurrence in the schedule (not a snooze's re-alert, not
+    /// one quiet held, whose reminder advanced when it was held): only those catch up.
+    public var isScheduled: Bool { snoozeOf == nil && occurrence.heldSince == nil }
 }
 
 /// What ``PostgresStore/markPosted(_:owner:noteID:systemZone:)`` did.
@@ -87,9 +94,16 @@ extension PostgresStore {
                 body: try r["body"].decode(String.self),
                 missedCount: try r["missed_count"].decode(Int.self),
                 attempts: try r["attempts"].decode(Int.self),
-                presentation: try Self.presentation(from: r)
+                presentation: try Self.presentation(from: r),
+                heldSince: try r["held_us"].decode(Int64?.self).map(Date.init(micros:))
             )
-            claimed.append(ClaimedOccurrence(occurrence: occurrence, trigger: try Self.triggerColumns(from: r).trigger()))
+            claimed.append(
+                ClaimedOccurrence(
+                    occurrence: occurrence,
+                    trigger: try Self.triggerColumns(from: r).trigger(),
+                    snoozeOf: try r["snooze_of_us"].decode(Int64?.self)
+                )
+            )
         }
         return claimed.sorted {
             ($0.occurrence.key.dueMicros, $0.occurrence.key.reminderKey) < ($1.occurrence.key.dueMicros, $1.occurrence.key.reminderKey)
@@ -108,7 +122,7 @@ extension PostgresStore {
             lease_until = now() + \(micros(lease)) * interval '1 microsecond', claimed_at = now()
         FROM reminder r
         WHERE (o.reminder_key, o.due_us) IN (SELECT reminder_key, due_us FROM picked) AND r.key = o.reminder_key
-        RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body,
+        RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, o.held_us, o.snooze_of_us, r.id, r.kind, r.title, r.body,
             r.urgency, r.sticky, r.icon, r.sound,
             \(unescaped: triggerColumnNames.map { "r." + $0 }.joined(separator: ", "))
         """
@@ -256,7 +270,14 @@ extension PostgresStore {
     /// the database's `now()` folded into the latest, as the SQLite store folds them) is
     /// recorded as pending in the ledger, whose key (reminder, due instant) makes that once
     /// however runners race.
-    public func markPosted(_ keys: [OccurrenceKey], owner: String, noteID: String, systemZone: TimeZone) throws -> MarkResult {
+    public func markPosted(
+        _ keys: [OccurrenceKey],
+        owner: String,
+        noteID: String,
+        serverID: UInt32? = nil,
+        via: String? = nil,
+        systemZone: TimeZone
+    ) throws -> MarkResult {
         guard !keys.isEmpty else { return MarkResult() }
         let reminderKeys = keys.map(\.reminderKey)
         let dues = keys.map(\.dueMicros)
@@ -264,7 +285,8 @@ extension PostgresStore {
             var result = MarkResult()
             let rows = try connection.rows(
                 """
-                UPDATE occurrence SET state = 'posted', posted_at = now(), note_id = \(noteID), lease_until = NULL
+                UPDATE occurrence SET state = 'posted', posted_at = now(), note_id = \(noteID), server_id = \(serverID.map(Int64.init))::bigint,
+                    via = \(via)::text, lease_until = NULL
                 WHERE state = 'posting' AND lease_owner = \(owner)
                   AND (reminder_key, due_us) IN (SELECT * FROM unnest(\(reminderKeys)::bigint[], \(dues)::bigint[]))
                 RETURNING reminder_key, due_us
@@ -305,11 +327,21 @@ extension PostgresStore {
     /// One case it leaves alone: a next occurrence already past the database's `now()` (a
     /// runner catching up) must be folded with the others past it, which the transaction does
     /// with `now()` in hand. Then the statement writes nothing and the transaction runs instead.
-    public func markPosted(_ claimed: ClaimedOccurrence, owner: String, noteID: String, systemZone: TimeZone) throws -> MarkResult {
+    public func markPosted(
+        _ claimed: ClaimedOccurrence,
+        owner: String,
+        noteID: String,
+        serverID: UInt32? = nil,
+        via: String? = nil,
+        systemZone: TimeZone
+    ) throws -> MarkResult {
         let key = claimed.occurrence.key
         let next = claimed.trigger.nextOccurrence(after: Date(micros: key.dueMicros), systemZone: systemZone)?.micros
         let rows = try client.withSession {
-            try $0.execute(prepared: MarkOne.name, MarkOne.query(key: key, next: next, owner: owner, noteID: noteID)).rows
+            try $0.execute(
+                prepared: MarkOne.name,
+                MarkOne.query(key: key, next: next, owner: owner, noteID: noteID, serverID: serverID, via: via)
+            ).rows
         }
         for row in rows {
             let (fresh, marked, inserted) = try row.decode((Bool, Bool, Bool).self)
@@ -318,7 +350,7 @@ extension PostgresStore {
                 ? MarkResult(posted: [key], leaseLost: [], materialized: inserted ? 1 : 0)
                 : MarkResult(posted: [], leaseLost: [key], materialized: 0)
         }
-        return try markPosted([key], owner: owner, noteID: noteID, systemZone: systemZone)
+        return try markPosted([key], owner: owner, noteID: noteID, serverID: serverID, via: via, systemZone: systemZone)
     }
 
     /// The statement of ``markPosted(_:owner:noteID:systemZone:)-(ClaimedOccurrence,_,_,_)``,
@@ -330,11 +362,19 @@ extension PostgresStore {
     package enum MarkOne {
         package static let name = "chime_mark_one"
 
-        package static func query(key: OccurrenceKey, next: Int64?, owner: String, noteID: String) -> PostgresQuery {
+        package static func query(
+            key: OccurrenceKey,
+            next: Int64?,
+            owner: String,
+            noteID: String,
+            serverID: UInt32? = nil,
+            via: String? = nil
+        ) -> PostgresQuery {
             """
             WITH fresh AS (SELECT (\(next)::bigint IS NULL OR \(next)::bigint > chime_now_us()) AS ok),
             marked AS (
-                UPDATE occurrence SET state = 'posted', posted_at = now(), note_id = \(noteID), lease_until = NULL
+                UPDATE occurrence SET state = 'posted', posted_at = now(), note_id = \(noteID),
+                    server_id = \(serverID.map(Int64.init))::bigint, via = \(via)::text, lease_until = NULL
                 WHERE reminder_key = \(key.reminderKey) AND due_us = \(key.dueMicros) AND state = 'posting'
                   AND lease_owner = \(owner) AND (SELECT ok FROM fresh)
                 RETURNING reminder_key),
@@ -466,7 +506,7 @@ extension PostgresStore {
                  ORDER BY o.due_us LIMIT 1),
                 (SELECT min(greatest(o.due_us, (extract(epoch FROM o.retry_at) * 1000000)::bigint))
                  FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
-                 WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND (\(all) OR r.channel = ANY(\(served)::text[]))),
+                 WHERE o.state = 'pending' AND o.retry_at IS NOT NULL AND isfinite(o.retry_at) AND (\(all) OR r.channel = ANY(\(served)::text[]))),
                 (SELECT (extract(epoch FROM min(lease_until)) * 1000000)::bigint FROM occurrence WHERE state = 'posting')
             """
         )

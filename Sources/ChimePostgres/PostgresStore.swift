@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// The reminder store on PostgreSQL, for several runners sharing one database (issue 20;
 /// DESIGN.md "Beyond one machine"). The SQLite store (ChimeStore) stays the embedded default.
@@ -25,6 +26,8 @@ import Foundation
 public final class PostgresStore: Sendable {
     /// The connection every statement goes through.
     public let client: PostgresConnection
+    /// The quiet hours that apply while `chime quiet hours` stored none: the config file's.
+    let quietHoursDefault = Mutex<QuietSettings.Window?>(nil)
 
     /// The channel `NOTIFY`ed (in the same transaction) when a reminder is scheduled or cancelled;
     /// its payload is the reminder's id.

@@ -2,34 +2,9 @@ import ChimeCore
 import Foundation
 import GRDB
 
-/// The alert last shown for a reminder id, as `chime done` and `chime snooze` find it.
-public struct ShownAlert: Sendable, Hashable {
-    public var reminderID: String
-    public var kind: String
-    public var title: String
-    /// The occurrence's due instant.
-    public var due: Date
-    public var postedAt: Date
-    /// What was done with it so far: an action's key, `closed:<reason>`, or nil.
-    public var response: String?
-    /// Whether its reminder fires again on its own (recurring and still pending).
-    public var recurring: Bool
-}
-
-/// What an answer from the command line did.
-public struct AnsweredAlert: Sendable, Hashable {
-    public var alert: ShownAlert
-    /// The key recorded: `done`, `snooze`.
-    public var response: String
-    /// When the snoozed alert comes back.
-    public var snoozedUntil: Date?
-}
-
 extension ReminderStore {
-    /// How long after it was shown an alert counts as still showing (for `chime done`,
-    /// `chime snooze`, and `chime cancel` of a one-shot that has fired): a console runner never
-    /// hears that an alert was closed, so age is what ends it.
-    public static let showingWindow: TimeInterval = 86_400
+    /// How long after it was shown an alert counts as still showing: ``ShownAlert/showingWindow``.
+    public static let showingWindow: TimeInterval = ShownAlert.showingWindow
 
     /// The alert shown last for reminder `id` (any reminder that had the id), or nil when none
     /// was ever shown.

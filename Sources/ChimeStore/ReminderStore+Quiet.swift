@@ -141,22 +141,6 @@ extension ReminderStore {
     }
 }
 
-/// What holds alerts now and what waits, with why: `chime quiet status` and `chime list` render it.
-public struct HoldStatus: Sendable, Hashable {
-    /// What holds ordinary alerts at the instant asked (see ``QuietState/holds(at:zone:families:desktopDoNotDisturb:)``).
-    public var holds: [AlertHold]
-    /// A snoozed or held alert, and for a held one what holds it.
-    public struct Entry: Sendable, Hashable {
-        public var alert: WaitingAlert
-        public var hold: AlertHold?
-    }
-    /// The snoozed and held alerts, earliest first.
-    public var waiting: [Entry]
-
-    /// The alerts held (not those only snoozed).
-    public var held: [Entry] { waiting.filter { $0.alert.isHeld } }
-}
-
 extension ReminderStore {
     /// What holds alerts at `now` and why, as the scheduler decides it: the quiet state, the
     /// families' holds (each family asked as at a pass: a read), the desktop's do-not-disturb as
@@ -167,12 +151,13 @@ extension ReminderStore {
         now: Date,
         zone: TimeZone
     ) throws -> HoldStatus {
-        let state = try quietState()
-        let familyHolds = state.settings.familyHold ? try families.compactMap { try $0.hold() } : []
-        let holds = state.holds(at: now, zone: zone, families: familyHolds, desktopDoNotDisturb: desktopDoNotDisturb)
-        let waiting = try waitingAlerts().map { alert in
-            HoldStatus.Entry(alert: alert, hold: QuietState.reason(for: alert.occurrence, among: holds))
-        }
-        return HoldStatus(holds: holds, waiting: waiting)
+        try HoldStatus(
+            quiet: quietState(),
+            waiting: waitingAlerts(),
+            families: families,
+            desktopDoNotDisturb: desktopDoNotDisturb,
+            now: now,
+            zone: zone
+        )
     }
 }

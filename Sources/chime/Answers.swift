@@ -58,6 +58,7 @@ struct Snooze: AsyncParsableCommand {
 
     func run() async throws {
         let seconds = try length()
+        if let url = try global.postgresURL() { return try await runPostgres(url, seconds: seconds) }
         let store = try global.openStore(.update)
         let now = Date()
         let shown = try store.lastShown(id: id)
@@ -126,6 +127,7 @@ struct Done: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.update)
         if let shown = try store.lastShown(id: id), shown.kind != PlainReminders.plainKind {
             let hint = shown.kind == DoseBook.kind ? ": answer a dose with 'chime dose take \(id)'" : ""

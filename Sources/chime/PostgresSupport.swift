@@ -1,5 +1,7 @@
 import ArgumentParser
+import ChimeConfig
 import ChimeCore
+import ChimeLibnotify
 import ChimePostgres
 import ChimeRunner
 import ChimeStore
@@ -7,7 +9,7 @@ import Foundation
 
 /// The PostgreSQL store (issue 20): `--store postgresql://…`, `$CHIME_STORE` or the config file's
 /// store may name one. The reminder commands (in, at, every, import, list, next, show, history, edit, cancel),
-/// `run`, `doctor` and `store init` serve it; the families (focus, doses, gateway) and the other
+/// `done`, `snooze`, `quiet`, `run`, `doctor` and `store init` serve it; the families (focus, doses, gateway) and the other
 /// commands keep to the SQLite store and say so: a family's command before it does anything
 /// (``SQLiteOnlyCommand``), the others as they open the store (``GlobalOptions/openStore(_:runner:)``).
 enum PostgresStoreOption {
@@ -27,7 +29,7 @@ enum PostgresStoreOption {
     }
 
     /// The commands that serve a PostgreSQL store, for the refusal of the others.
-    static let commands = "in, at, every, import, list, next, show, history, edit, cancel, run, doctor and store init"
+    static let commands = "in, at, every, import, list, next, show, history, edit, cancel, done, snooze, quiet, run, doctor and store init"
 
     /// The command running, as a person typed it ("gate add"), for the refusal: set by `main`
     /// once the line has parsed.
@@ -218,8 +220,22 @@ extension List {
     /// query of its own (not in one transaction with the second: a reminder that changes between
     /// the two may shift a column, nothing else).
     func runPostgres(_ url: PostgresURL) async throws {
+        let quietHours = Settings.ifValid?.quietHours
         let page = try await global.withPostgres(url) { [json = global.json, limit, after, fetchLimit] store in
-            var page = ListPage(json: json, limit: limit, after: after, zone: .current)
+            store.setQuietHoursDefault(quietHours)
+            // The first page shows the snoozed and held alerts too, with what holds each, as on SQLite.
+            var waiting: [HoldStatus.Entry] = []
+            if after == nil {
+                waiting = try HoldStatus(
+                    quiet: store.quietState(),
+                    waiting: store.waitingAlerts(),
+                    families: [],
+                    desktopDoNotDisturb: nil,
+                    now: try store.databaseNow(),
+                    zone: .current
+                ).waiting
+            }
+            var page = ListPage(json: json, limit: limit, after: after, zone: .current, waiting: waiting)
             if !json { try store.eachPending(after: after, limit: fetchLimit) { page.measure($0) } }
             try store.eachPending(after: after, limit: fetchLimit) { page.add($0) }
             let runners = try store.runnerCount()
@@ -304,7 +320,7 @@ extension HistoryEntry {
             state: entry.state,
             missedCount: entry.missedCount,
             postedAt: entry.postedAt,
-            via: nil,
+            via: entry.via,
             attempts: entry.attempts,
             lastError: entry.lastError,
             response: entry.response,
@@ -320,5 +336,75 @@ extension Show {
             ReminderDetail(reminder: detail.reminder, state: detail.state, endedAt: detail.endedAt, shownCount: detail.shownCount)
         )
         emit(shown, json: global.json)
+    }
+}
+
+extension Done {
+    /// As on SQLite, on the database's clock; the runner that showed the alert replaces it by
+    /// "✓ Done" (told over `NOTIFY chime_alerts`, at commit).
+    func runPostgres(_ url: PostgresURL) async throws {
+        let (answered, runners) = try await global.withPostgres(url) { [id] store in
+            if let shown = try store.lastShown(id: id), shown.kind != PlainReminders.plainKind {
+                throw ChimeError(.conflict, "'\(id)' is a \(shown.kind) alert, not a reminder's")
+            }
+            let answered = try store.answerShown(id: id, action: PlainReminders.done, snoozeFor: nil) {
+                PlainReminders.doneConfirmation(title: $0.alert.title)
+            }
+            return (answered, try store.runnerCount())
+        }
+        emit(AlertAnswered(answered, runner: runners > 0), json: global.json)
+    }
+}
+
+extension Snooze {
+    /// As on SQLite, the snooze counted from the database's clock; the re-alert is one more
+    /// occurrence, for whichever runner serves its channel.
+    func runPostgres(_ url: PostgresURL, seconds: Int64) async throws {
+        let (answered, runners) = try await global.withPostgres(url) { [id] store in
+            if let shown = try store.lastShown(id: id), shown.kind != PlainReminders.plainKind {
+                throw ChimeError(
+                    .conflict,
+                    "'\(id)' is a \(shown.kind) alert: only reminders (chime in|at|every) are snoozed on PostgreSQL"
+                )
+            }
+            let answered = try store.answerShown(id: id, action: PlainReminders.snooze, snoozeFor: TimeInterval(seconds)) {
+                PlainReminders.snoozedConfirmation(until: $0.snoozedUntil ?? Date(), title: $0.alert.title, zone: .current)
+            }
+            return (answered, try store.runnerCount())
+        }
+        if runners == 0 && !global.json { Output.note(RunnerNote.saved) }
+        emit(AlertAnswered(answered, runner: runners > 0), json: global.json)
+    }
+}
+
+extension Quiet {
+    /// As on SQLite: the settings in the database, for every runner; times on its clock.
+    func runPostgres(_ url: PostgresURL) async throws {
+        // The words are checked before anything connects.
+        let asked = try Self.change(words, now: Date(), zone: .current)
+        let zone = TimeZone.current
+        let quietHours = Settings.ifValid?.quietHours
+        let dnd = DesktopDoNotDisturb.read()
+        let read = try await global.withPostgres(url) { [words] store in
+            store.setQuietHoursDefault(quietHours)
+            let now = try store.databaseNow()
+            if let change = try Self.change(words, now: now, zone: zone) { try store.updateQuiet(change) }
+            let quiet = try store.quietState()
+            // No family holds on PostgreSQL (the families keep to SQLite).
+            let status = try HoldStatus(
+                quiet: quiet,
+                waiting: store.waitingAlerts(),
+                families: [],
+                desktopDoNotDisturb: dnd.active,
+                now: now,
+                zone: zone
+            )
+            return (quiet, status, try store.storedQuietHours(), now, try store.runnerCount())
+        }
+        let (quiet, status, stored, now, runners) = read
+        if asked != nil && runners == 0 && !global.json {
+            Output.note("No runner is running for this store: the change is saved; a runner follows it once 'chime run' starts.")
+        }
+        emit(QuietReport(state: quiet, status: status, stored: stored, desktop: dnd, now: now, zone: zone), json: global.json)
     }
 }

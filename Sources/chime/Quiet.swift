@@ -49,24 +49,44 @@ struct Quiet: AsyncParsableCommand {
     static let expected =
         "a duration such as 1h, 'until HH:MM', 'off', 'status', 'hours START-END|off', 'doses come|wait' or 'focus-hold on|off'"
 
+    /// A change to the quiet state.
+    typealias Change = (inout QuietState) throws(ChimeError) -> Void
+
     func run() async throws {
+        if let url = try global.postgresURL() { return try await runPostgres(url) }
         let now = Date()
         let zone = TimeZone.current
+        guard let change = try Self.change(words, now: now, zone: zone) else {
+            let store = try global.openStore(.read)
+            emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
+            return
+        }
+        let store = try global.openStore(.create)
+        try store.updateQuiet(change)
+        if !RunnerControl.poke(storePath: store.path) && !global.json {
+            Output.note("No runner is running for this store: the change is saved; a runner follows it once 'chime run' starts.")
+        }
+        emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
+    }
+
+    /// The change the words ask for, at `now` (the store's clock); nil for `status`.
+    static func change(_ words: [String], now: Date, zone: TimeZone) throws(ChimeError) -> Change? {
+        func expectCount(_ rest: [String], _ count: Int, what: String = "nothing") throws(ChimeError) {
+            try Self.expectCount(words, rest, count, what: what)
+        }
         guard let verb = words.first else { throw ChimeError(.usage, "missing what to do: expected \(Self.expected)") }
         let rest = Array(words.dropFirst())
         switch verb {
         case "status":
             try expectCount(rest, 0)
-            let store = try global.openStore(.read)
-            emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
-            return
+            return nil
         case "until":
             try expectCount(rest, 1, what: "a time HH:MM, 9am or noon")
             let end = try TimeParsing.spoken(rest[0], now: now, zone: zone).instant
-            try change(now: now, zone: zone) { $0.until = end }
+            return { $0.until = end }
         case "off":
             try expectCount(rest, 0)
-            try change(now: now, zone: zone) { state in
+            return { state in
                 state.until = nil
                 // In the daily window: off for tonight, back at tomorrow's start.
                 if let period = state.period(at: now, zone: zone), period.reasons.contains(.hours), let window = state.settings.hours {
@@ -76,7 +96,7 @@ struct Quiet: AsyncParsableCommand {
         case "hours":
             try expectCount(rest, 1, what: "a window such as 22:00-07:00, or 'off'")
             let window = rest[0] == "off" ? nil : try QuietSettings.Window.parse(rest[0])
-            try change(now: now, zone: zone) {
+            return {
                 $0.settings.hours = window
                 $0.windowOffUntil = nil
             }
@@ -85,13 +105,13 @@ struct Quiet: AsyncParsableCommand {
             guard let essential = QuietSettings.Essential(rawValue: rest[0]) else {
                 throw ChimeError.invalid("doses setting", rest[0], expected: "'come' (doses come through quiet) or 'wait'")
             }
-            try change(now: now, zone: zone) { $0.settings.essential = essential }
+            return { $0.settings.essential = essential }
         case "focus-hold":
             try expectCount(rest, 1, what: "'on' or 'off'")
             guard rest[0] == "on" || rest[0] == "off" else {
                 throw ChimeError.invalid("focus-hold setting", rest[0], expected: "'on' (hold plain reminders during focus) or 'off'")
             }
-            try change(now: now, zone: zone) { $0.settings.familyHold = rest[0] == "on" }
+            return { $0.settings.familyHold = rest[0] == "on" }
         default:
             try expectCount(rest, 0)
             let seconds: Int64
@@ -100,27 +120,17 @@ struct Quiet: AsyncParsableCommand {
             } catch {
                 throw ChimeError.invalid("quiet", verb, expected: Self.expected)
             }
-            try change(now: now, zone: zone) { $0.until = now.addingTimeInterval(TimeInterval(seconds)) }
+            return { $0.until = now.addingTimeInterval(TimeInterval(seconds)) }
         }
     }
 
-    private func expectCount(_ rest: [String], _ count: Int, what: String = "nothing") throws(ChimeError) {
+    private static func expectCount(_ words: [String], _ rest: [String], _ count: Int, what: String) throws(ChimeError) {
         guard rest.count != count else { return }
         let verb = words[0]
         if rest.count < count { throw ChimeError(.usage, "missing value after 'quiet \(verb)': expected \(what)") }
         throw ChimeError(.usage, "too many words after 'quiet \(verb)': '\(rest.joined(separator: " "))': expected \(what)")
     }
 
-    /// Writes the change in one transaction, wakes the runner (the hold starts or ends at once),
-    /// and prints the state.
-    private func change(now: Date, zone: TimeZone, _ body: (inout QuietState) throws(ChimeError) -> Void) throws(ChimeError) {
-        let store = try global.openStore(.create)
-        try store.updateQuiet(body)
-        if !RunnerControl.poke(storePath: store.path) && !global.json {
-            Output.note("No runner is running for this store: the change is saved; a runner follows it once 'chime run' starts.")
-        }
-        emit(try QuietReport(store: store, now: now, zone: zone), json: global.json)
-    }
 }
 
 /// What `chime quiet` prints: what is in effect now, the settings, what holds alerts and until
@@ -199,21 +209,28 @@ struct QuietReport: Report {
         let dnd = DesktopDoNotDisturb.read()
         // The focus family asked as the runner asks it at each pass (a read).
         let families: [any ReminderFamily] = store.isFile ? [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)] : []
+        let stored: QuietSettings.Window?
         do {
             state = try store.quietState()
             status = try store.holdStatus(families: families, desktopDoNotDisturb: dnd.active, now: now, zone: zone)
+            stored = try store.storedQuietHours()
         } catch let error as ChimeError {
             throw error
         } catch {
             throw ChimeError(.store, String(describing: error))
         }
+        self.init(state: state, status: status, stored: stored, desktop: dnd, now: now, zone: zone)
+    }
+
+    /// The report from a store's quiet state, what holds and waits, and the window stored.
+    init(state: QuietState, status: HoldStatus, stored: QuietSettings.Window?, desktop dnd: DesktopDoNotDisturb, now: Date, zone: TimeZone)
+    {
         let period = state.period(at: now, zone: zone)
         quiet = period != nil
         reasons = period?.reasons.map(\.rawValue) ?? []
         until = period.map { TimeText.iso($0.end) }
         end = period?.end
         hours = state.settings.hours?.description
-        let stored = (try? store.storedQuietHours()) ?? nil
         hoursSource = stored != nil ? "stored" : (state.settings.hours != nil ? "config" : "none")
         doses = state.settings.essential.rawValue
         focusHold = state.settings.familyHold

@@ -87,7 +87,7 @@ struct Run: AsyncParsableCommand {
         // The notifier: the flag, else the environment or the config file (Settings), else auto,
         // on either store.
         let chosen = notifier ?? NotifierChoice(rawValue: config.text(.notifier)) ?? .auto
-        if let url = try global.postgresURL() { return try await runPostgres(url, notifier: chosen, logger: logger) }
+        if let url = try global.postgresURL() { return try await runPostgres(url, notifier: chosen, config: config, logger: logger) }
         guard channels.isEmpty, lease == nil else {
             throw ChimeError(
                 .usage,

@@ -1,4 +1,6 @@
 import ArgumentParser
+import ChimeApp
+import ChimeConfig
 import ChimeCore
 import ChimePostgres
 import ChimeRunner
@@ -16,7 +18,7 @@ import Glibc
 /// a post, fenced marks, a reaper in every runner, the database's clock) and a LISTEN connection
 /// pokes it. The families keep to SQLite; plain reminders only.
 extension Run {
-    func runPostgres(_ url: PostgresURL, notifier chosen: NotifierChoice, logger: Logger) async throws {
+    func runPostgres(_ url: PostgresURL, notifier chosen: NotifierChoice, config: Config, logger: Logger) async throws {
         for channel in channels { try PostgresStore.validateChannel(channel) }
         guard Set(channels).count == channels.count else {
             throw ChimeError(.usage, "a channel is given twice in --channel: each once")
@@ -30,6 +32,8 @@ extension Run {
         let lease = Duration.seconds(lease?.seconds ?? 30)
         do {
             try await PostgresStore.withCheckedStore(url, applicationName: PostgresRunner.applicationName(owner: owner)) { store in
+                // The config file's quiet hours apply while 'chime quiet hours' stored none.
+                store.setQuietHoursDefault(config.quietHours)
                 let ledger = try PostgresLedger(
                     store: store,
                     owner: owner,
@@ -42,6 +46,9 @@ extension Run {
                 let runner = PostgresRunner(
                     ledger: ledger,
                     notifier: sink,
+                    families: [
+                        ChimeApp.plainReminders(store: ledger, logger: logger, snoozeLength: .seconds(config.seconds(.snooze)))
+                    ],
                     log: Runner.schedulerLog(logger),
                     listenerLog: { event in
                         switch event {

@@ -61,16 +61,16 @@ extension PostgresCLITests {
                 "\(pg["again"].map { "\($0)" } ?? "")"
             )
             #expect(pg["again"]?.stderr == lite["again"]?.stderr)
-            // history --json: the same fields; the alert shown, then cancelled; no `via` kept on PostgreSQL.
+            // history --json: the same fields; the alert shown, then cancelled; the channel that showed it, as on SQLite.
             let alerts = try #require(try jsonObject(pgHistory.stdout)["alerts"] as? [[String: Any]])
             let liteAlerts = try #require(try jsonObject(liteHistory.stdout)["alerts"] as? [[String: Any]])
             #expect(alerts.count == 1 && liteAlerts.count == 1)
             #expect(Set(alerts[0].keys) == Set(liteAlerts[0].keys))
-            for field in ["id", "kind", "title", "state", "result", "response", "missed", "attempts"] {
+            for field in ["id", "kind", "title", "state", "result", "response", "missed", "attempts", "via"] {
                 #expect("\(alerts[0][field] ?? "?")" == "\(liteAlerts[0][field] ?? "?")", "\(field)")
             }
             #expect(alerts[0]["result"] as? String == "cancelled" && alerts[0]["state"] as? String == "posted")
-            #expect(alerts[0]["via"] is NSNull && alerts[0]["posted"] is String && alerts[0]["answered"] is String)
+            #expect(alerts[0]["via"] is String && alerts[0]["posted"] is String && alerts[0]["answered"] is String, "\(alerts[0])")
             let table = try #require(pg["table"])
             #expect(table.status == 0 && table.stdout.hasPrefix("DUE"), "\(table)")
             #expect(table.stdout.contains("cancelled") && table.stdout.contains("now  Now"), "\(table.stdout)")

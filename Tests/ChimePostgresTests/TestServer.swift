@@ -60,6 +60,18 @@ extension PostgresStore {
         try client.transaction { connection in
             try connection.run("UPDATE occurrence SET due_us = -(due_us - \(micros))")
             try connection.run("UPDATE occurrence SET due_us = -due_us")
+            // What answers and quiet keep: the alert a snooze re-alerts, since when one is held,
+            // when it was shown and answered; the quiet asked for by hand.
+            try connection.run(
+                """
+                UPDATE occurrence SET snooze_of_us = snooze_of_us - \(micros), held_us = held_us - \(micros),
+                    posted_at = posted_at - \(micros) * interval '1 microsecond',
+                    answered_at = answered_at - \(micros) * interval '1 microsecond'
+                """
+            )
+            try connection.run(
+                "UPDATE quiet SET until_us = until_us - \(micros), window_off_until_us = window_off_until_us - \(micros)"
+            )
             // A failed post's retry time too (leases are ended by expireLeases()).
             try connection.run(
                 "UPDATE occurrence SET retry_at = retry_at - \(micros) * interval '1 microsecond' WHERE retry_at IS NOT NULL"
