@@ -56,6 +56,21 @@ extension PostgresStore {
                 )
                 var found: (key: Int64, reminder: Reminder)?
                 for row in rows { found = try Self.reminder(from: row) }
+                if found == nil {
+                    // A one-shot that fired, with an alert still to come: a snooze's re-alert, or
+                    // one quiet holds. Cancelled as a pending one is, as on SQLite.
+                    let waiting = try connection.rows(
+                        """
+                        UPDATE reminder SET state = 'cancelled', ended_us = chime_now_us()
+                        WHERE key = (
+                            SELECT r.key FROM reminder r WHERE r.id = \(id) AND r.state = 'done'
+                              AND EXISTS (SELECT 1 FROM occurrence o WHERE o.reminder_key = r.key AND o.state IN ('pending', 'posting'))
+                            ORDER BY r.key DESC LIMIT 1)
+                        RETURNING \(unescaped: Self.reminderColumns)
+                        """
+                    )
+                    for row in waiting { found = try Self.reminder(from: row) }
+                }
                 guard let found else {
                     if let shown = try Self.cancelShown(id: id, connection) {
                         // The runner that shows it closes it (at commit), as on SQLite.

@@ -41,6 +41,8 @@ struct EngineTests {
         let ledger: any SchedulerStore
         /// Asks for quiet until this instant (nil: ends it), as `chime quiet` does.
         let quietUntil: @Sendable (Date?) throws -> Void
+        /// Cancels a reminder, as `chime cancel` does.
+        let cancel: @Sendable (String) throws -> Void
     }
 
     /// The Scheduler's configuration in these tests: the same on both ledgers.
@@ -76,7 +78,8 @@ struct EngineTests {
                     advance: { clock.advance(by: $0) },
                     pending: { try store.pending().map(\.id) },
                     ledger: store,
-                    quietUntil: { until in try store.updateQuiet { $0.until = until } }
+                    quietUntil: { until in try store.updateQuiet { $0.until = until } },
+                    cancel: { _ = try store.cancel(id: $0, now: clock.now()) }
                 )
             )
         case .postgresql:
@@ -99,7 +102,8 @@ struct EngineTests {
                         advance: { try store.advanceClock(by: $0) },
                         pending: { try store.pending().map(\.id) },
                         ledger: ledger,
-                        quietUntil: { until in try store.updateQuiet { $0.until = until } }
+                        quietUntil: { until in try store.updateQuiet { $0.until = until } },
+                        cancel: { _ = try store.cancelReporting(ids: [$0]) }
                     )
                 )
                 store.client.reset()
@@ -234,6 +238,33 @@ struct EngineTests {
             try engine.advance(600)
             await engine.scheduler.runPass()
             #expect(engine.notifier.posts.map(\.title) == ["Tick", "4 reminders held while quiet", "Tick"])
+        }
+    }
+
+    /// A one-shot that fired, with an alert still to come (a snooze's re-alert, one quiet
+    /// holds): `chime cancel` cancels that alert, and nothing more is shown.
+    @Test("A cancel stops a snoozed one-shot's re-alert and a held one", arguments: Ledger.allCases)
+    func aCancelStopsASnoozeAndAHold(_ ledger: Ledger) async throws {
+        try await withEngine(ledger) { engine in
+            let start = try engine.now()
+            try engine.schedule(NewReminder(id: "tea", title: "Tea", trigger: .once(start.addingTimeInterval(60))))
+            try engine.advance(60.5)
+            await engine.scheduler.runPass()
+            let snooze = NoteResponse(noteID: "tea", kind: .action(PlainReminders.snooze))
+            #expect(try engine.ledger.recordResponse(snooze, at: try engine.now()) == PlainReminders.plainKind)
+            #expect(try engine.ledger.snoozeShown(id: "tea", until: try engine.now().addingTimeInterval(600), at: try engine.now()))
+            try engine.cancel("tea")
+            try engine.quietUntil(try engine.now().addingTimeInterval(600))
+            try engine.schedule(NewReminder(id: "pot", title: "Pot", trigger: .once(try engine.now().addingTimeInterval(60))))
+            try engine.advance(60.5)
+            await engine.scheduler.runPass()
+            #expect(try engine.ledger.heldOccurrences().map(\.reminderID) == ["pot"])
+            try engine.cancel("pot")
+            try engine.quietUntil(nil)
+            try engine.advance(1_200)
+            await engine.scheduler.runPass()
+            await engine.scheduler.runPass()
+            #expect(engine.notifier.posts.map(\.title) == ["Tea"], "nothing after the cancels")
         }
     }
 
