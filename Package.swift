@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "ChimeConfig",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway",
+                "ChimeCore", "ChimeStore",
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict
@@ -190,7 +190,7 @@ let package = Package(
         .target(
             name: "ChimeApp",
             dependencies: [
-                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway",
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeConfig",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -226,7 +226,11 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeTesting", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
-        .testTarget(name: "ChimeConfigTests", dependencies: ["ChimeCore", "ChimeConfig", "ChimeTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "ChimeConfigTests",
+            dependencies: ["ChimeCore", "ChimeConfig", "ChimeApp", "ChimeTesting"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ChimeStoreTests",
             dependencies: ["ChimeCore", "ChimeStore", "ChimeTesting", .product(name: "GRDB", package: "GRDB.swift")],

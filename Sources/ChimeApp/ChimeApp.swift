@@ -1,3 +1,4 @@
+import ChimeConfig
 import ChimeCore
 import ChimeDoses
 import ChimeFocus
@@ -84,4 +85,28 @@ public enum ChimeApp {
             }
         )
     }
+}
+
+extension ChimeApp {
+    /// Every key of the config file, in the file's order: each layer's own (the runner's, the
+    /// store's, plain reminders', quiet's) and each family's.
+    public static let configKeys: [ConfigKey] =
+        [.notifier, .webhookURL, .store, .snooze] + FocusFamily.configKeys + DoseFamily.configKeys + [.quietHours]
+        + GateBook.configKeys
+
+    /// Reads the config file and the environment, for every key (``Config/load(keys:environment:)``).
+    public static func loadConfig(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ChimeError) -> Config {
+        try Config.load(keys: configKeys, environment: environment)
+    }
+}
+
+extension Config {
+    /// How an unanswered dose alert repeats (the doses family's keys).
+    public var doseRepeats: DoseRepeats { DoseRepeats.configured { setting($0).value } }
+
+    /// The gate's profile before `chime gate setup` (the gateway's keys).
+    public var gateDefaults: GateProfile { GateBook.configuredDefaults { setting($0).value } }
+
+    /// The commented example of every key (`chime config example`).
+    public static var example: String { example(keys: ChimeApp.configKeys) }
 }

@@ -1,6 +1,5 @@
 import ChimeCore
-import ChimeDoses
-import ChimeGateway
+import ChimeStore
 import Foundation
 import TOMLKit
 
@@ -12,8 +11,10 @@ import Glibc
 /// (`chime quiet hours`, `chime gate setup`), an environment variable, the config file
 /// (`$XDG_CONFIG_HOME/chime/config.toml`), or the built-in default, in that order.
 ///
-/// Loading reads and checks the whole file and every variable of ``ConfigKey`` at once, so no
+/// Loading reads and checks the whole file and the variable of every key at once, so no
 /// command runs on half a config: the first bad value is one ``ChimeError/Code/config`` line.
+/// The keys come from the layers that own them (ChimeCore's ``ConfigKey``), listed once by the
+/// composition root (ChimeApp); this library names no family.
 public struct Config: Sendable {
     /// Where a setting's value came from.
     public enum Source: Sendable, Hashable {
@@ -61,6 +62,8 @@ public struct Config: Sendable {
     public let path: String
     /// Whether the file was there (and read).
     public let fileExists: Bool
+    /// The keys it knows, in the file's order.
+    public let keys: [ConfigKey]
     private let file: [ConfigKey: (value: ConfigValue, line: Int?)]
     private let environmentValues: [ConfigKey: ConfigValue]
     private let environment: [String: String]
@@ -76,19 +79,25 @@ public struct Config: Sendable {
     /// Reads the file (when there is one) and the environment, and checks them whole.
     /// - Throws: ``ChimeError/Code/config``: one line naming the file (and line), the key, the
     ///   value and what is accepted; or the TOML syntax error with its line and column.
-    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ChimeError) -> Config {
+    public static func load(
+        keys: [ConfigKey],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ChimeError) -> Config {
         let path = path(environment: environment)
-        return try Config(path: path, contents: try read(path), environment: environment)
+        return try Config(path: path, contents: try read(path), environment: environment, keys: keys)
     }
 
-    /// The settings from `contents` (nil: no file) and `environment`.
-    public init(path: String, contents: String?, environment: [String: String]) throws(ChimeError) {
+    /// The settings from `contents` (nil: no file) and `environment`, for `keys`.
+    public init(path: String, contents: String?, environment: [String: String], keys: [ConfigKey]) throws(ChimeError) {
         self.path = path
         self.environment = environment
+        self.keys = keys
         fileExists = contents != nil
-        file = try contents.map { text throws(ChimeError) in try ConfigFile.parse(text, path: path, environment: environment) } ?? [:]
+        file =
+            try contents.map { text throws(ChimeError) in try ConfigFile.parse(text, path: path, environment: environment, keys: keys) }
+            ?? [:]
         var values: [ConfigKey: ConfigValue] = [:]
-        for key in ConfigKey.allCases {
+        for key in keys {
             guard let text = environment[key.environmentVariable], !text.isEmpty else { continue }
             // CHIME_STORE is taken as it always was: any path, relative to the working directory.
             let value = key == .store ? .text(text) : key.parse(text: text)
@@ -189,24 +198,4 @@ public struct Config: Sendable {
 
     /// Whether the store's path comes from the file (so its directory, named by a person, is not created).
     public var storeIsNamed: Bool { setting(.store).source != .builtIn }
-}
-
-extension Config {
-    /// How an unanswered dose alert repeats.
-    public var doseRepeats: DoseRepeats {
-        var repeats = DoseRepeats(interval: Int(seconds(.doseRepeatEvery)))
-        if case .number(let count) = setting(.doseRepeatCount).value { repeats.count = count }
-        return repeats
-    }
-
-    /// The gate's profile before `chime gate setup`: ``GateProfile/defaults`` with the file's
-    /// (and the environment's) `[gate]` values.
-    public var gateDefaults: GateProfile {
-        var profile = GateProfile.defaults
-        if case .number(let level) = setting(.gateDetermination).value { profile.determination = level }
-        profile.grace = GateGrace(length: TimeInterval(seconds(.gateGrace)))
-        profile.sessionLength = TimeInterval(seconds(.gateSession))
-        if case .flag(let value) = setting(.gateFocusOnExit).value { profile.focusOnExit = value }
-        return profile
-    }
 }

@@ -5,14 +5,14 @@ extension Config {
     /// saying what it is and what it accepts. `chime config edit` writes it to a new file,
     /// `chime config example` prints it, and the README's "Configuration" section holds it (a
     /// test keeps them equal).
-    public static var example: String {
+    public static func example(keys: [ConfigKey]) -> String {
         var lines = [
             "# Chime's configuration (chime config path; chime config edit). Every key is shown at",
             "# its default, commented out: remove the '#' to change it. Flags beat environment",
             "# variables, which beat this file. A running 'chime run' reads it when it starts.",
         ]
         var section: String?
-        for key in ConfigKey.allCases {
+        for key in keys {
             if key.section != section {
                 section = key.section
                 lines += ["", "[\(key.section ?? "")]"]

@@ -4,16 +4,23 @@ import TOMLKit
 
 /// The config file's text: parsed with TOMLKit, every key checked against ``ConfigKey``.
 enum ConfigFile {
-    /// The tables the file may have, in the example's order.
-    static let sections = ["reminders", "focus", "doses", "quiet", "gate"]
+    /// The tables `keys` are in, in their order.
+    static func sections(_ keys: [ConfigKey]) -> [String] {
+        var sections: [String] = []
+        for case let section? in keys.map(\.section) where !sections.contains(section) { sections.append(section) }
+        return sections
+    }
 
     /// Each key's value and the line it was found on.
     /// - Throws: ``ChimeError/Code/config``: the first problem, as one line.
     static func parse(
         _ text: String,
         path: String,
-        environment: [String: String]
+        environment: [String: String],
+        keys known: [ConfigKey]
     ) throws(ChimeError) -> [ConfigKey: (value: ConfigValue, line: Int?)] {
+        let byName = Dictionary(known.map { ($0.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
+        let sections = Self.sections(known)
         // TOMLKit reads strings as C strings: a NUL would cut the value there, silently.
         if let line = Self.lineWithNUL(text) {
             throw ChimeError(
@@ -39,15 +46,15 @@ enum ConfigFile {
             let dotted = section.map { "\($0).\(name)" } ?? name
             let line = lines.line(of: name, in: section)
             let at = "config file \(path)" + (line.map { ":\($0)" } ?? "")
-            guard let key = ConfigKey(rawValue: dotted) else {
+            guard let key = byName[dotted] else {
                 if section == nil, value.type != .table {
                     throw ChimeError(
                         .config,
-                        "\(at): unknown key '\(name)': expected \(Self.list(ConfigKey.allCases.filter { $0.section == nil }.map(\.name))) "
+                        "\(at): unknown key '\(name)': expected \(Self.list(known.filter { $0.section == nil }.map(\.name))) "
                             + "at the top level, or a section \(Self.list(sections.map { "[\($0)]" }))"
                     )
                 }
-                let keys = ConfigKey.allCases.filter { $0.section == section }.map(\.name)
+                let keys = known.filter { $0.section == section }.map(\.name)
                 throw ChimeError(.config, "\(at): unknown key '\(dotted)': expected \(Self.list(keys)) in [\(section ?? "")]")
             }
             let typed = Self.typed(value)
@@ -66,7 +73,7 @@ enum ConfigFile {
             found[key] = (parsed, line)
         }
         for (name, value) in table {
-            if let inner = value.table, ConfigKey(rawValue: name) == nil {
+            if let inner = value.table, byName[name] == nil {
                 guard sections.contains(name) else {
                     let line = lines.line(ofSection: name)
                     throw ChimeError(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeConfig
 import ChimeCore
 import ChimeGateway
@@ -11,7 +12,7 @@ import Glibc
 
 /// The config file, read once per process (lazily: `--help` and `--version` never read it).
 enum Settings {
-    private static let loaded: Result<Config, ChimeError> = Result { () throws(ChimeError) in try Config.load() }
+    private static let loaded: Result<Config, ChimeError> = Result { () throws(ChimeError) in try ChimeApp.loadConfig() }
 
     /// The settings, or the config file's one-line error (exit 78).
     static func current() throws(ChimeError) -> Config { try loaded.get() }
@@ -158,7 +159,7 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
             storedGate = try? GateBook(store: store).savedProfile()
         }
         var settings: [SettingJSON] = []
-        for key in ConfigKey.allCases {
+        for key in config.keys {
             var flag: (name: String, value: ConfigValue)?
             var stored: (command: String, value: ConfigValue)?
             switch key {
@@ -225,7 +226,7 @@ struct ConfigEdit: AsyncParsableCommand, RunsWithBadConfig {
         guard process.terminationStatus == 0 else {
             throw ChimeError(.failure, "the editor '\(editor)' exited with status \(process.terminationStatus); \(path) is as it left it")
         }
-        _ = try Config.load(environment: environment)
+        _ = try ChimeApp.loadConfig(environment: environment)
         emit(Edited(path: path, created: created, valid: true), json: output.json)
     }
 

@@ -1,7 +1,29 @@
+import ChimeApp
 import ChimeConfig
 import ChimeCore
+import ChimeDoses
+import ChimeFocus
+import ChimeGateway
+import ChimeStore
 import Foundation
 import Testing
+
+/// The keys as the composition root lists them (ChimeConfig knows no family's: issue 33).
+extension ConfigKey {
+    static var allCases: [ConfigKey] { ChimeApp.configKeys }
+}
+
+extension Config {
+    /// A config of every key.
+    init(path: String, contents: String?, environment: [String: String]) throws(ChimeError) {
+        try self.init(path: path, contents: contents, environment: environment, keys: ChimeApp.configKeys)
+    }
+
+    /// The config file and environment read for every key.
+    static func load(environment: [String: String]) throws(ChimeError) -> Config {
+        try ChimeApp.loadConfig(environment: environment)
+    }
+}
 
 /// The four layers, per key: flag > environment > file > built-in default (and a stored
 /// choice, for quiet hours and the gate, between the flag and the environment).

@@ -1,0 +1,221 @@
+import Foundation
+
+/// A key of the config file, with its environment variable, its built-in default, what it
+/// accepts and its one comment line: what the file, the environment, `chime config show` and the
+/// example are made from.
+///
+/// Each layer declares its own keys (issue 33: nothing below the families names one): the keys
+/// of plain reminders, quiet and the runner here, the store's in ChimeStore, and each family's
+/// in its library (`FocusFamily.configKeys`, `DoseFamily.configKeys`, `GateBook.configKeys`).
+/// The composition root (ChimeApp) lists them all, in the file's order. A key is known by its
+/// dotted name (``rawValue``): two keys with the same name are the same key.
+public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
+    /// What a key's value may be.
+    public enum Rule: Sendable, Hashable {
+        /// One of these words.
+        case choice([String])
+        /// A webhook's URL (``WebhookURL``), or "" for none.
+        case webhookURL
+        /// The store: an absolute path, `~/…`, or a PostgreSQL URL.
+        case store
+        /// A daily window "HH:MM-HH:MM", or "off".
+        case window
+        /// A whole number in a range (an integer in the file).
+        case number(ClosedRange<Int>)
+        /// true or false (a boolean in the file).
+        case flag
+        /// A length of time, by an option's rule (its range and unit).
+        case duration(OptionDuration)
+    }
+
+    /// The dotted name: `notifier`, `reminders.snooze`.
+    public let rawValue: String
+    /// The environment variable that beats the file.
+    public let environmentVariable: String
+    /// The flag (or stored choice) that beats the environment, where a command has one.
+    public let flag: String?
+    /// The one comment line above the key in the example: what it is.
+    public let summary: String
+    public let rule: Rule
+    private let builtIn: @Sendable (_ environment: [String: String]) -> ConfigValue
+    /// The default as the example file writes it, where it differs from the built-in one (a path
+    /// that depends on the environment), and the example's note on it.
+    private let example: (value: ConfigValue, note: String)?
+    /// A value as a message may show it (a URL's password redacted).
+    private let redact: (@Sendable (String) -> String)?
+
+    public init(
+        _ rawValue: String,
+        environment: String,
+        flag: String? = nil,
+        summary: String,
+        rule: Rule,
+        example: (value: ConfigValue, note: String)? = nil,
+        redact: (@Sendable (String) -> String)? = nil,
+        builtInDefault: @escaping @Sendable (_ environment: [String: String]) -> ConfigValue
+    ) {
+        self.rawValue = rawValue
+        self.environmentVariable = environment
+        self.flag = flag
+        self.summary = summary
+        self.rule = rule
+        self.example = example
+        self.redact = redact
+        self.builtIn = builtInDefault
+    }
+
+    public static func == (lhs: ConfigKey, rhs: ConfigKey) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    public var description: String { rawValue }
+
+    /// The table the key is in (nil: the top level).
+    public var section: String? {
+        let parts = rawValue.split(separator: ".", maxSplits: 1)
+        return parts.count == 2 ? String(parts[0]) : nil
+    }
+
+    /// Its name in its table.
+    public var name: String { String(rawValue.split(separator: ".").last!) }
+
+    /// The built-in default: the constant the code uses when nothing says otherwise.
+    /// - Parameter environment: for a default that depends on it (the store's location).
+    public func builtInDefault(environment: [String: String]) -> ConfigValue { builtIn(environment) }
+
+    /// The default as the example file writes it (the store's as `~/…`, not one person's path).
+    public var exampleDefault: ConfigValue { example?.value ?? builtInDefault(environment: [:]) }
+
+    /// The example's note on a default that depends on the environment.
+    public var exampleNote: String? { example?.note }
+
+    /// A value of this key as a message or `chime config show` may show it.
+    public func shown(_ text: String) -> String { redact?(text) ?? text }
+
+    /// What the key accepts, as the example and error lines say it.
+    public var accepted: String {
+        switch rule {
+        case .choice(let words): return Self.list(words.map { "\"\($0)\"" })
+        case .webhookURL: return WebhookURL.expected + ", or \"\" for none"
+        case .store: return "an absolute path, one starting with ~/, or a postgresql:// URL"
+        case .window: return "\"HH:MM-HH:MM\" such as \"22:00-07:00\", or \"off\""
+        case .number(let range): return "a whole number from \(range.lowerBound) to \(range.upperBound)"
+        case .flag: return "true or false"
+        case .duration(let rule):
+            let lower = rule.range.lowerBound == 0 ? "0s" : Trigger.formatInterval(rule.range.lowerBound)
+            let whole = rule.unit == .minute ? " in whole minutes" : ""
+            return "a duration from \"\(lower)\" to \"\(Trigger.formatInterval(rule.range.upperBound))\"\(whole)"
+        }
+    }
+
+    /// "a", "a or b", "a, b or c".
+    private static func list(_ items: [String]) -> String {
+        guard items.count > 1 else { return items.first ?? "" }
+        return items.dropLast().joined(separator: ", ") + " or " + items.last!
+    }
+
+    /// Reads a value from text (the environment's, or a string in the file).
+    /// - Parameter home: what `~/` stands for in the store's path (nil: this process's `$HOME`).
+    public func parse(text: String, home: String? = nil) -> ConfigValue? {
+        switch rule {
+        case .choice(let words): return words.contains(text) ? .text(text) : nil
+        case .webhookURL: return text.isEmpty || (try? WebhookURL(text)) != nil ? .text(text) : nil
+        case .store: return Self.storePath(text, home: home).map(ConfigValue.text)
+        case .window:
+            if text == "off" { return .window(nil) }
+            return (try? QuietSettings.Window.parse(text)).map { .window($0) }
+        case .number(let range):
+            guard let number = Int(text), range.contains(number) else { return nil }
+            return .number(number)
+        case .flag:
+            return text == "true" ? .flag(true) : text == "false" ? .flag(false) : nil
+        case .duration(let rule):
+            guard let seconds = try? rule.seconds(text) else { return nil }
+            return .seconds(seconds)
+        }
+    }
+
+    /// `~/…` under `$HOME`; an absolute path as it is; a PostgreSQL store's URL (checked where it
+    /// is used); anything else is refused.
+    public static func storePath(_ text: String, home: String? = nil) -> String? {
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") { return text }
+        if text.hasPrefix("~/") {
+            let home = home ?? ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+            return home + text.dropFirst()
+        }
+        return text.hasPrefix("/") && !text.contains("\0") ? text : nil
+    }
+}
+
+/// A key's value, typed.
+public enum ConfigValue: Sendable, Hashable {
+    case text(String)
+    case seconds(Int64)
+    case number(Int)
+    case flag(Bool)
+    /// Quiet hours: a window, or nil for none.
+    case window(QuietSettings.Window?)
+
+    /// How the file writes it (and `config show` prints it): `"10m"`, `5`, `true`, `"off"`.
+    public var text: String {
+        switch self {
+        case .text(let text): text
+        case .seconds(let seconds): seconds == 0 ? "0s" : Trigger.formatInterval(seconds)
+        case .number(let number): String(number)
+        case .flag(let value): String(value)
+        case .window(let window): window?.description ?? "off"
+        }
+    }
+
+    /// The TOML literal: quoted unless a number or a boolean.
+    public var toml: String {
+        switch self {
+        case .number, .flag: text
+        default: "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+    }
+
+    public var seconds: Int64? { if case .seconds(let seconds) = self { seconds } else { nil } }
+}
+
+extension ConfigKey {
+    /// Where `chime run` sends alerts.
+    public static let notifier = ConfigKey(
+        "notifier",
+        environment: "CHIME_NOTIFIER",
+        flag: "chime run --notifier",
+        summary: "Where 'chime run' sends alerts",
+        rule: .choice(["auto", "desktop", "console", "json"]),
+        builtInDefault: { _ in .text("auto") }
+    )
+
+    /// Where `--notifier webhook` posts.
+    public static let webhookURL = ConfigKey(
+        "webhook_url",
+        environment: "CHIME_WEBHOOK_URL",
+        flag: "chime run --webhook-url-file (or --webhook-url, which ps shows)",
+        summary: "Where --notifier webhook posts alerts (here a token stays out of ps)",
+        rule: .webhookURL,
+        redact: { WebhookURL.redacted($0) },
+        builtInDefault: { _ in .text("") }
+    )
+
+    /// How long a plain reminder's snooze lasts.
+    public static let snooze = ConfigKey(
+        "reminders.snooze",
+        environment: "CHIME_SNOOZE",
+        flag: "chime snooze ID DURATION",
+        summary: "How long a snooze lasts (an alert's Snooze, 'chime snooze ID')",
+        rule: .duration(OptionDuration(option: "reminders.snooze", unit: .minute, bareNumbers: false, range: 60...86_400)),
+        builtInDefault: { _ in .seconds(PlainReminders.defaultSnoozeLength.components.seconds) }
+    )
+
+    /// The daily quiet window.
+    public static let quietHours = ConfigKey(
+        "quiet.hours",
+        environment: "CHIME_QUIET_HOURS",
+        flag: "chime quiet hours (stored; beats the file)",
+        summary: "Daily quiet hours (until 'chime quiet hours' stores some)",
+        rule: .window,
+        builtInDefault: { _ in .window(QuietSettings().hours) }
+    )
+}
