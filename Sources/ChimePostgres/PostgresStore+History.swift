@@ -6,39 +6,6 @@ import Foundation
 // theirs. The CLI renders both stores' answers the same way.
 
 extension PostgresStore {
-    /// One occurrence of the ledger, as the SQLite store's `HistoryEntry` holds it.
-    public struct LedgerEntry: Sendable, Hashable {
-        public var reminderID: String
-        public var kind: String
-        public var title: String
-        /// For a family's reminder, the first line of its body; nil for a plain one.
-        public var detail: String?
-        public var due: Date
-        /// As the SQLite ledger names it: `due` (recorded, not shown yet: pending or being
-        /// posted here), `posted` or `cancelled`.
-        public var state: String
-        public var missedCount: Int
-        public var postedAt: Date?
-        public var attempts: Int
-        public var lastError: String?
-        /// The channel that showed it (``ChimeCore/PostedNote/via``), where the runner said.
-        public var via: String?
-        /// The answer recorded for it: an action's key, `closed:<reason>`, or `cancelled`.
-        public var response: String?
-        public var answeredAt: Date?
-    }
-
-    /// Everything about the latest reminder with an id, pending or not (the SQLite store's
-    /// `ReminderDetail`).
-    public struct Detail: Sendable, Hashable {
-        public var reminder: Reminder
-        /// `pending`, `done`, `cancelled` or `replaced`.
-        public var state: String
-        public var endedAt: Date?
-        /// How many of its occurrences were shown.
-        public var shownCount: Int
-    }
-
     /// Whether any reminder ever had the id `id`.
     public func hasEverHad(id: String) throws -> Bool {
         for row in try client.rows("SELECT EXISTS (SELECT 1 FROM reminder WHERE id = \(id))") {
@@ -50,7 +17,7 @@ extension PostgresStore {
     /// The latest reminder with the id `id`, pending or not, and how many of its occurrences
     /// were shown.
     /// - Throws: `.notFound` when none ever had it (the SQLite store's words).
-    public func detail(id: String) throws -> Detail {
+    public func detail(id: String) throws -> ReminderDetail {
         try ReminderIdentifier.validate(id)
         let rows = try client.rows(
             """
@@ -61,7 +28,7 @@ extension PostgresStore {
         )
         for row in rows {
             let r = row.makeRandomAccess()
-            return Detail(
+            return ReminderDetail(
                 reminder: try Self.reminder(from: row).reminder,
                 state: try r["state"].decode(String.self),
                 endedAt: try r["ended_us"].decode(Int64?.self).map(Date.init(micros:)),
@@ -80,7 +47,7 @@ extension PostgresStore {
     /// list the same alerts, an occurrence is listed once it was due: a pending one due by the
     /// database's now, a cancelled one due by its reminder's end (the cancel or replace), or one a
     /// runner claimed.
-    public func eachHistory(id: String? = nil, since: Date? = nil, limit: Int? = nil, _ body: (LedgerEntry) throws -> Void) throws {
+    public func eachHistory(id: String? = nil, since: Date? = nil, limit: Int? = nil, _ body: (HistoryEntry) throws -> Void) throws {
         // The latest `limit`, turned oldest first (an Int spliced, never text from outside).
         let head = limit == nil ? "" : "SELECT * FROM ("
         let tail =
@@ -100,7 +67,7 @@ extension PostgresStore {
             let firstLine = text.prefix { $0 != "\n" }
             let state = try row["state"].decode(String.self)
             try body(
-                LedgerEntry(
+                HistoryEntry(
                     reminderID: try row["id"].decode(String.self),
                     kind: kind,
                     title: try row["title"].decode(String.self),
@@ -109,9 +76,9 @@ extension PostgresStore {
                     state: state == "pending" || state == "posting" ? "due" : state,
                     missedCount: try row["missed_count"].decode(Int.self),
                     postedAt: try row["posted_us"].decode(Int64?.self).map(Date.init(micros:)),
+                    via: try row["via"].decode(String?.self),
                     attempts: try row["attempts"].decode(Int.self),
                     lastError: try row["last_error"].decode(String?.self),
-                    via: try row["via"].decode(String?.self),
                     response: try row["response"].decode(String?.self),
                     answeredAt: try row["answered_us"].decode(Int64?.self).map(Date.init(micros:))
                 )

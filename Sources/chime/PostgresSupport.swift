@@ -301,41 +301,16 @@ extension History {
             let since = try History.since(last, now: try store.databaseNow())
             if let id, !(try store.hasEverHad(id: id)) { throw History.neverHad(id) }
             try History.render(json: json, zone: .current) { body in
-                try store.eachHistory(id: id, since: since, limit: limit) { try body(HistoryEntry($0)) }
+                try store.eachHistory(id: id, since: since, limit: limit, body)
             }
         }
-    }
-}
-
-extension HistoryEntry {
-    /// An occurrence of the PostgreSQL ledger. `via` is nil: that ledger does not record which
-    /// notifier showed an alert (the SQLite runner records its own), and nothing is made up.
-    init(_ entry: PostgresStore.LedgerEntry) {
-        self.init(
-            reminderID: entry.reminderID,
-            kind: entry.kind,
-            title: entry.title,
-            detail: entry.detail,
-            due: entry.due,
-            state: entry.state,
-            missedCount: entry.missedCount,
-            postedAt: entry.postedAt,
-            via: entry.via,
-            attempts: entry.attempts,
-            lastError: entry.lastError,
-            response: entry.response,
-            answeredAt: entry.answeredAt
-        )
     }
 }
 
 extension Show {
     func runPostgres(_ url: PostgresURL) async throws {
         let detail = try await global.withPostgres(url) { [id] store in try store.detail(id: id) }
-        let shown = Show.shown(
-            ReminderDetail(reminder: detail.reminder, state: detail.state, endedAt: detail.endedAt, shownCount: detail.shownCount)
-        )
-        emit(shown, json: global.json)
+        emit(Show.shown(detail), json: global.json)
     }
 }
 

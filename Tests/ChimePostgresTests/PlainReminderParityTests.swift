@@ -154,8 +154,8 @@ import Testing
         id: String? = nil,
         since: Date? = nil,
         limit: Int? = nil
-    ) throws -> [PostgresStore.LedgerEntry] {
-        var entries: [PostgresStore.LedgerEntry] = []
+    ) throws -> [HistoryEntry] {
+        var entries: [HistoryEntry] = []
         try store.eachHistory(id: id, since: since, limit: limit) { entries.append($0) }
         return entries
     }

@@ -1,0 +1,110 @@
+import Foundation
+
+/// One occurrence in the delivery ledger as `chime history` shows it: what fired, when it was
+/// due, when it was shown and through which channel, and what the person did. The same on both
+/// stores (issue 33): each store's history yields these.
+public struct HistoryEntry: Sendable, Hashable {
+    public var reminderID: String
+    /// The reminder's family: `plain`, `dose`, `focus`…
+    public var kind: String
+    public var title: String
+    /// For a family's alert, the first line of its body: a dose alert's medication
+    /// ("Aspirin 100 mg"), whose title is the same for every dose. Nil for a plain reminder.
+    public var detail: String?
+    public var due: Date
+    /// `due` (recorded, not shown yet), `posted` or `cancelled`.
+    public var state: String
+    /// Earlier occurrences folded into this one while nothing ran.
+    public var missedCount: Int
+    public var postedAt: Date?
+    /// The channel that showed it (`desktop`, `console`, `json`); nil when not recorded.
+    public var via: String?
+    public var attempts: Int
+    public var lastError: String?
+    /// An action's key, or `closed:<reason>`.
+    public var response: String?
+    public var answeredAt: Date?
+
+    public init(
+        reminderID: String,
+        kind: String,
+        title: String,
+        detail: String?,
+        due: Date,
+        state: String,
+        missedCount: Int,
+        postedAt: Date?,
+        via: String?,
+        attempts: Int,
+        lastError: String?,
+        response: String?,
+        answeredAt: Date?
+    ) {
+        self.reminderID = reminderID
+        self.kind = kind
+        self.title = title
+        self.detail = detail
+        self.due = due
+        self.state = state
+        self.missedCount = missedCount
+        self.postedAt = postedAt
+        self.via = via
+        self.attempts = attempts
+        self.lastError = lastError
+        self.response = response
+        self.answeredAt = answeredAt
+    }
+
+    /// How late it was shown (posted − due), in seconds; nil when not shown.
+    public var lateness: TimeInterval? { postedAt.map { $0.timeIntervalSince(due) } }
+
+    /// What became of it, in one word a person reads: `taken`, `snoozed`, `done`, `skipped`,
+    /// `dismissed`, `expired`, `closed` (an answer); `shown` (no answer); `cancelled`;
+    /// `failing` (not shown yet, the notifier failing) or `due`.
+    public var outcome: String {
+        switch state {
+        case "cancelled": return "cancelled"
+        case "due": return attempts > 0 ? "failing" : "due"
+        default: break
+        }
+        guard let response else { return "shown" }
+        return Self.outcome(ofResponse: response)
+    }
+
+    /// A response as a word: the families' and plain reminders' action keys (`take`, `snooze`,
+    /// `skip`, `done`…) in the past tense, a close by its reason; any other key as it is.
+    public static func outcome(ofResponse response: String) -> String {
+        if response.hasPrefix("closed:") {
+            let reason = response.dropFirst("closed:".count)
+            return reason == "expired" || reason == "dismissed" ? String(reason) : "closed"
+        }
+        let key = response.lowercased()
+        let known: [String: String] = [
+            "take": "taken", "taken": "taken",
+            "snooze": "snoozed", "snoozed": "snoozed",
+            "skip": "skipped", "skipped": "skipped",
+            "done": "done", "default": "opened",
+        ]
+        if let word = known[key] { return word }
+        // "snooze-10m", "snooze:600": a snooze with its length.
+        if key.hasPrefix("snooze") { return "snoozed" }
+        return response
+    }
+}
+
+/// Everything about one reminder for `chime show`: the latest reminder with the id, in any state.
+public struct ReminderDetail: Sendable, Hashable {
+    public var reminder: Reminder
+    /// `pending`, `done`, `cancelled` or `replaced`.
+    public var state: String
+    public var endedAt: Date?
+    /// How many of its occurrences were shown.
+    public var shownCount: Int
+
+    public init(reminder: Reminder, state: String, endedAt: Date?, shownCount: Int) {
+        self.reminder = reminder
+        self.state = state
+        self.endedAt = endedAt
+        self.shownCount = shownCount
+    }
+}
