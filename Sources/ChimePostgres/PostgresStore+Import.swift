@@ -152,24 +152,8 @@ extension PostgresStore {
                 // Replaced (scheduled again with its id) between the two reads.
                 throw ChimeError(.conflict, "'\(id)' was scheduled again from elsewhere as it was edited: edit it again")
             }
-            var reminder = old
-            guard reminder.kind == "plain" else { throw ChimeError.notEditable(id: id, kind: reminder.kind) }
-            let checked = try NewReminder(
-                id: id,
-                title: title ?? reminder.title,
-                body: body ?? reminder.body,
-                trigger: reminder.trigger
-            ).validated()
+            let reminder = try old.edited(title: title, body: body, at: at, now: Date(micros: try Self.now(connection)))
             if let at {
-                guard case .once = reminder.trigger else {
-                    throw ChimeError(
-                        .usage,
-                        "'\(id)' repeats (\(reminder.trigger.summary)): --at moves a one-shot only; "
-                            + "to change a rule, schedule it again with the same --id"
-                    )
-                }
-                let nowMicros = try Self.now(connection)
-                guard at.micros > nowMicros else { throw ChimeError(.usage, "the new time is in the past: give a future time") }
                 // Locked above: a runner's claim skips them until this commits (and then finds
                 // the old one cancelled and the new one not yet due); a mark waits for it.
                 if let posting = lockedOccurrences.first(where: { $0.state == "posting" })?.due {
@@ -186,21 +170,17 @@ extension PostgresStore {
                     """
                     INSERT INTO occurrence (reminder_key, due_us) VALUES (\(key), \(at.micros))
                     ON CONFLICT (reminder_key, due_us) DO UPDATE SET state = 'pending', attempts = 0, missed_count = 0,
-                        lease_owner = NULL, lease_until = NULL, retry_at = NULL, last_error = NULL
+                        lease_owner = NULL, lease_until = NULL, retry_at = NULL, last_error = NULL, held_us = NULL
                     WHERE occurrence.state = 'cancelled'
                     """
                 )
                 try connection.run(
                     "UPDATE reminder SET at_us = \(at.micros), next_due_us = \(at.micros) WHERE key = \(key)"
                 )
-                reminder.trigger = .once(at)
-                reminder.nextDue = at
             }
             try connection.run(
-                "UPDATE reminder SET title = \(checked.title), body = \(checked.body) WHERE key = \(key)"
+                "UPDATE reminder SET title = \(reminder.title), body = \(reminder.body) WHERE key = \(key)"
             )
-            reminder.title = checked.title
-            reminder.body = checked.body
             try Self.notifyChange(id: id, connection)
             return reminder
         }

@@ -102,33 +102,12 @@ extension ReminderStore {
     public func edit(id: String, title: String?, body: String?, at: Date?, now: Date) throws(ChimeError) -> Reminder {
         try write { db in
             guard let row = try Self.fetchPendingRow(id: id, in: db) else { throw try Self.notFound(id: id, in: db) }
-            var reminder = try Self.reminder(from: row)
-            guard reminder.kind == "plain" else { throw ChimeError.notEditable(id: id, kind: reminder.kind) }
-            let checked = try NewReminder(
-                id: id,
-                title: title ?? reminder.title,
-                body: body ?? reminder.body,
-                trigger: reminder.trigger
-            ).validated()
-            if let at {
-                guard case .once = reminder.trigger else {
-                    throw ChimeError(
-                        .usage,
-                        "'\(id)' repeats (\(reminder.trigger.summary)): --at moves a one-shot only; "
-                            + "to change a rule, schedule it again with the same --id"
-                    )
-                }
-                guard at > now else { throw ChimeError(.usage, "the new time is in the past: give a future time") }
-                guard try Self.moveOnce(id: id, to: at, in: db) else { throw try Self.notFound(id: id, in: db) }
-                reminder.trigger = .once(at)
-                reminder.nextDue = at
-            }
+            let reminder = try Self.reminder(from: row).edited(title: title, body: body, at: at, now: now)
+            if let at { guard try Self.moveOnce(id: id, to: at, in: db) else { throw try Self.notFound(id: id, in: db) } }
             try db.execute(
                 sql: "UPDATE reminder SET title = ?, body = ? WHERE key = ?",
-                arguments: [checked.title, checked.body, row["key"] as Int64]
+                arguments: [reminder.title, reminder.body, row["key"] as Int64]
             )
-            reminder.title = checked.title
-            reminder.body = checked.body
             return reminder
         }
     }
