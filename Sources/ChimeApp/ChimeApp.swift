@@ -110,3 +110,20 @@ extension Config {
     /// The commented example of every key (`chime config example`).
     public static var example: String { example(keys: ChimeApp.configKeys) }
 }
+
+extension ChimeApp {
+    /// The commands that change reminders of `kind`, for a family's kind (nil for another).
+    public static func commands(ofKind kind: String) -> String? {
+        switch kind {
+        case DoseBook.kind: DoseFamily.commands
+        case FocusTimer.kind: FocusFamily.commands
+        default: nil
+        }
+    }
+
+    /// `error`, naming the family's commands when it refused to edit a family's reminder.
+    public static func namingFamily(_ error: ChimeError) -> ChimeError {
+        guard let family = error.cause as? FamilyReminder, let commands = commands(ofKind: family.kind) else { return error }
+        return ChimeError.notEditable(id: family.id, kind: family.kind, commands: commands)
+    }
+}

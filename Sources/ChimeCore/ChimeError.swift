@@ -113,19 +113,23 @@ public struct ChimeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// The cause of ``ChimeError/notEditable(id:kind:commands:)``: the family's reminder, so that a
+/// layer that knows the families (the composition root) can name their commands.
+public struct FamilyReminder: Error, Sendable, Hashable {
+    public var id: String
+    public var kind: String
+    public init(id: String, kind: String) { (self.id, self.kind) = (id, kind) }
+}
+
 extension ChimeError {
     /// `chime edit` of a family's reminder (a dose, a focus session), on either store: its own
-    /// commands change it.
-    public static func notEditable(id: String, kind: String) -> ChimeError {
-        let command =
-            switch kind {
-            case "dose": "'chime dose' and 'chime med'"
-            case "focus": "'chime focus'"
-            default: "its family's own command"
-            }
-        return ChimeError(
+    /// commands change it. The stores know no family: they say "its family's own command", with
+    /// the kind as the cause (``FamilyReminder``); the CLI names the family's commands.
+    public static func notEditable(id: String, kind: String, commands: String? = nil) -> ChimeError {
+        ChimeError(
             .conflict,
-            "'\(id)' is a \(kind) reminder, not a plain one: 'chime edit' changes plain reminders only; use \(command)"
+            "'\(id)' is a \(kind) reminder, not a plain one: 'chime edit' changes plain reminders only; use \(commands ?? "its family's own command")",
+            cause: FamilyReminder(id: id, kind: kind)
         )
     }
 }

@@ -55,3 +55,8 @@ extension DoseRepeats {
         return repeats
     }
 }
+
+extension DoseFamily {
+    /// The commands that change a dose's reminders (what `chime edit` points to).
+    public static let commands = "'chime dose' and 'chime med'"
+}

@@ -16,3 +16,8 @@ extension FocusFamily {
     /// The config file's keys of focus sessions, in the file's order.
     public static let configKeys: [ConfigKey] = [.focusLength]
 }
+
+extension FocusFamily {
+    /// The commands that change a focus session's reminders (what `chime edit` points to).
+    public static let commands = "'chime focus'"
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeCore
 import ChimePostgres
 import ChimeRunner
@@ -304,7 +305,11 @@ struct Edit: AsyncParsableCommand {
         if let url = try global.postgresURL() {
             // The new time is judged by the database's clock; a runner posting the reminder now keeps it.
             let (reminder, runners) = try await global.withPostgres(url) { [id, title, body, instant = spoken?.instant] store in
-                (try store.edit(id: id, title: title, body: body, at: instant), try store.runnerCount())
+                do {
+                    return (try store.edit(id: id, title: title, body: body, at: instant), try store.runnerCount())
+                } catch let error as ChimeError {
+                    throw ChimeApp.namingFamily(error)
+                }
             }
             if let spoken, let at, !global.json { spoken.explain(at, zone: timeZone) }
             if runners == 0 && !global.json { Output.note(RunnerNote.fires) }
@@ -315,7 +320,12 @@ struct Edit: AsyncParsableCommand {
             return
         }
         let store = try global.openStore(.update)
-        let reminder = try store.edit(id: id, title: title, body: body, at: spoken?.instant, now: now)
+        let reminder: Reminder
+        do {
+            reminder = try store.edit(id: id, title: title, body: body, at: spoken?.instant, now: now)
+        } catch {
+            throw ChimeApp.namingFamily(error)
+        }
         if let spoken, let at, !global.json { spoken.explain(at, zone: timeZone) }
         // The runner may be waiting for the old time: wake it to read the new one.
         let running = pokeRunner(store, json: global.json)
