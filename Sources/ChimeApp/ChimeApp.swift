@@ -127,3 +127,33 @@ extension ChimeApp {
         return ChimeError.notEditable(id: family.id, kind: family.kind, commands: commands)
     }
 }
+
+extension ChimeApp {
+    /// How `chime list` titles a reminder: a family's own words where it has some (a dose's
+    /// alert with its medication).
+    public static func listTitle(of reminder: Reminder) -> String { DoseBook.listTitle(of: reminder) }
+
+    /// The line under `chime list`'s table counting a family's reminders: "Doses: 3 scheduled
+    /// (chime doses)".
+    public static func familyLine(kind: String, count: Int) -> String {
+        switch kind {
+        case DoseBook.kind: "Doses: \(count) scheduled (chime doses)"
+        case FocusTimer.kind: "Focus: \(count) session alert\(count == 1 ? "" : "s") (chime focus status)"
+        default: "\(kind): \(count) scheduled (chime list --json)"
+        }
+    }
+
+    /// Refuses, before anything is cancelled, ids that a family answers rather than cancels (a
+    /// dose's alert: `chime dose skip`): exit 4.
+    public static func refuseCancel(_ ids: [String], store: ReminderStore) throws(ChimeError) {
+        try DoseBook(store: store).refuseCancel(ids)
+    }
+}
+
+extension ChimeApp {
+    /// The families as a command asks them what holds alerts (a read, as at a runner's pass),
+    /// for `chime list` and `chime quiet status`: those that may hold (a focus session).
+    public static func holdingFamilies(store: ReminderStore) -> [any ReminderFamily] {
+        [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)]
+    }
+}

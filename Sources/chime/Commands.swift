@@ -1,8 +1,7 @@
 import ArgumentParser
+import ChimeApp
 import ChimeConfig
 import ChimeCore
-import ChimeDoses
-import ChimeFocus
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -339,7 +338,7 @@ struct List: AsyncParsableCommand {
         // The first page shows the snoozed and held alerts too, with what holds each.
         var waiting: [HoldStatus.Entry] = []
         if after == nil && store.isFile {
-            let families: [any ReminderFamily] = [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)]
+            let families: [any ReminderFamily] = ChimeApp.holdingFamilies(store: store)
             do {
                 waiting = try store.holdStatus(families: families, desktopDoNotDisturb: nil, now: Date(), zone: .current).waiting
             } catch {
@@ -480,7 +479,7 @@ struct List: AsyncParsableCommand {
                 return
             } else {
                 if !headerWritten { writeHeader() }
-                row(id: reminder.id, next: next(of: reminder), rule: reminder.trigger.summary, title: DoseBook.listTitle(of: reminder))
+                row(id: reminder.id, next: next(of: reminder), rule: reminder.trigger.summary, title: ChimeApp.listTitle(of: reminder))
             }
             written += 1
             lastID = reminder.id
@@ -499,13 +498,7 @@ struct List: AsyncParsableCommand {
         }
 
         /// The line under the table for a family's reminders: "Doses: 3 scheduled (chime doses)".
-        static func familyLine(kind: String, count: Int) -> String {
-            switch kind {
-            case DoseBook.kind: "Doses: \(count) scheduled (chime doses)"
-            case FocusTimer.kind: "Focus: \(count) session alert\(count == 1 ? "" : "s") (chime focus status)"
-            default: "\(kind): \(count) scheduled (chime list --json)"
-            }
-        }
+        static func familyLine(kind: String, count: Int) -> String { ChimeApp.familyLine(kind: kind, count: count) }
 
         /// Ends the page: the JSON document's other keys, or the notes under the table.
         mutating func finish(runner: Bool) {
@@ -581,7 +574,7 @@ struct Cancel: AsyncParsableCommand {
         if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.update)
         // A dose's alert is answered (chime dose skip), not cancelled: exit 4, nothing cancelled.
-        try DoseBook(store: store).refuseCancel(ids)
+        try ChimeApp.refuseCancel(ids, store: store)
         let outcome = try RunnerControl.cancel(ids: ids, store: store, now: Date())
         if !outcome.runner && !global.json { Output.note(RunnerNote.saved) }
         // Close what the runner showed on the desktop for them (bounded; nothing when no server).

@@ -1,6 +1,6 @@
 import ArgumentParser
+import ChimeApp
 import ChimeCore
-import ChimeFocus
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -208,7 +208,7 @@ struct QuietReport: Report {
         let status: HoldStatus
         let dnd = DesktopDoNotDisturb.read()
         // The focus family asked as the runner asks it at each pass (a read).
-        let families: [any ReminderFamily] = store.isFile ? [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)] : []
+        let families: [any ReminderFamily] = store.isFile ? ChimeApp.holdingFamilies(store: store) : []
         let stored: QuietSettings.Window?
         do {
             state = try store.quietState()
