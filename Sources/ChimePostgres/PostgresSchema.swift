@@ -207,6 +207,13 @@ extension PostgresStore {
         }
     }
 
+    /// The migrations this Chime knows that the database has not applied (an older Chime made
+    /// it, or `chime store init` was not run after an upgrade), in order.
+    public func missingMigrations() throws -> [String] {
+        let applied = Set(try appliedMigrations())
+        return PostgresSchema.migrations.map(\.name).filter { !applied.contains($0) }
+    }
+
     /// The names of the migrations recorded in the database, in the order they were applied.
     public func appliedMigrations() throws -> [String] {
         var names: [String] = []

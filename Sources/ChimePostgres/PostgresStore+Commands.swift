@@ -235,10 +235,26 @@ extension PostgresStore {
             }
         } catch let error as ChimeError {
             throw error
+        } catch let error as PostgresError where error.sqlState.map(Self.missingObject.contains) == true {
+            // A table, column or function this Chime uses is not there: an older Chime's
+            // schema (its migrations say which are missing), or none at all.
+            if let missing = try? await withStore(url, { try $0.missingMigrations() }), !missing.isEmpty,
+                missing.count < PostgresSchema.migrations.count
+            {
+                throw ChimeError(
+                    .store,
+                    "the PostgreSQL store \(url) has the schema of an older Chime (missing \(missing.joined(separator: ", "))): run 'chime store init'",
+                    cause: error
+                )
+            }
+            throw storeError(error, url: url)
         } catch {
             throw storeError(error, url: url)
         }
     }
+
+    /// SQLSTATEs of an object that is not there: undefined table, column, function.
+    static let missingObject: Set<String> = ["42P01", "42703", "42883"]
 
     /// A database error in one line for a person: what the server said (and its SQLSTATE), or
     /// why there was no answer. A missing table means the schema was never made: say how.
@@ -251,6 +267,14 @@ extension PostgresStore {
             let state = error.sqlState ?? ""
             if state == "42P01" || state == "42883" {
                 return ChimeError(.store, "the PostgreSQL store \(url) has no Chime schema yet: run 'chime store init'", cause: error)
+            }
+            // A column this Chime reads is not there: the schema was made by an older Chime.
+            if state == "42703" {
+                return ChimeError(
+                    .store,
+                    "the PostgreSQL store \(url) has the schema of an older Chime: run 'chime store init'",
+                    cause: error
+                )
             }
             return ChimeError(.store, "the PostgreSQL store \(url): \(error.message) (SQLSTATE \(state))", cause: error)
         case .connection:

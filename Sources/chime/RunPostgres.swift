@@ -32,6 +32,14 @@ extension Run {
         let lease = Duration.seconds(lease?.seconds ?? 30)
         do {
             try await PostgresStore.withCheckedStore(url, applicationName: PostgresRunner.applicationName(owner: owner)) { store in
+                // A runner on a schema an older Chime made would fail every pass: say so at once.
+                let missing = try store.missingMigrations()
+                guard missing.isEmpty else {
+                    throw ChimeError(
+                        .store,
+                        "the PostgreSQL store \(url) has the schema of an older Chime (missing \(missing.joined(separator: ", "))): run 'chime store init', then start the runner again"
+                    )
+                }
                 // The config file's quiet hours apply while 'chime quiet hours' stored none.
                 store.setQuietHoursDefault(config.quietHours)
                 let ledger = try PostgresLedger(
