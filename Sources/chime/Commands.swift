@@ -336,16 +336,28 @@ struct List: AsyncParsableCommand {
             Output.note("No store at '\(Redaction.redacted(store.path))' yet: the first reminder you schedule creates it.")
         }
         // The first page shows the snoozed and held alerts too, with what holds each.
+        // (What holds each is asked only when some wait: the usual list has none, and the quiet
+        // state and the families' holds were a fifth of `chime list`'s instructions.)
         var waiting: [HoldStatus.Entry] = []
+        let zone = TimeZone.current
         if after == nil && store.isFile {
-            let families: [any ReminderFamily] = ChimeApp.holdingFamilies(store: store)
             do {
-                waiting = try store.holdStatus(families: families, desktopDoNotDisturb: nil, now: Date(), zone: .current).waiting
+                let alerts = try store.waitingAlerts()
+                if !alerts.isEmpty {
+                    waiting = try HoldStatus(
+                        quiet: store.quietState(),
+                        waiting: alerts,
+                        families: ChimeApp.holdingFamilies(store: store),
+                        desktopDoNotDisturb: nil,
+                        now: Date(),
+                        zone: zone
+                    ).waiting
+                }
             } catch {
                 throw ChimeError(.store, String(describing: error))
             }
         }
-        var page = ListPage(json: global.json, limit: limit, after: after, zone: .current, waiting: waiting)
+        var page = ListPage(json: global.json, limit: limit, after: after, zone: zone, waiting: waiting)
         if !global.json {
             // The columns' widths first (a pass that keeps no reminder), then the rows.
             try store.eachPending(after: after, limit: fetchLimit) { page.measure($0) }
