@@ -56,7 +56,7 @@ func measureLateness(count: Int, spread: Double, others: Int, wakes: WakeTimes? 
     _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
     let (doneStream, done) = AsyncStream.makeStream(of: Void.self)
     let notifier = LatenessNotifier(expected: count, done: done)
-    let waker = try TimerWaker(socketFD: nil)
+    let waker = try TimerWaker(socketFD: nil, timerThread: RunnerThread.shared)
     let scheduler = Scheduler(store: store, notifier: notifier)
     // As in `chime run`: the scheduler on Chime's own thread.
     let task = Task(executorPreference: RunnerThread.shared) {
