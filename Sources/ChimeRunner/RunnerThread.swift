@@ -25,6 +25,9 @@ public final class RunnerThread: TaskExecutor {
     /// Descriptors the thread waits on along with ``wakeFD`` while idle, and what it calls
     /// (on this thread) when one is readable: see ``watch(_:onReadable:)``.
     private let watched = Mutex<[Int32: @Sendable () -> Void]>([:])
+    /// The thread's `pthread_self()`, once it runs: a job it enqueues for itself (an actor hop, a
+    /// continuation a watcher resumes) needs no write to ``wakeFD`` (it looks before it blocks).
+    private let threadID = Atomic<UInt>(0)
 
     private init() {
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC))
@@ -37,6 +40,7 @@ public final class RunnerThread: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         jobs.withLock { $0.append(job) }
+        if pthread_self() == threadID.load(ordering: .relaxed) { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -63,23 +67,23 @@ public final class RunnerThread: TaskExecutor {
     }
 
     private func loop() {
+        threadID.store(pthread_self(), ordering: .relaxed)
         var count: UInt64 = 0
         while true {
-            let watching = watched.withLock { $0 }
-            if watching.isEmpty {
+            // Blocks only with nothing to run: what this thread enqueued for itself wrote nothing.
+            let watching = jobs.withLock { $0.isEmpty } ? watched.withLock { $0 } : nil
+            if watching?.isEmpty ?? false {
                 if read(wakeFD, &count, 8) < 0 && errno == EINTR { continue }
-            } else {
+            } else if let watching {
                 var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
                 fds += watching.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
                 if poll(&fds, nfds_t(fds.count), -1) < 0 { continue }
                 for fd in fds.dropFirst() where fd.revents != 0 {
-                    // Still watched (not removed since the poll): its owner reads it.
+                    // Still watched (not removed since the poll): its owner reads it, here, and
+                    // what it enqueues runs below, in this turn.
                     watched.withLock { $0[fd.fd] }?()
                 }
-                // What a watcher enqueued runs below, in this turn (its enqueue wrote to wakeFD,
-                // or is about to: the read does not wait long).
-                guard fds[0].revents != 0 || !jobs.withLock({ $0.isEmpty }) else { continue }
-                _ = read(wakeFD, &count, 8)
+                if fds[0].revents != 0 { _ = read(wakeFD, &count, 8) }
             }
             let batch = jobs.withLock { jobs -> [UnownedJob] in
                 defer { jobs.removeAll(keepingCapacity: true) }
