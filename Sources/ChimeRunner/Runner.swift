@@ -51,7 +51,7 @@ public final class Runner: Service {
         lock.publish(destination: Self.describe(notifier.destination))
         let waker: TimerWaker
         do {
-            waker = try TimerWaker(socketFD: socketFD)
+            waker = try TimerWaker(socketFD: socketFD, timerThread: .shared)
         } catch {
             close(socketFD)
             unlink(paths.socket)

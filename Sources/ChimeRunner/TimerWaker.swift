@@ -37,9 +37,17 @@ public final class TimerWaker: Waker {
     /// inotify on /etc, for a change of the system time zone (-1 when unavailable).
     private let zoneFD: Int32
     private let state = Mutex(State())
+    /// The thread that waits on the timerfd, when not the poll thread: see ``init(socketFD:timerThread:)``.
+    private let timerThread: RunnerThread?
 
-    /// - Parameter socketFD: the bound wake-up socket, or nil (tests, `chime-bench`).
-    public init(socketFD: Int32?) throws(ChimeError) {
+    /// - Parameters:
+    ///   - socketFD: the bound wake-up socket, or nil (tests, `chime-bench`).
+    ///   - timerThread: the thread the scheduler runs on, to wait on the timerfd itself while idle
+    ///     (``RunnerThread/watch(_:onReadable:)``): at a deadline the kernel wakes the thread that
+    ///     posts, as a `clock_nanosleep` thread is woken, instead of the poll thread, which would
+    ///     then have to wake it (a second wake-up between the instant and the post). Nil: the poll
+    ///     thread waits on it with the rest.
+    public init(socketFD: Int32?, timerThread: RunnerThread? = nil) throws(ChimeError) {
         let timerFD = timerfd_create(CLOCK_REALTIME, chime_tfd_flags())
         guard timerFD >= 0 else { throw ChimeError(.failure, "timerfd_create failed: \(String(cString: strerror(errno)))") }
         let eventFD = eventfd(0, chime_efd_flags())
@@ -64,9 +72,11 @@ public final class TimerWaker: Waker {
         self.eventFD = eventFD
         self.signalFD = signalFD
         self.socketFD = socketFD
+        self.timerThread = timerThread
         let thread = Thread { [self] in self.pollLoop() }
         thread.name = "chime-waker"
         thread.start()
+        timerThread?.watch(timerFD) { [weak self] in self?.timerReadable() }
     }
 
     public func wait(until deadline: Date?) async -> WakeReason {
@@ -118,6 +128,7 @@ public final class TimerWaker: Waker {
     /// The descriptors stay open until the waker is released, so a late call never touches a
     /// descriptor number reused by another file.
     public func shutdown() {
+        timerThread?.unwatch(timerFD)
         var one: UInt64 = 1
         _ = write(eventFD, &one, 8)
     }
@@ -135,6 +146,7 @@ public final class TimerWaker: Waker {
     }
 
     deinit {
+        timerThread?.unwatch(timerFD)
         close(timerFD)
         close(eventFD)
         close(signalFD)
@@ -160,7 +172,8 @@ public final class TimerWaker: Waker {
 
     private func pollLoop() {
         var fds = [
-            pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0),
+            // The timer thread's, when there is one (a negative descriptor is ignored).
+            pollfd(fd: timerThread == nil ? timerFD : -1, events: Int16(POLLIN), revents: 0),
             pollfd(fd: eventFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
             // A negative descriptor is ignored by poll(2).
@@ -237,9 +250,21 @@ public final class TimerWaker: Waker {
         }
     }
 
+    /// The timerfd is readable, seen by the timer thread: the deadline passed, or the clock was set.
+    private func timerReadable() {
+        var expirations: UInt64 = 0
+        if read(timerFD, &expirations, 8) < 0 {
+            if errno == ECANCELED { deliver(.clockChanged) }
+        } else {
+            deliver(.deadline)
+        }
+    }
+
     private func deliver(_ reason: WakeReason) {
         let waiter: CheckedContinuation<WakeReason, Never>? = state.withLock { state in
-            state.pokeRead = false
+            // A deadline told from the timer thread does not tell a poke the poll thread has read
+            // meanwhile: that stays pending (``hasPendingWake()``) until the poll thread tells it.
+            if reason != .deadline { state.pokeRead = false }
             if reason == .shutdown { state.stopped = true }
             if let waiter = state.waiter {
                 state.waiter = nil

@@ -23,7 +23,7 @@ struct ChimeBench: AsyncParsableCommand {
               chime-bench                  (all of them)
               chime-bench lateness --quick
             """,
-        subcommands: [All.self, ChildPeak.self, PostgresBench.self] + workloads,
+        subcommands: [All.self, ChildPeak.self, PostgresBench.self, FiringPath.self, LatenessStages.self] + workloads,
         defaultSubcommand: All.self
     )
 

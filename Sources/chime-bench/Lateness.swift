@@ -44,7 +44,7 @@ struct LatenessNotifier: Notifier {
     var responses: AsyncStream<NoteResponse> { stream }
 }
 
-func measureLateness(count: Int, spread: Double, others: Int) async throws -> [Double] {
+func measureLateness(count: Int, spread: Double, others: Int, wakes: WakeTimes? = nil) async throws -> [Double] {
     let directory = temporaryDirectory("lateness")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     // The others are scheduled as the CLI would, through a connection of its own.
@@ -56,10 +56,12 @@ func measureLateness(count: Int, spread: Double, others: Int) async throws -> [D
     _ = try store.scheduleBatch(batch, now: now, systemZone: .current)
     let (doneStream, done) = AsyncStream.makeStream(of: Void.self)
     let notifier = LatenessNotifier(expected: count, done: done)
-    let waker = try TimerWaker(socketFD: nil)
+    let waker = try TimerWaker(socketFD: nil, timerThread: RunnerThread.shared)
     let scheduler = Scheduler(store: store, notifier: notifier)
     // As in `chime run`: the scheduler on Chime's own thread.
-    let task = Task(executorPreference: RunnerThread.shared) { await scheduler.run(waker: waker) }
+    let task = Task(executorPreference: RunnerThread.shared) {
+        if let wakes { await scheduler.run(waker: TimedWaker(inner: waker, times: wakes)) } else { await scheduler.run(waker: waker) }
+    }
     for await _ in doneStream { break }
     waker.shutdown()
     await task.value
@@ -152,4 +154,65 @@ func pythonLateness(count: Int, spread: Double) -> [String: [Double]]? {
     process.waitUntilExit()
     guard process.terminationStatus == 0, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
     return object.compactMapValues { $0 as? [Double] }
+}
+
+/// How late the scheduler's loop resumes after each deadline it waited for (ms), for `lateness-stages`.
+final class WakeTimes: Sendable { let values = Mutex<[Double]>([]) }
+
+/// The runner's waker, noting how late each deadline wake reaches the scheduler's thread.
+struct TimedWaker: Waker {
+    let inner: TimerWaker
+    let times: WakeTimes
+
+    func wait(until deadline: Date?) async -> WakeReason {
+        let reason = await inner.wait(until: deadline)
+        if reason == .deadline, let deadline {
+            let late = Date().timeIntervalSince(deadline) * 1000
+            times.values.withLock { $0.append(late) }
+        }
+        return reason
+    }
+    func hasPendingWake() -> Bool { inner.hasPendingWake() }
+    func takeQueries() -> [DeliveryQuery] { inner.takeQueries() }
+    func takeWithdrawals() -> [Withdrawal] { inner.takeWithdrawals() }
+    func poke() { inner.poke() }
+}
+
+/// W3 split in two: how late the loop resumes after a deadline, and how late the notifier is called.
+struct LatenessStages: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lateness-stages",
+        abstract: "W3 split: the loop's resumption after each deadline, and the notifier's call, both after the due instant (ms).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "Runs (medians of each run's percentiles).")
+    var runs = 3
+
+    @Option(help: "Other reminders pending.")
+    var others = 0
+
+    @Option(help: "A file to write each run's notifier lateness to, one figure a line in due order.")
+    var dump: String?
+
+    func run() async throws {
+        var wake = LatenessRuns()
+        var call = LatenessRuns()
+        for _ in 0..<runs {
+            let wakes = WakeTimes()
+            let values = try await measureLateness(count: 2_000, spread: 10, others: others, wakes: wakes)
+            if let dump {
+                try (values.map { fmt($0) }.joined(separator: "\n") + "\n").write(toFile: dump, atomically: true, encoding: .utf8)
+            }
+            call.add(values)
+            wake.add(wakes.values.withLock { $0 })
+        }
+        var floor = LatenessRuns()
+        for _ in 0..<runs { floor.add(baselineLateness(count: 2_000, spread: 10)) }
+        let widths = [36, 8, 8, 8]
+        print(row(["what", "p50", "p99", "max"], widths: widths))
+        for (label, figures) in [("loop resumed after a deadline", wake), ("notifier called", call), ("clock_nanosleep thread", floor)] {
+            print(row([label, fmt(median(figures.p50)), fmt(median(figures.p99)), fmt(median(figures.maxima))], widths: widths))
+        }
+    }
 }

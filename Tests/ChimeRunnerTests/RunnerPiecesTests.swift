@@ -276,6 +276,74 @@ struct TimerWakerTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func timerWakerWhoseTimerTheRunnerThreadWaitsOnReturnsDeadlineWhenItsTimePasses() async throws {
+        let waker = try TimerWaker(socketFD: nil, timerThread: .shared)
+        defer { waker.shutdown() }
+
+        // The real-clock backend: this waits about 50 ms of real time.
+        let start = Date()
+        let reason = await waker.wait(until: start.addingTimeInterval(0.05))
+
+        #expect(reason == .deadline)
+        #expect(Date().timeIntervalSince(start) >= 0.045)
+        #expect(await waker.wait(until: Date(timeIntervalSinceNow: -10)) == .deadline)
+        // No deadline: nothing wakes it but a poke
+        let parked = Task { await waker.wait(until: nil) }
+        waker.poke()
+        #expect(await parked.value == .poked)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPokeStaysPendingWhenTheRunnerThreadTellsTheDeadlineFirst() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("runner.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+        let waker = try TimerWaker(socketFD: fd, timerThread: .shared)
+        defer { waker.shutdown() }
+
+        // A poke and a deadline already past, told by two threads in either order
+        #expect(WakeSocket.poke(path: path))
+        let first = await waker.wait(until: Date(timeIntervalSinceNow: -1))
+
+        // The deadline first: the poke is still pending (staged occurrences are not posted), and
+        // the next wait tells it
+        if first == .deadline {
+            #expect(waker.hasPendingWake())
+            #expect(await waker.wait(until: nil) == .poked)
+        } else {
+            #expect(first == .poked)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theRunnerThreadCallsAWatcherWhenItsDescriptorIsReadableUntilUnwatched() async throws {
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        defer { for end in ends { close(end) } }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        let (calls, called) = AsyncStream.makeStream(of: pthread_t.self)
+        RunnerThread.shared.watch(readEnd) {
+            var byte: UInt8 = 0
+            _ = read(readEnd, &byte, 1)
+            called.yield(pthread_self())
+        }
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+        var iterator = calls.makeAsyncIterator()
+        // Called on the runner's own thread
+        let runner = await Task(executorPreference: RunnerThread.shared) { pthread_self() }.value
+        #expect(await iterator.next() == runner)
+
+        RunnerThread.shared.unwatch(readEnd)
+        _ = write(writeEnd, &byte, 1)
+        try await Task.sleep(for: .milliseconds(100))
+        called.finish()
+        #expect(await iterator.next() == nil)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func timerWakerReturnsShutdownAndKeepsReturningIt() async throws {
         let waker = try TimerWaker(socketFD: nil)
 
