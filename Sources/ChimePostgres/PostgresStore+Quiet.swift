@@ -8,8 +8,9 @@ import Synchronization
 /// `retry_at` (until when; 'infinity' until released), so a restart, a kill or another runner
 /// loses nothing and posts nothing twice. Instants are the database's clock's.
 extension PostgresStore {
-    /// The quiet state, with the default window (``setQuietHoursDefault(_:)``) where none is
-    /// stored; and whether any occurrence is held (so that a runner asks for them only then).
+    /// The quiet state as stored (without the config file's window, which ``quietState()``
+    /// adds), and whether any occurrence is held (so that a runner asks for them only then): one
+    /// statement, at every pass.
     public func quietStateAndHeld() throws -> (state: QuietState, anyHeld: Bool) {
         let rows = try client.rows(
             """
@@ -21,25 +22,29 @@ extension PostgresStore {
         var state = QuietState()
         var anyHeld = false
         for row in rows {
-            let r = row.makeRandomAccess()
-            anyHeld = try r["any_held"].decode(Bool.self)
-            if let essential = try r["essential"].decode(String?.self) {
-                var settings = QuietSettings()
-                if let start = try r["hours_start"].decode(String?.self), let end = try r["hours_end"].decode(String?.self),
-                    let startTime = try? LocalTime.parse(start), let endTime = try? LocalTime.parse(end)
-                {
-                    settings.hours = QuietSettings.Window(start: startTime, end: endTime)
-                }
-                settings.essential = QuietSettings.Essential(rawValue: essential) ?? .come
-                settings.familyHold = try r["family_hold"].decode(Bool.self)
-                state = QuietState(
-                    settings: settings,
-                    until: try r["until_us"].decode(Int64?.self).map(Date.init(micros:)),
-                    windowOffUntil: try r["window_off_until_us"].decode(Int64?.self).map(Date.init(micros:))
-                )
-            }
+            anyHeld = try row["any_held"].decode(Bool.self)
+            state = try Self.quietState(from: row) ?? QuietState()
         }
         return (state, anyHeld)
+    }
+
+    /// The quiet state from a row of the `quiet` table's columns; nil when there is no row (the
+    /// columns are NULL: a LEFT JOIN found none).
+    static func quietState(from r: PostgresRow) throws -> QuietState? {
+        guard let essential = try r["essential"].decode(String?.self) else { return nil }
+        var settings = QuietSettings()
+        if let start = try r["hours_start"].decode(String?.self), let end = try r["hours_end"].decode(String?.self),
+            let startTime = try? LocalTime.parse(start), let endTime = try? LocalTime.parse(end)
+        {
+            settings.hours = QuietSettings.Window(start: startTime, end: endTime)
+        }
+        settings.essential = QuietSettings.Essential(rawValue: essential) ?? .come
+        settings.familyHold = try r["family_hold"].decode(Bool.self)
+        return QuietState(
+            settings: settings,
+            until: try r["until_us"].decode(Int64?.self).map(Date.init(micros:)),
+            windowOffUntil: try r["window_off_until_us"].decode(Int64?.self).map(Date.init(micros:))
+        )
     }
 
     /// The quiet state, with the config file's window where none is stored.
@@ -73,18 +78,7 @@ extension PostgresStore {
                 """
             )
             var state = QuietState()
-            for row in rows {
-                let r = row.makeRandomAccess()
-                if let start = try r["hours_start"].decode(String?.self), let end = try r["hours_end"].decode(String?.self),
-                    let startTime = try? LocalTime.parse(start), let endTime = try? LocalTime.parse(end)
-                {
-                    state.settings.hours = QuietSettings.Window(start: startTime, end: endTime)
-                }
-                state.settings.essential = QuietSettings.Essential(rawValue: try r["essential"].decode(String.self)) ?? .come
-                state.settings.familyHold = try r["family_hold"].decode(Bool.self)
-                state.until = try r["until_us"].decode(Int64?.self).map(Date.init(micros:))
-                state.windowOffUntil = try r["window_off_until_us"].decode(Int64?.self).map(Date.init(micros:))
-            }
+            for row in rows { state = try Self.quietState(from: row) ?? QuietState() }
             // The change sees the window in effect (the default's, when none is stored); the
             // default is not written as if it had been chosen.
             let defaultHours = state.settings.hours == nil ? quietHoursDefault.withLock { $0 } : nil
