@@ -437,6 +437,15 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func run(_ query: PostgresQuery) throws -> Int { try execute(query).affected }
 
+    /// Every row of `query`, run as the statement prepared under `name` on the connection
+    /// (``PostgresSession/execute(prepared:_:)``): for the statements a runner sends at every
+    /// pass, which are then planned once per connection instead of at every call (planning was
+    /// most of an idle pass's time on the server: PostgreSQL's `log_min_duration_statement = 0`
+    /// logs each statement's parse, bind, where it is planned, and execute apart).
+    public func rows(prepared name: String, _ query: PostgresQuery) throws -> [PostgresRow] {
+        try withSession { try $0.execute(prepared: name, query).rows }
+    }
+
     /// ``PostgresSession/forEachRow(_:_:)`` on this connection.
     public func forEachRow(_ query: PostgresQuery, _ body: (PostgresRow) throws -> Void) throws {
         try withSession { try $0.forEachRow(query, body) }

@@ -13,6 +13,7 @@ extension PostgresStore {
     /// statement, at every pass.
     public func quietStateAndHeld() throws -> (state: QuietState, anyHeld: Bool) {
         let rows = try client.rows(
+            prepared: "chime_quiet",
             """
             SELECT q.hours_start, q.hours_end, q.essential, q.family_hold, q.until_us, q.window_off_until_us,
                 EXISTS (SELECT 1 FROM occurrence WHERE state = 'pending' AND held_us IS NOT NULL) AS any_held

@@ -82,7 +82,7 @@ extension PostgresStore {
         channels: [String] = [PostgresStore.defaultChannel],
         limit: Int = Scheduler.claimBatch
     ) throws -> [ClaimedOccurrence] {
-        let rows = try client.rows(Self.claimQuery(owner: owner, lease: lease, channels: channels, limit: limit))
+        let rows = try client.rows(prepared: "chime_claim", Self.claimQuery(owner: owner, lease: lease, channels: channels, limit: limit))
         var claimed: [ClaimedOccurrence] = []
         for row in rows {
             let r = row.makeRandomAccess()
@@ -449,6 +449,7 @@ extension PostgresStore {
     @discardableResult
     public func reapExpiredLeases() throws -> Int {
         let rows = try client.rows(
+            prepared: "chime_reap",
             """
             UPDATE occurrence o
             SET state = CASE WHEN r.state IN ('cancelled', 'replaced') THEN 'cancelled' ELSE 'pending' END,
@@ -499,6 +500,7 @@ extension PostgresStore {
         let all = channels == nil
         let served = channels ?? []
         let rows = try client.rows(
+            prepared: "chime_deadlines",
             """
             SELECT chime_now_us(),
                 (SELECT o.due_us FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
