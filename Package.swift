@@ -1,4 +1,6 @@
 // swift-tools-version:6.1
+// SPDX-License-Identifier: Apache-2.0
+// Chime: a reminder and notification service for Linux (README.md; LICENSE).
 import PackageDescription
 
 /// Every target: Swift 6 language mode (strict concurrency), plus the upcoming features
@@ -103,7 +105,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The store on PostgreSQL for several runners sharing one database (issue 20): claims under
+        // The store on PostgreSQL for several runners sharing one database: claims under
         // a lease with FOR UPDATE SKIP LOCKED, fenced marks, the database's clock; over libpq, and
         // driven by ChimeCore's one Scheduler (PostgresLedger is its SchedulerStore).
         .target(

@@ -7,7 +7,7 @@ import ChimeStore
 import Foundation
 import Logging
 
-/// Chime's composition root (issue 33): what every program of Chime's opens the same way, listed
+/// Chime's composition root: what every program of Chime's opens the same way, listed
 /// once. `chime` (its commands and its runner), `chime-bench` and the tests import it rather than
 /// keeping their own lists. The layers below it (ChimeCore, ChimeStore, ChimeRunner,
 /// ChimePostgres) name no family; the families are named here.

@@ -4,7 +4,7 @@ import Foundation
 /// accepts and its one comment line: what the file, the environment, `chime config show` and the
 /// example are made from.
 ///
-/// Each layer declares its own keys (issue 33: nothing below the families names one): the keys
+/// Each layer declares its own keys (nothing below the families names one): the keys
 /// of plain reminders, quiet and the runner here, the store's in ChimeStore, and each family's
 /// in its library (`FocusFamily.configKeys`, `DoseFamily.configKeys`, `GateBook.configKeys`).
 /// The composition root (ChimeApp) lists them all, in the file's order. A key is known by its

@@ -69,7 +69,8 @@ public enum TimeText {
 
     /// `value` (0 or more) in decimal, with zeros in front up to `digits`. By hand rather than
     /// `String(format: "%02d")`: Foundation's formatting (through NSString) cost about 280 K
-    /// instructions a line, a fifth of a whole `chime list` of 10 reminders (callgrind).
+    /// instructions a line, a fifth of a whole `chime list` of 10 reminders (valgrind
+    /// --tool=callgrind: docs/performance.md).
     static func padded(_ value: Int, _ digits: Int) -> String {
         let text = String(value)
         return text.utf8.count >= digits ? text : String(repeating: "0", count: digits - text.utf8.count) + text

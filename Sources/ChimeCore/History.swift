@@ -2,7 +2,7 @@ import Foundation
 
 /// One occurrence in the delivery ledger as `chime history` shows it: what fired, when it was
 /// due, when it was shown and through which channel, and what the person did. The same on both
-/// stores (issue 33): each store's history yields these.
+/// stores: each store's history yields these.
 public struct HistoryEntry: Sendable, Hashable {
     public var reminderID: String
     /// The reminder's family: `plain`, `dose`, `focus`…

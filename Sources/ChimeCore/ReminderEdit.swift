@@ -2,7 +2,7 @@ import Foundation
 
 extension Reminder {
     /// What `chime edit` would make of this pending reminder, checked by the rules both stores
-    /// keep (issue 33: one function, not one copy per store): only a plain reminder is edited
+    /// keep (one function, not one copy per store): only a plain reminder is edited
     /// (a family's by its own commands), the title and body as `chime in` checks them, and a
     /// new time only for a one-shot, and only after `now` (the store's clock). The store then
     /// writes it.

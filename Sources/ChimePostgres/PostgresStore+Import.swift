@@ -1,7 +1,7 @@
 import ChimeCore
 import Foundation
 
-// `chime import` and `chime edit` on the PostgreSQL store, as on SQLite (issue 33): a stream of
+// `chime import` and `chime edit` on the PostgreSQL store, as on SQLite: a stream of
 // reminders in one transaction, all of them or none; a pending plain reminder changed in place.
 
 extension PostgresStore {

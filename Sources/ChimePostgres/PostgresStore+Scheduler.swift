@@ -168,7 +168,7 @@ extension PostgresStore {
         public init() {}
     }
 
-    /// The cancel check "once more just before the post" (issue 20): of `keys`, claimed by
+    /// The cancel check "once more just before the post": of `keys`, claimed by
     /// `owner`, which are still wanted (`posting` under `owner`'s lease, the lease not over by
     /// the database's clock, the reminder not cancelled or replaced). A cancel committed after the claim leaves a `posting`
     /// occurrence to its runner (``cancel(id:)``); here, in the same statement, the runner

@@ -2,8 +2,8 @@ import ChimeCore
 import Foundation
 import Synchronization
 
-/// The reminder store on PostgreSQL, for several runners sharing one database (issue 20;
-/// DESIGN.md "Beyond one machine"). The SQLite store (ChimeStore) stays the embedded default.
+/// The reminder store on PostgreSQL, for several runners sharing one database
+/// (DESIGN.md "Beyond one machine"). The SQLite store (ChimeStore) stays the embedded default.
 ///
 /// - ``schedule(_:replace:systemZone:channel:)``, ``cancel(id:)``, ``pending(limit:)``: as
 ///   `ReminderStore`'s, with the trigger in ChimeCore's ``TriggerColumns``. Scheduling records
@@ -43,7 +43,7 @@ public final class PostgresStore: Sendable {
 
     /// Drops the connection, so that the next statement goes over one made from now on.
     ///
-    /// For a failover (issue 20): a connection left on a node that has become read-only answers
+    /// For a failover: a connection left on a node that has become read-only answers
     /// every write with SQLSTATE 25006 for as long as it lives; a new one reaches whatever node
     /// the URL's host names now (the promoted primary, behind a moved address or socket).
     public func renewConnections() { client.reset() }

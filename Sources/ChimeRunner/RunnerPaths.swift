@@ -228,7 +228,7 @@ public final class RunnerLock: Sendable {
         guard !lines.isEmpty else { return (nil, nil) }
         // ChimeCore's trim, not `trimmingCharacters(in: .whitespaces)`: building Foundation's
         // Unicode character set cost 1.05 M of the 20.5 M instructions of a whole
-        // `chime in 5m x` (callgrind).
+        // `chime in 5m x` (valgrind --tool=callgrind: docs/performance.md, "Counting instructions").
         let pid = lines.first.flatMap { Int32($0.trimmingWhitespace()) }
         let socket = lines.dropFirst().first.map(String.init).flatMap { $0.hasPrefix("/") ? $0 : nil }
         return (pid, socket)

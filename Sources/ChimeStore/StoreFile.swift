@@ -171,7 +171,7 @@ enum StoreFile {
     /// as `%XX`, which SQLite decodes back to the same bytes) rather than with Foundation's
     /// `addingPercentEncoding(withAllowedCharacters: .alphanumerics…)`: building that Unicode
     /// character set cost 1.24 M of the 18.3 M instructions of a whole `chime list`
-    /// (valgrind --tool=callgrind), for every command that opens a store.
+    /// (valgrind --tool=callgrind: docs/performance.md), for every command that opens a store.
     static func uri(_ path: String, query: String) -> String? {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let hex = Array("0123456789ABCDEF".utf8)

@@ -2,7 +2,7 @@
 // same run. Build in release as installed: `scripts/release-build`, then
 // `.build/release/chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus|doses|gate|import] [--quick]`.
 // One file per workload: W1 Schedule.swift, W2 Cancel.swift, W3 Lateness.swift, W4 Crash.swift, W5 Idle.swift; CLI.swift;
-// Desktop.swift; Focus.swift; Doses.swift; ImportBounds.swift; `postgres` (issue 20's scale, not in `all`): Postgres*.swift. What they
+// Desktop.swift; Focus.swift; Doses.swift; ImportBounds.swift; `postgres` (the scale benchmark, not in `all`): Postgres*.swift. What they
 // share: Support.swift.
 import ArgumentParser
 import Foundation

@@ -1,4 +1,4 @@
-// Issue 31, items 8 and 12: `chime import` bounded. 200,000 reminders as a bare array and as
+// `chime import` bounded. 200,000 reminders as a bare array and as
 // the object that `chime list --json` prints (peak RSS of each, the object form against the
 // array form measured in the same run), and 16 MB of white space before the array (wall time,
 // against an import of the same one reminder without it). Then `chime list` (table, --json,
@@ -24,7 +24,7 @@ struct ImportBounds: Workload {
     }
 }
 
-/// Issue 31's targets: peak RSS of either form under this many kB; the white space under this many seconds.
+/// The targets: peak RSS of either form under this many kB; the white space under this many seconds.
 private let importFormsRSSTargetkB = 40 * 1024
 private let leadingSpaceTargetSeconds = 0.5
 private let listingRSSTargetkB = 60 * 1024

@@ -1,4 +1,4 @@
-// postgres: issue 20's scale benchmark. Its own PostgreSQL server (scripts/postgres-server,
+// postgres: the scale benchmark. Its own PostgreSQL server (scripts/postgres-server,
 // durable settings), 1,000,000 pending one-shots plus a burst due at one instant; real
 // `chime run --notifier json` processes; the ledger's posted_at for every figure; pgbench
 // driving the bare claim and mark on the same data as the same-run floor. Not part of `all`
@@ -16,7 +16,7 @@ import Glibc
 struct PostgresBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "postgres",
-        abstract: "Issue 20's scale figures: 1,000,000 pending, a burst due at once, 1/2/4 runners vs a pgbench floor.",
+        abstract: "Scale figures: 1,000,000 pending, a burst due at once, 1/2/4 runners vs a pgbench floor.",
         discussion: """
             Starts its own PostgreSQL server (scripts/postgres-server, durable settings: fsync, \
             synchronous_commit and full_page_writes on) in a temporary directory and stops it at \
@@ -149,7 +149,7 @@ struct PostgresScale {
         }
         await section("dead tuples") { try await deadTuples() }
 
-        emit("\n## Targets (issue 20)")
+        emit("\n## Targets")
         let widths = [52, 30, 8]
         emit(row(["target", "measured", "verdict"], widths: widths))
         for (index, count) in Self.runnerCounts.enumerated() {

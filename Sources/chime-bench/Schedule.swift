@@ -22,7 +22,7 @@ struct Schedule: Workload {
     }
 }
 
-/// Issue 19's targets for `chime import` of the batch: at most this many times the library's
+/// The targets for `chime import` of the batch: at most this many times the library's
 /// time, and a peak RSS under this many kB.
 private let importRatioTarget = 1.3
 private let importRSSTargetkB = 40 * 1024

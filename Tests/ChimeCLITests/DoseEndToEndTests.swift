@@ -337,7 +337,7 @@ struct DoseEndToEndTests {
         }
         #expect(rows.contains { $0[8] == note })
         #expect(rows.contains { $0[3] == "Metformin, retard" })
-        // CSV is the only format: the default, --csv still accepted (issue 32).
+        // CSV is the only format: the default, --csv still accepted.
         let noFormat = try sandbox.chime("export", "doses")
         #expect(noFormat.status == 0 && noFormat.stdout == export.stdout, "\(noFormat.stderr)")
         #expect(try sandbox.chime("export").stdout == export.stdout)

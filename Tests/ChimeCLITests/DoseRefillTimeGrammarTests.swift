@@ -2,7 +2,7 @@ import ChimeCore
 import Foundation
 import Testing
 
-/// Issue 32, items 6 and 7, through the real `chime`: `med refill`, the low-stock warning of
+/// Through the real `chime`: `med refill`, the low-stock warning of
 /// `med add`/`edit`, `export doses` without `--csv`, and one time grammar with hints.
 @Suite("End to end: refill, low stock, one time grammar", .serialized)
 struct DoseRefillTimeGrammarTests {

@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 32, items 5, 8 and 10 through the real executable: `quiet status` and `list` say what
+/// Through the real executable: `quiet status` and `list` say what
 /// holds an alert and until when, `list` shows snoozed alerts and fits 80 columns, the doses
 /// table lines up, the stats read as people read them, `gate add --pick` lists names, and
 /// `doctor` reports the config file and the gateway.

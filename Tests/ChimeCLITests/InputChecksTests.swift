@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The input checks of issue 14, through the real executable: what a script could mistake for
+/// The input checks, through the real executable: what a script could mistake for
 /// success is a usage error (exit 64) in one line naming the value, and the store is left as it was.
 @Suite("Input checks: options that look like titles, values that would be misread", .serialized)
 struct InputChecksTests {

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Fault injection (issue 6): the real runner is killed with SIGKILL at random moments, at
+/// Fault injection: the real runner is killed with SIGKILL at random moments, at
 /// least fifty times, while one-shot and recurring reminders fall due and the real `chime`
 /// schedules and cancels reminders from a thread of its own. Afterwards the ledger must hold
 /// every occurrence exactly once, posted (or, for a cancelled reminder, not at all), with

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 31, item 11: the far future, a duration's limit, and doctor on a PostgreSQL store.
+/// The far future, a duration's limit, and doctor on a PostgreSQL store.
 @Suite("Limits: the far future, a duration over 366 days, doctor on PostgreSQL")
 struct LimitsTests {
     @Test("A one-shot in the year 2600 is listed by `next` and `show` (its instant was skipped past about 2550)")

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Testing
 
-/// Issue 31, item 12: `chime list` and `chime history` written as they are read, with
+/// `chime list` and `chime history` written as they are read, with
 /// `--limit` (and `--after ID` for the next page of `list`).
 @Suite("chime list and history: pages, written as read", .serialized)
 struct ListPagingTests {

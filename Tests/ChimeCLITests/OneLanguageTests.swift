@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 17, "One language on the command line" (items 8, 9, 11, 12, 13), through the real
+/// One language on the command line, through the real
 /// executable on a real store: duration options, unknown options, notes without a runner, dose
 /// alerts among reminders, and what `med show`, `adherence` and `chime in -q` print.
 @Suite("One language on the command line", .serialized)

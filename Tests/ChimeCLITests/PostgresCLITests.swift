@@ -3,7 +3,7 @@ import ChimePostgres
 import Foundation
 import Testing
 
-/// The `chime` executable on a PostgreSQL store (issue 20): a real server started once per run by
+/// The `chime` executable on a PostgreSQL store: a real server started once per run by
 /// scripts/test (`CHIME_TEST_POSTGRES_URL`), a database of its own per test.
 @Suite("PostgreSQL store: the commands", .serialized)
 struct PostgresCLITests {
@@ -47,7 +47,7 @@ struct PostgresCLITests {
             #expect(reminders.first?["title"] as? String == "Tea again")
             let human = try sandbox.chime("list")
             #expect(human.stdout.contains("Tea again") && human.stderr.contains("No runner is running"), "\(human)")
-            // Pages, as on SQLite (issue 31, item 12).
+            // Pages, as on SQLite.
             let onePage = try jsonObject(try sandbox.chime("list", "--json", "--limit", "1").stdout)
             #expect(onePage["more"] as? Bool == true && onePage["next_after"] as? String == "tea", "\(onePage)")
             let second = try sandbox.chime("list", "--json", "--limit", "1", "--after", "tea")

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `chime import`, `edit` and `doctor` on a PostgreSQL store as on SQLite, and the families'
-/// commands refused before they write anything (issue 33).
+/// commands refused before they write anything.
 @Suite("PostgreSQL store: import, edit, doctor and the families, as on SQLite", .serialized)
 struct PostgresCommandParityTests {
     /// Writes `text` to `name` in the sandbox; returns its path.

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Several `chime run` processes sharing one PostgreSQL store (issue 20): the real executable, a
+/// Several `chime run` processes sharing one PostgreSQL store: the real executable, a
 /// real server (scripts/test starts one per run), real signals. These take real seconds: the
 /// runners compare only with the database's clock, which a test cannot move under a running
 /// process without lying to it; the one-shots are placed a few seconds ahead instead.

@@ -66,7 +66,7 @@ final class OwnPostgresServer {
     }
 }
 
-/// The database goes away under a running `chime run` and comes back (issue 20: "an outage of
+/// The database goes away under a running `chime run` and comes back ("an outage of
 /// the database is survived as the SQLite store survives a locked file: nothing lost, alerts once
 /// when it is back"). Real seconds: the runner's clock is the database's, which stops with it.
 @Suite("PostgreSQL store: an outage of the database", .serialized)

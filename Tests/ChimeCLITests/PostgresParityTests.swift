@@ -3,7 +3,7 @@ import ChimePostgres
 import Foundation
 import Testing
 
-/// Plain reminders on PostgreSQL as on SQLite (issue 33): the same commands run on a SQLite
+/// Plain reminders on PostgreSQL as on SQLite: the same commands run on a SQLite
 /// sandbox and on a PostgreSQL one, and what they say is compared.
 extension PostgresCLITests {
     @Test("--urgency, --sticky, --icon and --sound on in, at and every: kept, listed and shown as on SQLite")

@@ -3,7 +3,7 @@ import ChimePostgres
 import Foundation
 import Testing
 
-/// `chime run` on a PostgreSQL store is the SQLite runner's engine (issue 33): it takes its
+/// `chime run` on a PostgreSQL store is the SQLite runner's engine: it takes its
 /// notifier as the SQLite runner does (flag, then CHIME_NOTIFIER or the config file), and what
 /// fell due while no runner ran is one summary, not an alert each.
 @Suite("PostgreSQL store: the runner is the SQLite runner's engine", .serialized)

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 31: a secret (a PostgreSQL password, a webhook's token) never reaches standard error,
+/// A secret (a PostgreSQL password, a webhook's token) never reaches standard error,
 /// a `--json` error, a report or a log line, whichever way it was given: each is shown redacted
 /// (`alice:***@`, `password=***`, `token=***`).
 @Suite("Secrets: a password or token is never printed", .serialized)
@@ -115,7 +115,7 @@ struct SecretsTests {
     }
 }
 
-/// Issue 31, item 6: the webhook's URL from the config file, `CHIME_WEBHOOK_URL` or
+/// The webhook's URL from the config file, `CHIME_WEBHOOK_URL` or
 /// `--webhook-url-file`, so that its token is not in `ps`; `--webhook-url` still works and warns.
 @Suite("Secrets: the webhook URL", .serialized)
 struct WebhookSecretTests {

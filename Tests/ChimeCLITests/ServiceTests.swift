@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 18, start at login: the real `chime run` tells a socket the test binds as
+/// Start at login: the real `chime run` tells a socket the test binds as
 /// `NOTIFY_SOCKET` when it is ready and when it stops; `chime service` enables, reports and
 /// disables the systemd unit with the real `systemctl --user` (offline: no user manager can
 /// run here, so nothing is started through systemd) and the autostart entry, in the sandbox's

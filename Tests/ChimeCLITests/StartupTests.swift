@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// What a start of chime loads (issue 19): libnotify and GLib are opened with dlopen by the
+/// What a start of chime loads: libnotify and GLib are opened with dlopen by the
 /// commands that show or close alerts, and libpq (with OpenSSL, Kerberos, LDAP) by those that use
-/// a PostgreSQL store and libcurl by the webhook notifier (issue 33), not mapped by the dynamic
+/// a PostgreSQL store and libcurl by the webhook notifier, not mapped by the dynamic
 /// loader at every start.
 struct StartupTests {
     @Test(arguments: [["--version"], ["list"], ["in", "5m", "tea"], ["cancel", "nothing-here"]])

@@ -8,7 +8,7 @@ import ChimeStore
 import Foundation
 import Testing
 
-/// The keys as the composition root lists them (ChimeConfig knows no family's: issue 33).
+/// The keys as the composition root lists them (ChimeConfig knows no family's).
 extension ConfigKey {
     static var allCases: [ConfigKey] { ChimeApp.configKeys }
 }
@@ -279,7 +279,7 @@ struct ConfigExampleTests {
     }
 }
 
-/// Issue 31, item 10: a config file that is not one, or is hostile, is one clear line, never
+/// A config file that is not one, or is hostile, is one clear line, never
 /// "no config", a cut value, a raw parser message or a long wait.
 struct ConfigFileBoundsTests {
     /// A fresh `$XDG_CONFIG_HOME` with its `chime/` directory; removed by `body`'s end.

@@ -2,7 +2,7 @@ import ChimeCore
 import Foundation
 import Testing
 
-/// Issue 31, items 7 to 9: a backup restored after its times have passed, `chime import`'s
+/// A backup restored after its times have passed, `chime import`'s
 /// bounds (bytes looked at once, an element's and a document's size, what is not JSON refused
 /// at its first byte), the object form streamed, and a key given twice refused.
 struct ImportBoundsTests {

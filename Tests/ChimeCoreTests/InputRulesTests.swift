@@ -2,7 +2,7 @@ import ChimeCore
 import Foundation
 import Testing
 
-/// The input rules of issue 14: each value that would mean something other than it says is
+/// The input rules: each value that would mean something other than it says is
 /// refused in one line naming it and what would be accepted.
 @Suite("Input rules: durations, times, zones, text")
 struct InputRulesTests {

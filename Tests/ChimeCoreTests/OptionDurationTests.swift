@@ -2,7 +2,7 @@ import ChimeCore
 import Foundation
 import Testing
 
-/// Issue 17, item 8: every duration option takes the forms of `chime in`, and a bare number in
+/// Every duration option takes the forms of `chime in`, and a bare number in
 /// the option's own unit where it has one; a refusal names the option and the value.
 @Suite("Parsing: duration options")
 struct OptionDurationTests {

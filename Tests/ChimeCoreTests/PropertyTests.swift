@@ -3,7 +3,7 @@ import Foundation
 import PropertyBased
 import Testing
 
-// Property-based tests of the time engine (issue 6, "fault injection"): generated bad input for the
+// Property-based tests of the time engine: generated bad input for the
 // duration, time and recurrence parsers, and generated triggers, zones and instants for
 // `nextOccurrence`, checked against slow references that share no code with the engine.
 // A failure prints the input and a `.fixedSeed(…)` that replays it.

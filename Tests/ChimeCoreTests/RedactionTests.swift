@@ -1,7 +1,7 @@
 import ChimeCore
 import Testing
 
-/// Issue 31: a location that may carry a secret is shown redacted, whether or not it parses.
+/// A location that may carry a secret is shown redacted, whether or not it parses.
 struct RedactionTests {
     @Test(arguments: [
         ("postgresql://alice:secret@db.example:5432/chime", "postgresql://alice:***@db.example:5432/chime"),

@@ -2,7 +2,7 @@ import ChimeCore
 import Foundation
 import Testing
 
-/// Issue 32, item 7: one grammar for a time of day wherever Chime takes one (`at`, `med add
+/// One grammar for a time of day wherever Chime takes one (`at`, `med add
 /// --at`, `every`, quiet hours), `noon` and `midnight`, units spelled out in a duration, and a
 /// hint with the accepted form for what is refused.
 @Suite("Parsing: one time grammar")

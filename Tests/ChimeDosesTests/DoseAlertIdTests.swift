@@ -5,7 +5,7 @@ import ChimeTesting
 import Foundation
 import Testing
 
-/// Issue 17, items 12 and 13: dose alerts are the dose's, not plain reminders; every alert id
+/// Dose alerts are the dose's, not plain reminders; every alert id
 /// `chime med next` shows names a dose; a medication's name finds its missed dose to take it
 /// late; adherence draws no day before the first medication.
 struct DoseAlertIdTests {

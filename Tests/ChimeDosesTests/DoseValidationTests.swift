@@ -159,7 +159,7 @@ struct DoseValidationTests {
     }
 }
 
-/// Amounts are plain decimals that read back as they were typed (issue 14): `1e-320` showed as
+/// Amounts are plain decimals that read back as they were typed: `1e-320` showed as
 /// "0 mg" and `0x10` was taken as 16.
 struct DoseAmountTests {
     @Test(

@@ -6,7 +6,7 @@ import Testing
 
 @testable import ChimeDoses
 
-/// Issue 32, item 6: `chime med refill`'s use case (a new box adds to the stock, and the refill
+/// `chime med refill`'s use case (a new box adds to the stock, and the refill
 /// reminder comes again when it next runs low) and the low-stock rule `med add`/`edit` warn by.
 struct MedicationRefillTests {
     /// 2026-01-05 (a Monday) plus `day` days, at `hour`:`minute` UTC.

@@ -11,7 +11,7 @@ import Testing
 import Glibc
 #endif
 
-/// One engine, two ledgers (issue 33): ChimeCore's Scheduler drives the SQLite store (a real
+/// One engine, two ledgers: ChimeCore's Scheduler drives the SQLite store (a real
 /// file) and the PostgreSQL ledger (a database of its own on the test server) through the same
 /// passes, and what a person sees is the same. No test sleeps: the SQLite side's time is a
 /// ``ManualWallClock``; the PostgreSQL side's is the database's, moved on by

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// What `chime import`, `chime edit` and `chime doctor` need of the PostgreSQL store (issue 33),
+/// What `chime import`, `chime edit` and `chime doctor` need of the PostgreSQL store,
 /// as the SQLite store does them. Time is the database's, moved with ``PostgresStore/advanceClock(by:)``.
 @Suite struct ParityTests {
     static let utc = TimeZone(identifier: "UTC")!

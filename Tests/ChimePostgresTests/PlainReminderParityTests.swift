@@ -3,7 +3,7 @@ import ChimePostgres
 import Foundation
 import Testing
 
-/// What plain reminders do on SQLite, on the PostgreSQL store too (issue 33): a reminder's
+/// What plain reminders do on SQLite, on the PostgreSQL store too: a reminder's
 /// presentation kept and handed to the runner with the claim, a cancel of a one-shot already
 /// shown (too late), and the reminder's detail and ledger for `chime show` and `chime history`.
 @Suite struct PlainReminderParityTests {

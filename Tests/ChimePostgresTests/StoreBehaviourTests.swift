@@ -4,7 +4,7 @@ import ChimeStore
 import Foundation
 import Testing
 
-/// One suite, two stores (issue 20): the reminder side of the store (``ReminderScheduling``)
+/// One suite, two stores: the reminder side of the store (``ReminderScheduling``)
 /// behaves the same on the embedded SQLite store (a real file) and on PostgreSQL (a database of
 /// its own on the test server). Times are relative to each store's own clock.
 @Suite("The store's behaviour, on SQLite and on PostgreSQL")

@@ -4,7 +4,7 @@ import ChimeTesting
 import Foundation
 import Testing
 
-/// Clock faults through the injected clock (issue 6): the wall clock set forward and back, and a
+/// Clock faults through the injected clock: the wall clock set forward and back, and a
 /// suspend, while the scheduler's loop is parked on the manual clock. Several one-shot and
 /// recurring reminders around each jump; the test moves the clock only once the loop is parked
 /// and awaits posts, so it never sleeps.

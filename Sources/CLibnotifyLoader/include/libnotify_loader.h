@@ -6,7 +6,7 @@
 // libpng, libjpeg, libmount, libselinux, ...) that the loader maps and binds (about 2,800
 // symbol bindings under -z now) for every `chime --version`, `chime in` and `chime list`,
 // which never show an alert: 8.6 M of the 10.0 M instructions of `chime --version`
-// (valgrind --tool=callgrind) and about half its wall time. Debian has no lazy-loading stub
+// (valgrind --tool=callgrind: docs/performance.md) and about half its wall time. Debian has no lazy-loading stub
 // generator for this, and ld on Linux has no -z lazyload, so the table below is the usual
 // dlopen/dlsym one, with each pointer's type taken from the library's own header (__typeof__),
 // so a changed signature is a compile error, not a crash.
