@@ -35,6 +35,9 @@ struct ExamplesTests {
         ),
         "chime run": (.notRun, "the runner runs until stopped (EndToEndTests start and stop it by pid)"),
         "chime run --notifier json | jq -r .title": (.notRun, "the runner runs until stopped"),
+        "chime run --channel kitchen": (
+            .notRun, "a runner on the PostgreSQL store that CHIME_STORE names, until stopped (PostgresRunnerCLITests runs them)"
+        ),
         "chime focus start --watch": (.replacedBy("chime focus start"), "then watches the countdown until the session ends (25 minutes)"),
         "chime focus status --watch": (.notRun, "watches the countdown until the session ends"),
         "chime dose take": (.exits(3), "needs a dose due now; a store made now has none, and the test cannot wait for one"),
