@@ -11,15 +11,13 @@ import Foundation
 struct Snooze: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snooze",
-        abstract: "Snooze the alert showing for a reminder: it comes back once, 10 minutes later (or DURATION).",
+        abstract: "Snooze a reminder's alert: it comes again in 10 min.",
         discussion: """
-            What the alert's "Snooze 10 min" button does, from a terminal: the alert shown last for ID \
-            (within the last day, not answered yet) says "Snoozed until HH:MM" in its place, then goes, and comes back once, DURATION from now; a \
-            recurring reminder then keeps its own schedule. A dose's alert id (med-3-20261122-0800) \
-            snoozes the dose, as 'chime dose snooze' does (whole minutes, up to 240). Nothing showing \
-            for ID: exit 3; answered already (from the alert, or a second time): exit 4.
-            Example (a reminder fires on a runner that runs for 3 s, then is snoozed for 30 minutes):
+            What the alert's "Snooze 10 min" button does: the alert shown last for ID
+            comes back once, DURATION from now. Nothing showing: exit 3; answered: exit 4.
+            Example (a runner runs 3 s to show it, then it is snoozed for 30 minutes):
               chime in 1s Tea --id tea && timeout 3 chime run; chime snooze tea 30m
+            More: man chime (chime snooze)
             """
     )
 
@@ -109,14 +107,13 @@ struct Snooze: AsyncParsableCommand {
 struct Done: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "done",
-        abstract: "Mark the alert showing for a reminder done: it says \"✓ Done\" in its place, then goes.",
+        abstract: "Mark the alert showing for a reminder done.",
         discussion: """
-            What the alert's "Done" button does, from a terminal: the alert shown last for ID (within the \
-            last day, not answered yet) is recorded as done, and replaced on the desktop by "✓ Done" for 5 s; a recurring reminder keeps its \
-            schedule; on a snoozed alert whose re-alert is still to come, it ends the snooze. Nothing \
-            showing for ID: exit 3; answered already: exit 4. (A dose is answered with 'chime dose take'.)
-            Example (a reminder fires on a runner that runs for 3 s, then is marked done):
+            What the alert's "Done" button does: the alert shown last for ID is
+            recorded as done. Nothing showing: exit 3; answered already: exit 4.
+            Example (a runner runs 3 s to show it, then it is marked done):
               chime in 1s Stretch --id stretch && timeout 3 chime run; chime done stretch
+            More: man chime (chime done)
             """
     )
 

@@ -10,11 +10,11 @@ import Glibc
 struct Chime: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chime",
-        abstract: "Reminders and notifications for Linux: schedule, list, cancel, and a runner that fires them.",
+        abstract: "Reminders and notifications for Linux, and a runner that fires them.",
         discussion: """
-            Exit status: 0 success, 64 bad input, 3 not found, 4 conflict, 5 store unusable, \
-            6 a runner already runs for the store, 7 not delivered, 8 too late (cancel: the alert was already \
-            shown), 78 a bad config file, 1 anything else.
+            Exit status: 0 success, 64 bad input, 3 not found, 4 conflict, 5 store
+            unusable, 6 a runner already runs, 7 not delivered, 8 too late, 78 a bad
+            config file, 1 anything else. The reference: man chime.
             """,
         version: ChimeVersion.string,
         groupedSubcommands: [

@@ -20,10 +20,8 @@ struct In: AsyncParsableCommand {
             Examples:
               chime in 25m "Tea is ready"
               chime in 1h30m "Stretch" "Stand up and walk" --id stretch
-              chime in 10min "Check the oven"
-              chime in 25m "Tea is ready" --urgency critical --sound bell
-              chime in 1h "Call Sam" --icon call-start --sticky
               chime in 5m -- "-h"      (a title that starts with '-', after --)
+            More: man chime (chime in, TIME FORMATS)
             """
     )
 
@@ -33,9 +31,8 @@ struct In: AsyncParsableCommand {
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "How long from now (90s, 25m, 1h30m, 2d; lowercase units w, d, h, m, s, largest first, or spelled out in the same word: "
-                + "10min, 2hrs, 1hour), the title, and an optional body. "
-                + "A title that starts with '-' goes after --.",
+            "How long from now (25m, 1h30m, 10min), the title, an optional body; "
+                + "a title that starts with '-' goes after --.",
             valueName: "duration title [body]"
         )
     )
@@ -79,35 +76,27 @@ struct At: AsyncParsableCommand {
         commandName: "at",
         abstract: "Remind once, at a time of day or a date and time.",
         discussion: """
-            HH:MM (or 9am, 9:30pm, noon, midnight) is today, or tomorrow when it has passed. A day may come first: today, \
-            tomorrow, a weekday (mon 09:00 is the next Monday at 09:00, today when it is Monday and 09:00 is \
-            ahead) or a date. A day alone (tomorrow, mon, 2026-12-24) means 09:00, and Chime says so. A local \
-            time that does not exist (a DST gap) fires once, shifted by the gap; one that occurs twice fires at \
-            its first occurrence.
+            A time of day is today, or tomorrow when it has passed; a day alone
+            (tomorrow, mon, 2030-12-24) means 09:00, and Chime says so.
             Examples:
               chime at 14:30 "Stand-up" --id standup
               chime at tomorrow 09:00 "Call the bank"
-              chime at noon "Lunch"
-              chime at "mon 9am" "Plan the week"
-              chime at 2030-12-24 "Buy a tree"
-              chime at "2030-12-24 18:00" "Presents"
               chime at 2030-12-24T17:00Z "Presents (UTC)"
-              chime at 07:30 -- "-h"   (a title that starts with '-', after --)
+            More: man chime (chime at, TIME FORMATS, DAYLIGHT SAVING TIME)
             """
     )
 
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "HH:MM[:SS], 9am, noon, midnight, tomorrow 09:00, mon 09:00, YYYY-MM-DD (09:00), 'YYYY-MM-DD HH:MM[:SS]' or ISO 8601 with Z or an offset; "
-                + "the title; an optional body. "
-                + "A title that starts with '-' goes after --.",
+            "The time (14:30, 9am, tomorrow 09:00, mon 9am, 2030-12-24 18:00, ISO 8601), "
+                + "the title, an optional body; a title that starts with '-' goes after --.",
             valueName: "time title [body]"
         )
     )
     var given: [String] = []
     @Option(
-        help: ArgumentHelp("Read the time in this IANA zone (from tzdata) instead of the system's.", valueName: "zone"),
+        help: ArgumentHelp("Read the time in this IANA zone, not the system's.", valueName: "zone"),
         completion: Completion.zones
     )
     var zone: String?
@@ -144,27 +133,15 @@ struct At: AsyncParsableCommand {
 struct Every: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "every",
-        abstract: "Remind again and again: on chosen days, monthly or yearly at times of day, or every interval.",
+        abstract: "Remind again and again (weekdays, monthly, every 2h…).",
         discussion: """
-            RULE is DAYS TIMES, month on DAY TIMES, year on MM-DD TIMES, or an INTERVAL, \
-            optionally followed by until YYYY-MM-DD:
-              DAYS   day | weekday | weekend | mon,wed,fri | mon-fri
-              TIMES  08:00 or 08:00,12:30,20:00 (9am, 9:30pm, noon, midnight as for 'chime at')
-              DAY    1 to 31 (a month without that day is skipped, RFC 5545)
-              MM-DD  12-24; 02-29 fires in leap years only
-              INTERVAL  30m, 2h, 1h30m (from now on; lowercase units w, d, h, m, s, largest first)
-            until YYYY-MM-DD stops after that day (its occurrences included); --count N after N occurrences.
-            Times of day follow the system's zone (08:00 stays 08:00 after travel) unless --zone names one. \
-            Preview a rule with chime next ID.
+            RULE: DAYS TIMES (weekday 08:00), month on DAY TIMES, year on MM-DD TIMES,
+            or an interval (2h); then optionally until YYYY-MM-DD. Preview: chime next ID.
             Examples:
               chime every weekday 08:00 "Stretch" --id stretch
-              chime every mon,wed,fri 18:30 "Gym"
-              chime every 2h "Drink water"
               chime every month on 1 09:00 "Pay the rent" --id rent
-              chime every year on 12-24 18:00 "Presents"
-              chime every day 09:00 until 2030-01-31 "Vitamin D"
-              chime every day 21:00 "Floss" --count 10
-              chime every 2h -- "-h"   (a title that starts with '-', after --)
+              chime every 2h "Drink water"
+            More: man chime (chime every, TIME FORMATS)
             """
     )
 
@@ -177,11 +154,11 @@ struct Every: AsyncParsableCommand {
     )
     var given: [String] = []
     @Option(
-        help: ArgumentHelp("Keep times of day in this IANA zone (from tzdata; absolute time), not the system's.", valueName: "zone"),
+        help: ArgumentHelp("Keep times of day in this IANA zone, not the system's.", valueName: "zone"),
         completion: Completion.zones
     )
     var zone: String?
-    @Option(help: ArgumentHelp("Stop after this many occurrences (1 to 1000; RFC 5545 COUNT).", valueName: "n"))
+    @Option(help: ArgumentHelp("Stop after this many occurrences (1 to 1000).", valueName: "n"))
     var count: Int?
     @OptionGroup var schedule: ScheduleOptions
     @OptionGroup var global: GlobalOptions
@@ -230,7 +207,10 @@ struct Every: AsyncParsableCommand {
 struct Next: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "next",
-        abstract: "Preview a reminder's next occurrences, in local time with the zone offset."
+        abstract: "Preview a reminder's next occurrences.",
+        discussion: """
+            More: man chime (chime next)
+            """
     )
 
     @Argument(help: "The reminder's identifier.", completion: Completion.anyPending) var id: String
@@ -294,18 +274,12 @@ struct List: AsyncParsableCommand {
         commandName: "list",
         abstract: "List pending reminders, the next due first.",
         discussion: """
-            The table fits 80 columns (long titles cut with "…"). Its first page starts with the \
-            snoozed alerts (marked 'snoozed', with the time they come back) and the held ones \
-            (marked 'held (focus)', 'held (quiet hours)'…, with the hold's end). Without --limit \
-            and --after it lists plain reminders and counts the families' under it ("Doses: 4 \
-            scheduled (chime doses)"); --json has every reminder with its kind, and the waiting \
-            alerts (when there are) under "waiting".
-            The list is written as it is read, a reminder at a time, however many there are. \
-            --limit N shows the first N; the next page starts after the last id shown \
-            (--after ID), as the note under a page (or "next_after" with --json) says.
+            Snoozed and held alerts come first; the families' reminders are counted
+            under the table. --limit N shows a page; the note under it names the next.
             Examples:
               chime list
               chime list --limit 20 --json
+            More: man chime (chime list)
             """
     )
 
@@ -568,9 +542,9 @@ struct Cancel: AsyncParsableCommand {
         commandName: "cancel",
         abstract: "Cancel pending reminders by identifier.",
         discussion: """
-            All of them or none: when one id is not pending, nothing is cancelled (exit 3); the same id twice \
-            is refused (exit 64). A cancel at the instant an alert is due asks the runner whether it has shown \
-            it: exit 0 means it never will be; exit 8 (too late) says when it was shown.
+            All of them or none: an id that is not pending cancels nothing (exit 3).
+            Exit 8 (too late): the runner had already shown the alert.
+            More: man chime (chime cancel)
             """
     )
 
@@ -634,13 +608,18 @@ struct Cancel: AsyncParsableCommand {
 struct Notify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notify",
-        abstract: "Show an alert now, like notify-send, through Chime's notifier."
+        abstract: "Show an alert now, like notify-send.",
+        discussion: """
+            Examples:
+              chime notify "Backup done" "42 files" --urgency low --notifier console
+            More: man chime (chime notify, OPTIONS)
+            """
     )
 
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "The alert's title (at most 500 characters) and an optional body (at most 4,000). A title that starts with '-' goes after --.",
+            "The title and an optional body; a title that starts with '-' goes after --.",
             valueName: "title [body]"
         )
     )
@@ -651,21 +630,21 @@ struct Notify: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The alert's category (default x-chime.reminder).", valueName: "category")) var category: String?
     @Option(
         help: ArgumentHelp(
-            "A sound name from the sound theme (bell): played by a notification server that has sounds, else a console bell.",
+            "A sound name from the sound theme (bell).",
             valueName: "sound"
         )
     )
     var sound: String?
     @Option(
         help: ArgumentHelp(
-            "Where the alert goes: auto (the desktop when a notification server runs, else the console), desktop, console, json or webhook (to --webhook-url-file's URL, else $CHIME_WEBHOOK_URL, else the config file's webhook_url).",
+            "Where the alert goes: auto, desktop, console, json or webhook.",
             valueName: "notifier"
         )
     )
     var notifier: NotifierChoice = .auto
     @OptionGroup var webhook: WebhookOptions
     @Flag(name: .long, help: "Print the alert as one JSON document.") var json = false
-    @Flag(name: .shortAndLong, help: "Say on standard error where the alert went (the desktop prints nothing otherwise).")
+    @Flag(name: .shortAndLong, help: "Say on standard error where the alert went.")
     var verbose = false
 
     func run() async throws {
@@ -801,7 +780,7 @@ struct WebhookOptions: ParsableArguments {
     @Option(
         name: .customLong("webhook-url-file"),
         help: ArgumentHelp(
-            "With --notifier webhook: a file holding the URL each alert is POSTed to as JSON (its final newline dropped), so a token in it stays out of ps. Default: $CHIME_WEBHOOK_URL, else the config file's webhook_url.",
+            "With --notifier webhook: a file holding the URL to POST to.",
             valueName: "path"
         ),
         completion: .file()
@@ -811,7 +790,7 @@ struct WebhookOptions: ParsableArguments {
     @Option(
         name: .customLong("webhook-url"),
         help: ArgumentHelp(
-            "With --notifier webhook: the URL itself, which ps shows to every local user (a warning when it has a token or a password); user:password@ in it is sent as Basic authorization. Each POST has an Idempotency-Key header (reminder id and due instant).",
+            "With --notifier webhook: the URL (ps shows it to all).",
             valueName: "url"
         )
     )

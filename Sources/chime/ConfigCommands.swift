@@ -40,21 +40,16 @@ protocol RunsWithBadConfig {}
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
-        abstract: "The config file: its path, the effective settings and where each comes from, an editor.",
+        abstract: "The config file: path, effective settings, an editor.",
         discussion: """
-            $XDG_CONFIG_HOME/chime/config.toml (else ~/.config/chime/config.toml), TOML. \
-            Flags beat environment variables, which beat the file, which beats the built-in \
-            defaults; a choice 'chime quiet hours' or 'chime gate setup' stored beats the \
-            environment and the file. 'chime config example' prints every key with what it \
-            accepts and its variable. A bad file (not TOML, an unknown key or section, a wrong \
-            type, a value out of range) stops every command but 'config' and 'gate open' with \
-            one line and exit 78. 'chime run' reads the file when it starts: restart it after \
-            an edit.
+            $XDG_CONFIG_HOME/chime/config.toml (TOML). Flags beat the environment, which
+            beats the file, which beats the defaults. A bad file stops every command but
+            'config' and 'gate open' (exit 78). 'chime run' reads it when it starts.
             Examples:
               chime config path
-              chime config show
               chime config show --json
               chime config example
+            More: man chime (CONFIGURATION)
             """,
         subcommands: [ConfigShow.self, ConfigPath.self, ConfigEdit.self, ConfigExample.self],
         defaultSubcommand: ConfigShow.self
@@ -70,7 +65,10 @@ struct JSONOption: ParsableArguments {
 struct ConfigPath: AsyncParsableCommand, RunsWithBadConfig {
     static let configuration = CommandConfiguration(
         commandName: "path",
-        abstract: "Print the config file's path (whether or not it exists)."
+        abstract: "Print the config file's path (whether or not it exists).",
+        discussion: """
+            More: man chime (CONFIGURATION)
+            """
     )
     @OptionGroup var output: JSONOption
 
@@ -89,7 +87,10 @@ struct ConfigPath: AsyncParsableCommand, RunsWithBadConfig {
 struct ConfigExample: AsyncParsableCommand, RunsWithBadConfig {
     static let configuration = CommandConfiguration(
         commandName: "example",
-        abstract: "Print the commented example file: every key at its default (what 'config edit' writes)."
+        abstract: "Print the commented example file: every key at its default (what 'config edit' writes).",
+        discussion: """
+            More: man chime (CONFIGURATION)
+            """
     )
     @OptionGroup var output: JSONOption
 
@@ -107,6 +108,7 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
         abstract: "Print each setting's effective value and where it came from (flag, stored, env, file, default).",
         discussion: """
             With a bad file: the file's path, its one-line error, exit 78.
+            More: man chime (CONFIGURATION)
             """
     )
     @OptionGroup var global: GlobalOptions
@@ -194,9 +196,9 @@ struct ConfigEdit: AsyncParsableCommand, RunsWithBadConfig {
         commandName: "edit",
         abstract: "Open the config file in an editor (made first, from the example, when missing); then check it.",
         discussion: """
-            The editor is $VISUAL, else $EDITOR, else sensible-editor, else vi. An existing file is \
-            never overwritten. After the editor exits the file is checked: a bad one gives its \
-            one-line error and exit 78 (run 'chime config edit' again to fix it).
+            The editor is $VISUAL, else $EDITOR, else sensible-editor, else vi. Then the
+            file is checked: a bad one gives its one-line error and exit 78.
+            More: man chime (CONFIGURATION)
             """
     )
     @OptionGroup var output: JSONOption

@@ -15,17 +15,13 @@ import Glibc
 struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Say what Chime sees: session bus, notification server, store, runner, config file, gateway.",
+        abstract: "Say what Chime sees: bus, store, runner, config…",
         discussion: """
-            Every D-Bus call it makes has a 1 s timeout; it never starts a bus or a server. It checks \
-            the store's pages (PRAGMA quick_check), the config file (its path, whether it exists, \
-            its error) and the gated launchers (how many, and what needs doing: 'chime gate doctor' \
-            mends them), and changes nothing. Exit status 5 when the store cannot be used or is \
-            damaged; 78 when the config file is bad (every other command refuses to run then); 0 \
-            otherwise (also when there is no store or config file yet). On a PostgreSQL store it \
-            reports the store (its URL redacted), whether it can be reached, the schema's \
-            migrations, the runners connected, where alerts would go and the config file (exit 5 \
-            when the store cannot be reached or its schema is not up to date).
+            Changes nothing; each D-Bus call has a 1 s timeout. Exit 5: the store cannot
+            be used (a database store: reached, or is out of date); 78: a bad config.
+            Example:
+              chime doctor --json
+            More: man chime (chime doctor)
             """
     )
 

@@ -13,20 +13,16 @@ import Glibc
 struct DoseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dose",
-        abstract: "Answer a dose: take, skip, miss, reset or snooze it (what the alert's actions do).",
+        abstract: "Answer a dose: take, skip, miss, reset or snooze it.",
         discussion: """
-            DOSE is a dose's number ('chime doses' shows it), its alert id (med-3-20261122-0800: \
-            any id 'chime med next' shows, so a dose not yet due can be skipped ahead), or a \
-            medication's name (its dose due now; 'take', when none is due, takes its latest dose \
-            if that one was missed; for an as-needed medication, 'take' logs a new dose and warns \
-            when it comes sooner than the minimum interval). Without DOSE: the dose due now; when \
-            several are due, a terminal asks which, and otherwise it fails (exit 4).
+            DOSE is a dose's number ('chime doses'), its alert id ('chime med next'),
+            or a medication's name. Without DOSE: the dose due now (several: a terminal
+            asks which; without one, exit 4).
             Examples:
               chime dose take
               chime dose take 12 --notes "with breakfast"
               chime dose skip med-3-20261122-0800
-              chime dose take Ibuprofen
-              chime dose snooze --minutes 15
+            More: man chime (chime dose)
             """,
         subcommands: [DoseTake.self, DoseSkip.self, DoseMiss.self, DoseReset.self, DoseSnooze.self]
     )
@@ -140,7 +136,10 @@ struct DoseAnswerOptions: ParsableArguments {
 struct DoseTake: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "take",
-        abstract: "Mark a dose taken (now); an as-needed medication's name logs a new dose."
+        abstract: "Mark a dose taken (now); an as-needed medication's name logs a new dose.",
+        discussion: """
+            More: man chime (chime dose)
+            """
     )
     @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
@@ -149,7 +148,13 @@ struct DoseTake: AsyncParsableCommand {
 }
 
 struct DoseSkip: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "skip", abstract: "Skip a dose on purpose (it counts against adherence).")
+    static let configuration = CommandConfiguration(
+        commandName: "skip",
+        abstract: "Skip a dose on purpose (it counts against adherence).",
+        discussion: """
+            More: man chime (chime dose)
+            """
+    )
     @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
@@ -157,7 +162,13 @@ struct DoseSkip: AsyncParsableCommand {
 }
 
 struct DoseMiss: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "miss", abstract: "Mark a dose missed.")
+    static let configuration = CommandConfiguration(
+        commandName: "miss",
+        abstract: "Mark a dose missed.",
+        discussion: """
+            More: man chime (chime dose)
+            """
+    )
     @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
 
@@ -167,7 +178,10 @@ struct DoseMiss: AsyncParsableCommand {
 struct DoseReset: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reset",
-        abstract: "Set an answered dose back to pending (a taken one goes back into the stock)."
+        abstract: "Set an answered dose back to pending (a taken one goes back into the stock).",
+        discussion: """
+            More: man chime (chime dose)
+            """
     )
     @OptionGroup var answer: DoseAnswerOptions
     @OptionGroup var global: GlobalOptions
@@ -178,7 +192,12 @@ struct DoseReset: AsyncParsableCommand {
 struct DoseSnooze: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snooze",
-        abstract: "Snooze a due dose: its alert comes again in 10 minutes (or --minutes)."
+        abstract: "Snooze a due dose: its alert comes again in 10 minutes (or --minutes).",
+        discussion: """
+            Examples:
+              chime dose snooze --minutes 15
+            More: man chime (chime dose snooze)
+            """
     )
     @Argument(
         help: ArgumentHelp("A dose number, an alert id, or a medication name (default: the dose due now).", valueName: "dose"),
@@ -236,15 +255,14 @@ struct DoseSnooze: AsyncParsableCommand {
 struct DosesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doses",
-        abstract: "The dose history: by day, with status (overdue shown as such), taken time and notes.",
+        abstract: "The dose history by day: status, taken time, notes.",
         discussion: """
             Default: the last 7 days (today included). Ranges are local days.
             Examples:
               chime doses
-              chime doses --last 30d --med Aspirin
               chime doses --last-month --status missed
-              chime doses --overdue
               chime doses --from 2026-11-01 --to 2026-11-15 --json
+            More: man chime (chime doses)
             """
     )
     @OptionGroup var range: DoseRangeOptions
@@ -324,14 +342,14 @@ struct DosesCommand: AsyncParsableCommand {
 struct AdherenceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "adherence",
-        abstract: "Adherence: taken ÷ (taken + missed + skipped) over doses already due, overall, per medication and per day.",
+        abstract: "Adherence: taken ÷ (taken + missed + skipped) doses.",
         discussion: """
-            Pending doses (due, not answered yet) are shown but not counted; future doses and \
-            as-needed doses never count. Default: the last 30 days (today included).
+            Pending, future and as-needed doses are not counted. Default: the last 30
+            days (today included).
             Examples:
               chime adherence
-              chime adherence --med Aspirin --last 7d
               chime adherence --all --json
+            More: man chime (chime adherence)
             """
     )
     @Option(
@@ -437,14 +455,13 @@ struct AdherenceCommand: AsyncParsableCommand {
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export the dose history as CSV (RFC 4180) on standard output, for a doctor or a spreadsheet.",
+        abstract: "Export the dose history as CSV on standard output.",
         discussion: """
-            Columns: date,time,zone,medication,amount,unit,status,taken_at,notes,dose_id (date and \
-            time local in the dose's zone, taken_at ISO 8601 UTC). The same range and filters as \
-            'chime doses' (default the last 7 days).
+            Columns: date,time,zone,medication,amount,unit,status,taken_at,notes,dose_id.
+            The same range and filters as 'chime doses' (default the last 7 days).
             Examples:
               chime export doses --last 30d > doses.csv
-              chime export doses --last-month --med Aspirin
+            More: man chime (chime export doses)
             """
     )
     @Argument(help: ArgumentHelp("What to export: doses (the default).", valueName: "what"), completion: .list(["doses"]))

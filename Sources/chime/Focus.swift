@@ -13,23 +13,17 @@ import Glibc
 struct Focus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "focus",
-        abstract: "Focus sessions: grow a tree for 25 minutes of focus; pause, resume or give up.",
+        abstract: "Focus sessions: grow a tree for 25 minutes of focus.",
         discussion: """
-            One session at a time. Focus time is time awake: a suspended machine does not grow the \
-            tree. A runner restarted in the same boot goes on with the session; after a reboot a \
-            running session is abandoned (a paused one waits). The alert "Tree planted!" fires \
-            through the runner at the end; its identifier is focus-ID. On the desktop, a live \
-            alert shows the tree and the minutes left (rounded up: "7 min left" from 7:00 to \
-            6:01) while the session runs, replaced in place once a minute, with Pause / Resume / \
-            Give up (and Plant another at the end). Give up on the alert asks first: press it \
-            again within 10 s to give up, or Keep going. A paused session has no alert to fire, \
-            and still counts as the one session.
+            One session at a time; the alert "Tree planted!" fires at its end through
+            the runner. Focus time is time awake. On the desktop a live alert shows the
+            tree and the minutes left, with Pause / Resume / Give up.
             Examples:
               chime focus start --watch
               chime focus pause
               chime focus resume
               chime focus give-up --yes
-              chime focus status --watch
+            More: man chime (chime focus start)
             """,
         subcommands: [FocusStart.self, FocusPause.self, FocusResume.self, FocusGiveUp.self, FocusStatus.self]
     )
@@ -145,7 +139,12 @@ struct FocusContext {
 struct FocusStart: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "start",
-        abstract: "Start a focus session (25 minutes unless --minutes or the config file's focus.length says otherwise)."
+        abstract: "Start a focus session (25 minutes unless --minutes or the config file's focus.length says otherwise).",
+        discussion: """
+            Examples:
+              chime focus start --minutes 50
+            More: man chime (chime focus start)
+            """
     )
 
     @Option(
@@ -184,7 +183,10 @@ struct FocusStart: AsyncParsableCommand {
 struct FocusPause: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pause",
-        abstract: "Pause the active session: the countdown stops and its alert is cancelled."
+        abstract: "Pause the active session: the countdown stops and its alert is cancelled.",
+        discussion: """
+            More: man chime (chime focus pause)
+            """
     )
     @OptionGroup var global: GlobalOptions
 
@@ -203,7 +205,10 @@ struct FocusPause: AsyncParsableCommand {
 struct FocusResume: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume",
-        abstract: "Resume the paused session from its remaining time; its alert moves to the new end."
+        abstract: "Resume the paused session from its remaining time; its alert moves to the new end.",
+        discussion: """
+            More: man chime (chime focus resume)
+            """
     )
     @Flag(help: "Then watch the countdown.")
     var watch = false
@@ -226,8 +231,9 @@ struct FocusGiveUp: AsyncParsableCommand {
         commandName: "give-up",
         abstract: "Give up the session: it is recorded as abandoned, with the focus time it had.",
         discussion: """
-            Asks "This will kill your tree. Give up? [y/N]" unless --yes. Without a terminal to ask \
-            on, --yes is required (exit 64); answering no changes nothing (exit 1).
+            Asks "This will kill your tree. Give up? [y/N]" unless --yes. Without a
+            terminal, --yes is required (exit 64); answering no changes nothing (exit 1).
+            More: man chime (chime focus give-up)
             """
     )
     @Flag(name: [.short, .long], help: "Do not ask.")
@@ -258,9 +264,11 @@ struct FocusStatus: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show the session: countdown, progress and the tree at its stage.",
         discussion: """
-            With --watch, redraws every second until the session ends (in 40 columns); Ctrl-C \
-            stops watching and leaves the session as it is. With no session running, says how the \
-            last one ended.
+            With --watch, redraws every second until the session ends; Ctrl-C stops
+            watching. With no session running, says how the last one ended.
+            Examples:
+              chime focus status --watch
+            More: man chime (chime focus status)
             """
     )
     @Flag(help: "Redraw the countdown every second until the session ends.")

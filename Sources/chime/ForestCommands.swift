@@ -65,7 +65,13 @@ struct TreeJSON: Report {
 struct ForestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "forest",
-        abstract: "Your forest: every completed focus session as a tree, newest first.",
+        abstract: "Your forest: each completed focus session as a tree.",
+        discussion: """
+            Examples:
+              chime forest
+              chime forest --json
+            More: man chime (chime forest)
+            """,
         subcommands: [ForestGrid.self, ForestShow.self],
         defaultSubcommand: ForestGrid.self
     )
@@ -75,7 +81,11 @@ struct ForestGrid: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grid",
         abstract: "Draw the forest as a grid that fits the terminal (the default).",
-        discussion: "Shows the newest trees that fit one screen unless --all or --limit; --json lists every tree."
+        discussion: """
+            Shows the newest trees that fit one screen unless --all or --limit; --json
+            lists every tree.
+            More: man chime (chime forest)
+            """
     )
     @Flag(help: "Draw every tree.") var all = false
     @Option(parsing: .unconditional, help: ArgumentHelp("Draw (or list) at most this many trees.", valueName: "count"))
@@ -145,8 +155,8 @@ struct ForestShow: AsyncParsableCommand {
         commandName: "show",
         abstract: "One tree: when it was completed, its focus time, when it was started.",
         discussion: """
-            Trees are numbered in the order they were planted: #1 is the first, the newest has \
-            the highest number (as 'chime forest' labels them).
+            Trees are numbered in the order they were planted: #1 is the first.
+            More: man chime (chime forest show)
             """
     )
     @Argument(help: ArgumentHelp("The tree's number in the forest (as the forest labels it: 3 or #3).", valueName: "number"))
@@ -178,11 +188,13 @@ struct ForestShow: AsyncParsableCommand {
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Focus stats: trees, focus time, streaks, completion rate, and trees per day for 30 days.",
+        abstract: "Focus stats: trees, focus time, streaks, completion.",
         discussion: """
-            A streak counts consecutive local days (midnight to midnight) with at least one completed \
-            session; today's empty day does not break it until it ends. Completion rate: completed ÷ \
-            (completed + abandoned).
+            A streak counts consecutive local days with a completed session. Completion
+            rate: completed / (completed + abandoned).
+            Examples:
+              chime stats --json
+            More: man chime (chime stats)
             """
     )
     @OptionGroup var global: GlobalOptions

@@ -17,16 +17,14 @@ import Glibc
 struct GateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gate",
-        abstract: "A mindful pause before a distracting program opens (with no subcommand: the hub).",
+        abstract: "A mindful pause before a distracting program opens.",
         discussion: """
-            Gated programs open through their launcher (the desktop's menu, a file's "Open with"): \
-            Chime writes a desktop entry of the same id in $XDG_DATA_HOME/applications that runs \
-            'chime gate open ID -- …'. The gate shows the program's name, a quote, and a countdown \
-            (15 to 45 s, set by the determination level of 'chime gate setup'); Exit to Focus and \
-            Deepen the Pause are there from the start, Proceed once the countdown has run out. \
-            After Proceed the same program opens without a gate for the grace (10 min by default). \
-            When no gate can be shown (no display and no terminal), the program starts, and the \
-            event says why.
+            A gated program's launcher runs 'chime gate open ID -- …': a pause with a
+            quote and a countdown, then Exit to Focus, Deepen the Pause or Proceed.
+            Examples:
+              chime gate add firefox-esr
+              chime gate list
+            More: man chime (chime gate)
             """,
         subcommands: [
             GateHub.self, GateSetup.self, GateAdd.self, GateList.self, GateRemove.self, GateOff.self, GateDoctor.self,
@@ -169,6 +167,7 @@ struct GateHub: AsyncParsableCommand, RunsWithBadConfig {
             Examples:
               chime gate
               chime gate -- code .
+            More: man chime (chime gate)
             """
     )
     @OptionGroup var global: GlobalOptions
@@ -244,11 +243,12 @@ struct GateSetup: AsyncParsableCommand {
         commandName: "setup",
         abstract: "Choose your determination (the pause), your interests (the quotes), the grace, and what to gate.",
         discussion: """
-            On a terminal, asks for what no option gives; without one, options not given keep \
-            their values. Determination 1 to 10 sets the pause: 1 → 15 s, 5 → 30 s, 10 → 45 s.
-              chime gate setup
+            On a terminal, asks for what no option gives; without one, options not given
+            keep their values.
+            Examples:
               chime gate setup --determination 7 --interests stoicism,psychology
               chime gate setup --grace 5m --session 30m
+            More: man chime (chime gate setup)
             """
     )
     @Option(help: ArgumentHelp("1 to 10: the higher, the longer the pause (15 to 45 s).", valueName: "level"))
@@ -260,7 +260,7 @@ struct GateSetup: AsyncParsableCommand {
         )
     )
     var pause: String?
-    @Option(help: ArgumentHelp("Quote interests: stoicism, productivity, mindfulness, psychology (comma-separated).", valueName: "list"))
+    @Option(help: ArgumentHelp("stoicism, productivity, mindfulness, psychology (a,b).", valueName: "list"))
     var interests: String?
     @Option(
         help: ArgumentHelp(
@@ -269,11 +269,11 @@ struct GateSetup: AsyncParsableCommand {
         )
     )
     var grace: DurationOption<GateGraceLength>?
-    @Option(help: ArgumentHelp("A program's typical session, for the hours reclaimed: 20m (default), 1m to 1d.", valueName: "duration"))
+    @Option(help: ArgumentHelp("A program's typical session, for hours reclaimed (20m).", valueName: "duration"))
     var session: DurationOption<GateSessionLength>?
     @Flag(inversion: .prefixedNo, help: "With no focus session running, Exit starts one.")
     var focusOnExit: Bool?
-    @Option(help: ArgumentHelp("Gate this program too (a desktop entry id); repeatable.", valueName: "id"), completion: Completion.gateable)
+    @Option(help: ArgumentHelp("Gate this program too (a desktop entry id; repeatable).", valueName: "id"), completion: Completion.gateable)
     var gate: [String] = []
     @OptionGroup var global: GlobalOptions
 
@@ -403,15 +403,15 @@ struct GateAdd: AsyncParsableCommand {
         commandName: "add",
         abstract: "Gate a program by its desktop entry id (firefox-esr, org.mozilla.firefox…); --pick lists them by name.",
         discussion: """
-            A gate whose override is missing, or that a killed command left unfinished, is \
-            written again. A launcher of your own that is a symbolic or hard link is refused \
-            (exit 4): copy the entry in place of the link first.
+            A launcher of your own that is a link is refused (exit 4).
+            Examples:
               chime gate add firefox-esr
               chime gate add --pick
+            More: man chime (chime gate add)
             """
     )
     @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gateable) var id: String?
-    @Flag(help: "List the installed programs by name (those gated left out) and choose one by number (on a terminal).")
+    @Flag(help: "List the installed programs by name to choose one.")
     var pick = false
     @OptionGroup var global: GlobalOptions
 
@@ -469,7 +469,13 @@ struct GateAdd: AsyncParsableCommand {
 }
 
 struct GateList: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "The gated programs, with what needs doing.")
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "The gated programs, with what needs doing.",
+        discussion: """
+            More: man chime (chime gate list)
+            """
+    )
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -486,7 +492,10 @@ struct GateList: AsyncParsableCommand {
 struct GateRemove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "remove",
-        abstract: "Un-gate a program: its launcher entry is put back exactly as it was."
+        abstract: "Un-gate a program: its launcher entry is put back exactly as it was.",
+        discussion: """
+            More: man chime (chime gate remove)
+            """
     )
     @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gated) var id: String
     @OptionGroup var global: GlobalOptions
@@ -508,7 +517,13 @@ struct GateRemove: AsyncParsableCommand {
 }
 
 struct GateOff: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "off", abstract: "Remove every launcher override Chime wrote.")
+    static let configuration = CommandConfiguration(
+        commandName: "off",
+        abstract: "Remove every launcher override Chime wrote.",
+        discussion: """
+            More: man chime (chime gate off)
+            """
+    )
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -543,9 +558,8 @@ struct GateDoctor: AsyncParsableCommand {
         abstract:
             "Check the gateway: every gated launcher (refreshing those that need it), the window, the quotes, launches that were not gated.",
         discussion: """
-            Refreshes a launcher whose original changed (a package update), whose override is \
-            missing, whose chime moved, or that a killed command left unfinished. Exit status 1 \
-            when something needs doing; each line says what.
+            Exit status 1 when something needs doing; each line says what.
+            More: man chime (chime gate doctor)
             """
     )
     @OptionGroup var global: GlobalOptions
@@ -623,13 +637,14 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
         abstract: "What a gated launcher runs: the pause, then (on Proceed) the program, with its arguments.",
         discussion: """
               chime gate open firefox-esr.desktop -- firefox-esr https://example.org
+            More: man chime (chime gate open)
             """
     )
     @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gated) var id: String
     @Option(help: ArgumentHelp("The desktop action the launcher ran (new-window…).", valueName: "name")) var action: String?
     @Flag(help: "Show the gate in a window (the default with a display).") var window = false
     @Flag(help: "Show the gate in this terminal.") var terminal = false
-    @Flag(inversion: .prefixedNo, help: "With no focus session running, Exit starts one (default: the setup's choice).")
+    @Flag(inversion: .prefixedNo, help: "With no focus session running, Exit starts one.")
     var focusOnExit: Bool?
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The program's command line, after --.", valueName: "command"))
     var command: [String] = []
@@ -778,11 +793,8 @@ struct GateStatsCommand: AsyncParsableCommand {
         commandName: "stats",
         abstract: "Proof It's Working: hours reclaimed, conscious exits, average pause, intentionality, a 30-day trend.",
         discussion: """
-            Conscious exit: an Exit to Focus. Hours reclaimed: exits × a program's typical session \
-            (the setup's --session, 20 min by default). Average pause: the mean time spent in a \
-            pause, over every pause shown. Intentionality: exits ÷ (exits + proceeds), from 0 to \
-            1; "—" (null) before any. Streak: consecutive days, up to today, with an exit and no \
-            more proceeds than exits.
+            Intentionality: exits / (exits + proceeds), from 0 to 1.
+            More: man chime (chime gate stats)
             """
     )
     @OptionGroup var global: GlobalOptions

@@ -9,18 +9,15 @@ import Foundation
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "What fired: when it was due, how late it was shown, where, and what was done with it.",
+        abstract: "What fired: when, how late, where, and what was done.",
         discussion: """
-            One line per alert, oldest first, from the delivery ledger: every reminder's, or those of one id \
-            (its repeats and replaced reminders included). RESULT is what the person did: taken, snoozed, \
-            done, skipped, dismissed, expired, closed; shown (no answer), cancelled, failing (not shown yet) \
-            or due. LATE is how long after its due time it was shown.
+            One line per alert, oldest first: when it was due, how late it was shown,
+            where, and RESULT (taken, snoozed, done, skipped, dismissed, expired…).
             Examples:
-              chime history
               chime history --last 7d
               chime in 25m "Tea" --id tea
               chime history tea --json
-              chime history --limit 20
+            More: man chime (chime history)
             """
     )
 
@@ -174,13 +171,13 @@ struct History: AsyncParsableCommand {
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Everything about one reminder, its body included, and its next occurrences.",
+        abstract: "One reminder in full, and its next occurrences.",
         discussion: """
-            The latest reminder with the id, pending or not. See what it did with 'chime history ID'.
+            The latest reminder with the id, pending or not.
             Examples:
               chime every month on 1 09:00 "Pay the rent" --id rent
               chime show rent
-              chime show rent --json
+            More: man chime (chime show)
             """
     )
 
@@ -266,17 +263,15 @@ struct Show: AsyncParsableCommand {
 struct Edit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
-        abstract: "Change a pending reminder's time, title or body, keeping its id.",
+        abstract: "Change a pending reminder's time, title or body.",
         discussion: """
-            --at moves a one-shot; it reads the times 'chime at' reads (tomorrow 09:00, mon 9am, 2026-12-24 \
-            meaning 09:00). A rule is changed by scheduling it again with the same --id. Plain reminders only: \
-            dose alerts and focus sessions are changed by their own commands (exit 4); an id that is not \
-            pending is exit 3. Nothing changes unless all of it can. On a PostgreSQL store, --at of a \
-            reminder that a runner is showing at that moment is refused (exit 8): it is shown once.
+            Plain reminders only, pending ones; a rule is changed by scheduling it again
+            with the same --id. Nothing changes unless all of it can.
             Examples:
               chime in 25m "Tea" --id tea
               chime edit tea --at 16:30
               chime edit tea --title "Green tea" --body "Three minutes"
+            More: man chime (chime edit)
             """
     )
 

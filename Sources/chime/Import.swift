@@ -6,35 +6,20 @@ import Foundation
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Schedule many reminders from a JSON file, all of them or none.",
+        abstract: "Schedule reminders from a JSON file (all or none).",
         discussion: """
-            The file holds an array of reminders, or an object whose "reminders" is one (so the \
-            output of 'chime list --json' imports as it is). Each reminder has a "title", optionally \
-            an "id" and a "body", and one of:
-              "at":    "14:30", "2026-12-24 18:00" or ISO 8601 ("2026-12-24T17:00:00Z")
-              "in":    a duration such as "25m"
-              "every": a rule such as "weekday 08:00" or "2h"
-            and optionally "zone" (an IANA zone for "at" and "every" times of day). A reminder from \
-            'chime list --json' ("trigger" and "next_due") keeps its rule and its next due time. \
-            Other keys are refused (a misspelled "zon" is not ignored). A title has at most 500 \
-            characters, a body at most 4,000.
-            Nothing is scheduled when one reminder is bad: the error names it and its position, \
-            or the line and column where the JSON goes wrong (exit 64). A key given twice in a \
-            reminder is refused too, naming the key and its line. A file is at most 1 GiB, and a \
-            reminder at most 1 MiB; the file is a regular file or standard input.
-            A reminder whose time has passed (a backup imported later) does not stop the import, \
-            and each is told in one line: a recurring reminder moves to its next time from now; \
-            a one-shot is left out (it may have been shown already), or fires at once, late, \
-            with --past fire.
-            Example:
-              [{"id": "tea", "title": "Tea", "in": "25m"},
-               {"title": "Stand-up", "every": "weekday 09:30", "zone": "Europe/Berlin"}]
+            A JSON array of reminders, each with a "title", optionally "id", "body",
+            "zone", and one of "at", "in" or "every" (as the commands read them);
+            'chime list --json' output imports as it is. All of them or none (exit 64).
+            Example file:
+              [{"id": "tea", "title": "Tea", "in": "25m"}]
+            More: man chime (chime import)
             """
     )
 
     @Argument(help: ArgumentHelp("The JSON file, or - for standard input.", valueName: "file"), completion: .file())
     var file: String = "-"
-    @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) instead of replacing pending reminders with the same ids.")
+    @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) if a reminder with one of the ids is pending.")
     var noReplace = false
     @Option(
         name: .customLong("past"),

@@ -8,21 +8,16 @@ import Foundation
 struct Med: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "med",
-        abstract: "Medications: add one with its schedule; list, show, edit, refill, deactivate or delete them.",
+        abstract: "Medications: add, list, show, edit, refill, delete.",
         discussion: """
-            Each dose falls due at its schedule's times and the runner shows the alert "Medication \
-            Reminder" with the actions Mark as Taken, Snooze 10 min and Skip; it repeats every 15 \
-            minutes (at most 3 times) while unanswered. A dose is overdue after its grace window \
-            (default 30m) and missed after --missed-after (default 4h) or at the next dose. Answer \
-            from the command line with 'chime dose take'. A medication is named by its number or its name.
+            Each dose falls due at its times; the runner shows "Medication Reminder"
+            (Mark as Taken, Snooze 10 min, Skip) and repeats it while unanswered. Answer
+            with 'chime dose'. A medication is named by its number or its name.
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
-              chime med add "Vitamin D" --amount 1000 --unit IU --at 09:00 --days mon-fri
-              chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
-              chime med add Metformin --amount 500 --unit mg --at 8am,8pm --stock 60
-              chime med refill Metformin 30
               chime med list
               chime med next --count 5
+            More: man chime (chime med add)
             """,
         subcommands: [
             MedAdd.self, MedList.self, MedShow.self, MedEdit.self, MedRefill.self, MedDeactivate.self, MedReactivate.self, MedDelete.self,
@@ -35,37 +30,37 @@ struct Med: AsyncParsableCommand {
 struct MedicationOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp("The amount of one dose: a plain decimal from 0.000001 to 1000000 (100, 2.5).", valueName: "amount")
+        help: ArgumentHelp("The amount of one dose: a plain decimal (100, 2.5).", valueName: "amount")
     )
     var amount: String?
-    @Option(help: ArgumentHelp("The amount's unit, at most 20 characters: mg, ml, tablet.", valueName: "unit"))
+    @Option(help: ArgumentHelp("The amount's unit: mg, ml, tablet.", valueName: "unit"))
     var unit: String?
     @Option(
         name: .customLong("at"),
-        help: ArgumentHelp("The times of day, as for 'chime at': 08:00,20:00, 8am,8pm, noon.", valueName: "times")
+        help: ArgumentHelp("The times of day: 08:00,20:00 or 8am,8pm.", valueName: "times")
     )
     var times: String?
     @Option(
         help: ArgumentHelp(
-            "The days: every day (default), weekdays, weekends, mon-fri, mon,wed,fri.",
+            "day (default), weekdays, weekends, mon-fri, mon,wed.",
             valueName: "days"
         )
     )
     var days: String?
     @Option(
         help: ArgumentHelp(
-            "Read the times in this IANA zone (Europe/Berlin); default floating: the system's zone, so 08:00 stays 08:00 after travel.",
+            "Read the times in this IANA zone, not the system's.",
             valueName: "zone"
         ),
         completion: Completion.zones
     )
     var zone: String?
-    @Flag(name: .customLong("as-needed"), help: "No reminders: doses are logged when taken ('chime dose take NAME').")
+    @Flag(name: .customLong("as-needed"), help: "No reminders: log doses with 'chime dose take NAME'.")
     var asNeeded = false
     @Option(
         name: .customLong("min-interval"),
         parsing: .unconditional,
-        help: ArgumentHelp("As needed: the shortest safe time between two doses (6h); sooner gives a warning.", valueName: "duration")
+        help: ArgumentHelp("As needed: the shortest time between doses (6h).", valueName: "duration")
     )
     var minInterval: DurationOption<MinInterval>?
     @Option(help: ArgumentHelp("How to take it (\"with food\"), shown in the alert.", valueName: "text"))
@@ -79,7 +74,7 @@ struct MedicationOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "A dose is overdue this long after its time (default 30m, or the config file's doses.grace).",
+            "A dose is overdue this long after its time (30m).",
             valueName: "duration"
         )
     )
@@ -88,7 +83,7 @@ struct MedicationOptions: ParsableArguments {
         name: .customLong("missed-after"),
         parsing: .unconditional,
         help: ArgumentHelp(
-            "A dose unanswered this long after its time is missed (default 4h, or the config file's doses.missed_after; or at the next dose).",
+            "An unanswered dose is missed this long after (4h).",
             valueName: "duration"
         )
     )
@@ -96,7 +91,7 @@ struct MedicationOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Doses in stock: each dose taken takes one. Sets the count; to add a new box use 'chime med refill'.",
+            "Doses in stock. Sets the count; to add a new box use 'chime med refill'.",
             valueName: "count"
         )
     )
@@ -104,7 +99,7 @@ struct MedicationOptions: ParsableArguments {
     @Option(
         name: .customLong("refill-days"),
         parsing: .unconditional,
-        help: ArgumentHelp("A refill reminder comes this many days before the stock runs out: 7, 7d or 1w (default 7).", valueName: "days")
+        help: ArgumentHelp("Remind this many days before the stock runs out (7).", valueName: "days")
     )
     var refillDays: DurationOption<RefillDays>?
 
@@ -254,12 +249,11 @@ struct MedAdd: AsyncParsableCommand {
         commandName: "add",
         abstract: "Add a medication with its schedule (--at times, or --as-needed).",
         discussion: """
-            Everything is checked before the store is opened. The first dose is scheduled at once \
-            and the runner woken.
+            Everything is checked before the store is opened.
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
-              chime med add Metformin --amount 500 --unit mg --at 08:00 --stock 60
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
+            More: man chime (chime med add)
             """
     )
     @Argument(help: ArgumentHelp("The medication's name, at most 100 characters.", valueName: "name"))
@@ -297,7 +291,10 @@ struct MedAdd: AsyncParsableCommand {
 struct MedList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the active medications (--all: the inactive ones too), by name."
+        abstract: "List the active medications (--all: the inactive ones too), by name.",
+        discussion: """
+            More: man chime (chime med list)
+            """
     )
     @Option(help: ArgumentHelp("Only names containing this text.", valueName: "text"))
     var search: String?
@@ -340,7 +337,10 @@ struct MedList: AsyncParsableCommand {
 struct MedShow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Show a medication: every field, its schedules with their next dose, stock, and adherence over 30 days."
+        abstract: "Show a medication: every field, its schedules with their next dose, stock, and adherence over 30 days.",
+        discussion: """
+            More: man chime (chime med show)
+            """
     )
     @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
     var medication: String
@@ -391,15 +391,13 @@ struct MedShow: AsyncParsableCommand {
 struct MedEdit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
-        abstract: "Change a medication: any option of 'med add'; --no-end, --no-stock clear them.",
+        abstract: "Change a medication (the options of 'med add'; --no-end, --no-stock).",
         discussion: """
-            Changing --at, --days, --zone, --as-needed or --min-interval replaces its schedule (the \
-            options not given keep their values). Doses already due and the history stay; doses \
-            not yet due are made again.
+            --at, --days, --zone, --as-needed or --min-interval replace its schedule;
+            doses already due and the history stay.
             Examples:
               chime med edit Aspirin --at 09:00,21:00
-              chime med edit 3 --stock 60   (sets the count; 'med refill' adds a box)
-              chime med edit Aspirin --name "Aspirin Cardio" --no-end
+            More: man chime (chime med edit)
             """
     )
     @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
@@ -457,13 +455,12 @@ struct MedRefill: AsyncParsableCommand {
         commandName: "refill",
         abstract: "Add a new box to a medication's stock: N doses more; prints the new count and the days it lasts.",
         discussion: """
-            N is a whole number from 1 to 100000 (Chime knows no box size, so N is needed). The \
-            refill reminder comes again when the stock next reaches its threshold. To set the count \
-            instead of adding to it, 'chime med edit NAME --stock N'.
+            N is a whole number from 1 to 100000. To set the count instead, 'chime med
+            edit NAME --stock N'.
             Examples:
               chime med add Metformin --amount 500 --unit mg --at 8am,8pm --stock 60
               chime med refill Metformin 30
-              chime med refill 1 60 --json
+            More: man chime (chime med refill)
             """
     )
     @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
@@ -548,7 +545,10 @@ func setActive(_ reference: String, _ active: Bool, global: GlobalOptions) throw
 struct MedDeactivate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deactivate",
-        abstract: "Stop a medication's doses and alerts; its history stays ('med reactivate' starts them again)."
+        abstract: "Stop a medication's doses and alerts; its history stays ('med reactivate' starts them again).",
+        discussion: """
+            More: man chime (chime med deactivate)
+            """
     )
     @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.active))
     var medication: String
@@ -560,7 +560,10 @@ struct MedDeactivate: AsyncParsableCommand {
 struct MedReactivate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reactivate",
-        abstract: "Start an inactive medication's doses again from now (nothing is counted missed for the pause)."
+        abstract: "Start an inactive medication's doses again from now (nothing is counted missed for the pause).",
+        discussion: """
+            More: man chime (chime med reactivate)
+            """
     )
     @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.inactive))
     var medication: String
@@ -574,9 +577,9 @@ struct MedDelete: AsyncParsableCommand {
         commandName: "delete",
         abstract: "Delete a medication with its schedules and its whole dose history.",
         discussion: """
-            Asks "Delete NAME with its N schedules and N dose records? [y/N]" unless --yes. Without a \
-            terminal to ask on, --yes is required (exit 64); answering no changes nothing (exit 1). \
-            To keep the history, 'chime med deactivate' instead.
+            Asks first unless --yes (required without a terminal: exit 64); answering
+            no changes nothing (exit 1). To keep the history, 'chime med deactivate'.
+            More: man chime (chime med delete)
             """
     )
     @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
@@ -626,9 +629,9 @@ struct MedNext: AsyncParsableCommand {
         commandName: "next",
         abstract: "Preview the next doses (of one medication, or all): local time, zone, alert id.",
         discussion: """
-            A time that does not exist on a spring-forward day is taken with the offset before the \
-            gap (02:30 → 03:30), and says so; a time that occurs twice on a fall-back day comes once, \
-            at its first occurrence.
+            Examples:
+              chime med next --count 5
+            More: man chime (chime med next, DAYLIGHT SAVING TIME)
             """
     )
     @Argument(

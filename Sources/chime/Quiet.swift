@@ -9,33 +9,18 @@ import Foundation
 struct Quiet: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quiet",
-        abstract: "Quiet hours and do-not-disturb: hold ordinary alerts, then one summary.",
+        abstract: "Quiet hours: hold ordinary alerts, then one summary.",
         discussion: """
-            While quiet, ordinary alerts are held (they stay due in the store: a restart loses \
-            nothing) and come as one summary when it ends. Critical alerts always come; doses come \
-            too unless 'doses wait', and then each dose alert and its repeats wait for the end and \
-            come on their own: never dropped. While a focus session runs (not paused), plain \
-            reminders are held the same way and summarised when the tree is planted or the session \
-            is given up ('focus-hold off' turns that off). The desktop's own do-not-disturb (GNOME \
-            show-banners, Plasma Inhibited, dunst paused) is shown by 'status' and 'chime doctor'; \
-            the desktop keeps what it holds, and Chime never raises urgency to get around it.
-            Words: a DURATION (as for 'chime in') or 'until HH:MM' (as for 'chime at') starts quiet \
-            now; 'off' ends it now (and the daily window until its end) and the summary comes; \
-            'status' shows what is in effect, what holds alerts (quiet, quiet hours, a focus \
-            session, the desktop's do-not-disturb) and until when, and each held alert with why; 'hours START-END' sets \
-            a daily window in the system's zone ('hours off' removes it); 'doses come' (the \
-            default) or 'doses wait'; 'focus-hold on' (the default) or 'focus-hold off'. The config \
-            file's quiet.hours applies while no window is stored: 'hours START-END' stores one \
-            that beats it, 'hours off' removes the stored one (the file's applies again).
+            While quiet, ordinary alerts are held and come as one summary at the end;
+            critical ones always come, doses too unless 'doses wait'. A focus session
+            holds plain reminders too (unless 'focus-hold off').
             Examples:
               chime quiet 1h
               chime quiet until 09:00
-              chime quiet until 7am
-              chime quiet off
               chime quiet hours 22:00-07:00
-              chime quiet doses wait
-              chime quiet focus-hold off
+              chime quiet off
               chime quiet status --json
+            More: man chime (chime quiet)
             """
     )
 

@@ -13,33 +13,21 @@ import Logging
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run the reminder runner: fire each occurrence when due.",
+        abstract: "Run the runner: fire each occurrence when it is due.",
         discussion: """
-            One runner per store. It sleeps until the next deadline (no polling), wakes at once when \
-            'chime' changes the store or the wall clock is set, catches up on what it missed while down \
-            (once per occurrence, saying how late; many at once become one summary), and stops \
-            gracefully on SIGTERM or SIGINT. Alerts go to standard output; logs to standard error.
-
-            With --notifier auto and a session bus it follows the notification server: while none \
-            owns org.freedesktop.Notifications each alert is printed on the console and stays due; \
-            when a server appears it switches to the desktop and shows there, once, what was only \
-            printed; when the server leaves, back to the console. 'chime doctor' says where the \
-            running runner's alerts go now. With no session bus it is the console.
-
-            The config file (chime config path) is read when the runner starts (its notifier, \
-            snooze length, dose repeats, quiet hours, store): restart the runner after an edit.
-
-            On a PostgreSQL store (--store or $CHIME_STORE a postgresql:// URL; 'chime store init' \
-            first) any number of runners share the store, on as many hosts: each claims what is due \
-            under a lease (--lease), only in the channels it serves (--channel), compares only with \
-            the database's clock, and wakes on LISTEN/NOTIFY or a 30 s poll. Plain reminders only; \
-            the families keep to SQLite.
+            One runner per store: it sleeps until the next deadline, catches up on what
+            it missed, and stops on SIGTERM or SIGINT. It reads the config file when it
+            starts. Several runners may share a database store (--channel, --lease).
+            Examples:
+              chime run
+              chime run --notifier json | jq -r .title
+            More: man chime (chime run, POSTGRESQL STORE)
             """
     )
 
     @Option(
         help: ArgumentHelp(
-            "Where alerts go: auto (the desktop whenever a notification server runs, else the console), desktop, console (one line each), json (one JSON object per line) or webhook (a JSON POST each, to --webhook-url-file's URL, else $CHIME_WEBHOOK_URL, else the config file's webhook_url). Default: $CHIME_NOTIFIER, else the config file's notifier, else auto.",
+            "Where alerts go: auto, desktop, console, json or webhook (default: auto).",
             valueName: "notifier"
         )
     )
@@ -48,20 +36,20 @@ struct Run: AsyncParsableCommand {
     @Option(
         name: .customLong("channel"),
         help: ArgumentHelp(
-            "On a PostgreSQL store: a channel this runner serves (again for more). Default: default.",
+            "On a PostgreSQL store: a channel it serves (repeatable).",
             valueName: "channel"
         )
     )
     var channels: [String] = []
     @Option(
         help: ArgumentHelp(
-            "On a PostgreSQL store: how long an occurrence this runner claimed stays its own; after it, any runner may post it (2s to 1h). Default: 30s.",
+            "On a PostgreSQL store: how long a claim lasts (30s).",
             valueName: "duration"
         )
     )
     var lease: DurationOption<RunnerLeaseLength>?
     @Option(
-        help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"),
+        help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"),
         completion: .list(Logger.Level.allCases.map(\.rawValue))
     )
     var logLevel: String = ProcessInfo.processInfo.environment["CHIME_LOG_LEVEL"] ?? "info"

@@ -9,17 +9,12 @@ struct ServiceCommand: AsyncParsableCommand {
         commandName: "service",
         abstract: "Start the runner at login: enable, status, disable.",
         discussion: """
-            'enable' uses the systemd user unit chime.service when a systemd user manager runs \
-            (systemctl --user enable --now chime.service), else an XDG autostart entry \
-            $XDG_CONFIG_HOME/autostart/chime-runner.desktop that your desktop session starts at \
-            login; --via chooses. 'disable' undoes it. An autostart entry of that name that Chime \
-            did not write is yours: never overwritten or removed (exit 4). No chime.service where \
-            systemd looks: exit 3 (the Debian package or scripts/quickstart installs it).
+            'enable' uses the systemd user unit chime.service when a user manager runs,
+            else an XDG autostart entry; --via chooses. 'disable' undoes it.
             Examples:
               chime service enable
-              chime service status
               chime service status --json
-              chime service disable
+            More: man chime (chime service)
             """,
         subcommands: [ServiceEnable.self, ServiceStatus.self, ServiceDisable.self]
     )
@@ -32,11 +27,9 @@ struct ServiceEnable: AsyncParsableCommand {
         commandName: "enable",
         abstract: "Start the runner at every login (and now, with a systemd user manager).",
         discussion: """
-            With --via systemd and no user manager running now, the unit is enabled and starts at \
-            your next login. Enabling one way undoes Chime's other one.
             Examples:
-              chime service enable
               chime service enable --via autostart
+            More: man chime (chime service)
             """
     )
 
@@ -60,10 +53,9 @@ struct ServiceDisable: AsyncParsableCommand {
         commandName: "disable",
         abstract: "Stop starting the runner at login: undo what 'enable' did.",
         discussion: """
-            Disables chime.service (and stops it, with a user manager running) and removes the \
-            autostart entry if Chime wrote it.
             Examples:
               chime service disable
+            More: man chime (chime service)
             """
     )
 
@@ -82,6 +74,7 @@ struct ServiceStatus: AsyncParsableCommand {
         discussion: """
             Examples:
               chime service status
+            More: man chime (chime service)
             """
     )
 

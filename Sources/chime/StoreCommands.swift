@@ -9,6 +9,9 @@ struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "Set up the store (a PostgreSQL store's schema).",
+        discussion: """
+            More: man chime (chime store init, POSTGRESQL STORE)
+            """,
         subcommands: [StoreInit.self]
     )
 }
@@ -22,12 +25,12 @@ struct StoreInit: AsyncParsableCommand {
         commandName: "init",
         abstract: "Create the store's schema, or bring it up to date (safe to run again).",
         discussion: """
-            A PostgreSQL store (--store or $CHIME_STORE a postgresql:// URL) needs it once, by a role \
-            that may create tables in the database; runners and commands then use it. A newer Chime's \
-            schema is refused, unchanged (exit 5).
+            A database store needs it once, by a role that may create tables. A newer
+            Chime's schema is refused, unchanged (exit 5).
             Examples:
               chime store init
               chime store init --store postgresql:///chime?host=/run/postgresql
+            More: man chime (POSTGRESQL STORE)
             """
     )
 

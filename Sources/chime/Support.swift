@@ -14,12 +14,7 @@ import Glibc
 struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
-        help: ArgumentHelp(
-            "The store: a SQLite file, or a PostgreSQL URL (postgresql:///chime?host=/run/postgresql) for several runners.",
-            discussion:
-                "Default: $CHIME_STORE, else the config file's store, else $XDG_DATA_HOME/chime/chime.sqlite, else ~/.local/share/chime/chime.sqlite.",
-            valueName: "path|url"
-        ),
+        help: ArgumentHelp("The store: a file or a postgresql:// URL (man chime).", valueName: "path|url"),
         completion: .file()
     )
     var store: String?
@@ -77,36 +72,36 @@ struct GlobalOptions: ParsableArguments {
 
 /// Options of the commands that schedule a reminder.
 struct ScheduleOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The reminder's identifier (letters, digits, '.', '_', '-').", valueName: "id"))
+    @Option(name: .long, help: ArgumentHelp("The reminder's identifier (letters, digits, . _ -).", valueName: "id"))
     var id: String?
 
-    @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) instead of replacing a pending reminder with the same --id.")
+    @Flag(name: .customLong("no-replace"), help: "Fail (exit 4) if a reminder with this --id is pending.")
     var noReplace = false
 
-    @Flag(name: [.short, .long], help: "Print only the reminder's identifier (for scripts; --json prints it all).")
+    @Flag(name: [.short, .long], help: "Print only the reminder's identifier.")
     var quiet = false
 
     // A string, checked in validate(), so that a bad value gets Chime's one line naming it.
     @Option(
-        help: ArgumentHelp("The alert's urgency: low, normal or critical (critical stays until answered).", valueName: "urgency"),
+        help: ArgumentHelp("low, normal or critical (stays until answered).", valueName: "urgency"),
         completion: .list(Note.Urgency.allCases.map(\.rawValue))
     )
     var urgency: String?
     @Flag(help: "Keep the alert up until it is answered.") var sticky = false
     @Option(
-        help: ArgumentHelp("An icon name from the icon theme (appointment-soon), or an absolute path to an image file.", valueName: "icon")
+        help: ArgumentHelp("An icon name (appointment-soon) or an image's path.", valueName: "icon")
     )
     var icon: String?
     @Option(
         help: ArgumentHelp(
-            "A sound name from the sound theme (bell, message-new-instant): played by a notification server that has sounds, else a console bell.",
+            "A sound name from the sound theme (bell).",
             valueName: "sound"
         )
     )
     var sound: String?
     @Option(
         help: ArgumentHelp(
-            "On a PostgreSQL store: the channel that shows it; only a runner serving it (chime run --channel) claims it. Default: default.",
+            "Its channel on a PostgreSQL store (default: default).",
             valueName: "channel"
         )
     )
