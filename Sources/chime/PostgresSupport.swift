@@ -7,7 +7,7 @@ import ChimeRunner
 import ChimeStore
 import Foundation
 
-/// The PostgreSQL store (issue 20): `--store postgresql://…`, `$CHIME_STORE` or the config file's
+/// The PostgreSQL store: `--store postgresql://…`, `$CHIME_STORE` or the config file's
 /// store may name one. The reminder commands (in, at, every, import, list, next, show, history, edit, cancel),
 /// `done`, `snooze`, `quiet`, `run`, `doctor` and `store init` serve it; the families (focus, doses, gateway) and the other
 /// commands keep to the SQLite store and say so: a family's command before it does anything

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 17, item 10: every example in a command's `--help` and in the man page runs as written,
+/// Every example in a command's `--help` and in the man page runs as written,
 /// through a shell (pipes, `||`, `>` as a person types them), against a temporary store, and no
 /// example wraps in the middle of the command in 80 columns.
 ///

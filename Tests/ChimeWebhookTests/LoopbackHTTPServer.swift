@@ -11,7 +11,7 @@ import Glibc
 /// Hand-written on POSIX sockets, a thread per connection, on purpose: the tests need a
 /// receiver that misbehaves (accepts and never answers, answers a byte at a time, answers a TLS
 /// handshake with plain HTTP), which a library's server is built never to be, and the tests
-/// should not pull in a server framework (SwiftNIO) that Chime itself no longer uses.
+/// should not pull in a server framework (SwiftNIO) that Chime itself does not use.
 /// It reads a request line, header fields and a `Content-Length` body, and keeps the
 /// connection alive for the next request. ``stop()`` closes it and every connection.
 final class LoopbackHTTPServer: Sendable {
