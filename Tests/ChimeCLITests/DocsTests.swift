@@ -37,7 +37,8 @@ struct DocsTests {
         ),
         "chime import reminders.json": (.exits(64), "imports the file the guide shows, which the test's directory does not have"),
         "chime --generate-completion-script bash > ~/.local/share/bash-completion/completions/chime": (
-            .notRun, "writes into the home's bash-completion directory, which the guide says to make first (CompletionTests load the scripts)"
+            .notRun,
+            "writes into the home's bash-completion directory, which the guide says to make first (CompletionTests load the scripts)"
         ),
         "chime config edit": (.notRun, "opens an editor"),
         "chime gate -- code .": (.notRun, "starts the program 'code'"),
@@ -138,16 +139,26 @@ struct DocsTests {
             ## `chime run`: the runner!
             ## The grammar of times and rules
             """
-        #expect(Self.shellLines(page) == ["chime in 25m \"Tea\"                # a comment", "chime at 09:00 \"A # in quotes\" --id a", "chime in 1m \"Long\""])
+        #expect(
+            Self.shellLines(page) == [
+                "chime in 25m \"Tea\"                # a comment", "chime at 09:00 \"A # in quotes\" --id a", "chime in 1m \"Long\"",
+            ]
+        )
         #expect(Self.withoutComment("chime in 25m \"Tea\"                # a comment") == "chime in 25m \"Tea\"")
         #expect(Self.withoutComment("chime at 09:00 \"A # in quotes\" --id a") == "chime at 09:00 \"A # in quotes\" --id a")
         #expect(Self.links(page) == ["runner.md#start-it-at-login", "#the-grammar-of-times-and-rules"])
         #expect(
-            Self.anchors(page) == ["reminders", "the-grammar-of-times-and-rules", "chime-run-the-runner", "the-grammar-of-times-and-rules-1"]
+            Self.anchors(page) == [
+                "reminders", "the-grammar-of-times-and-rules", "chime-run-the-runner", "the-grammar-of-times-and-rules-1",
+            ]
         )
         #expect(Self.runsUntilStopped("chime run --notifier json") && Self.runsUntilStopped("chime focus start --watch"))
         #expect(!Self.runsUntilStopped("chime in 1s Tea && timeout 3 chime run; chime done tea") && !Self.runsUntilStopped("chime runs"))
-        #expect(Self.configKeys("notifier = 1\n# store = \"x\"\n[quiet]\n# hours = \"off\"\n# A comment: not = a key\n") == ["store", "quiet.hours"])
+        #expect(
+            Self.configKeys("notifier = 1\n# store = \"x\"\n[quiet]\n# hours = \"off\"\n# A comment: not = a key\n") == [
+                "store", "quiet.hours",
+            ]
+        )
     }
 
     // MARK: - Running one example
@@ -291,7 +302,8 @@ struct DocsTests {
             return "an anchor into \(target.lastPathComponent), which is not a Markdown page"
         }
         let anchors = anchors(text)
-        return anchors.contains(anchor) ? nil : "no heading '#\(anchor)' in \(target.lastPathComponent) (it has: \(anchors.joined(separator: ", ")))"
+        return anchors.contains(anchor)
+            ? nil : "no heading '#\(anchor)' in \(target.lastPathComponent) (it has: \(anchors.joined(separator: ", ")))"
     }
 
     /// The anchors GitHub makes for a page's headings: the heading's text (a link's text, not
