@@ -72,8 +72,8 @@ extension DoseBook {
         }
     }
 
-    /// Snoozes a due dose: its alert comes again in `minutes` (10 by default), titled
-    /// "Medication Reminder (Snoozed)", and is repeated from there while unanswered.
+    /// Snoozes a due dose: its alert comes again in `minutes` (10 by default), titled with the
+    /// dose and "(snoozed)" ("Aspirin 100 mg (snoozed)"), and is repeated from there while unanswered.
     public func snooze(_ reference: DoseReference, minutes: Int = DoseRules.snoozeMinutes) throws(ChimeError) -> DoseEntry {
         guard (1...240).contains(minutes) else {
             throw ChimeError.invalid("minutes", String(minutes), expected: "a whole number of minutes from 1 to 240 (default 10)")
