@@ -110,6 +110,13 @@ public final class TimerWaker: Waker {
 
     public func poke() { deliver(.poked) }
 
+    /// Calls `body` (on the poll thread) each time a poke is read from the socket: another
+    /// process (the CLI) changed the store.
+    public func observePokes(_ body: @escaping @Sendable () -> Void) {
+        pokeObserver.withLock { $0 = body }
+    }
+    private let pokeObserver = Mutex<(@Sendable () -> Void)?>(nil)
+
     public func takeWithdrawals() -> [Withdrawal] {
         state.withLock { state in
             defer { state.withdrawals = [] }
@@ -224,7 +231,10 @@ public final class TimerWaker: Waker {
                     state.pokeRead = true
                     return true
                 }
-                if poked { reason = Self.stronger(reason, .poked) }
+                if poked {
+                    reason = Self.stronger(reason, .poked)
+                    pokeObserver.withLock { $0 }?()
+                }
             }
             if let reason { deliver(reason) }
         }
