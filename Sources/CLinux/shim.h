@@ -33,6 +33,23 @@ static void chime_signal_relay_handler(int sig) {
     signal(sig, SIG_DFL);
     errno = saved;
 }
+// Until the relay is installed (while a runner starts: its store opened or made, its lock
+// taken), a signal is only remembered, so that a stop asked for then (systemctl stop, Ctrl-C)
+// ends the runner cleanly once it has started, not half-way with the signal's default action.
+static volatile sig_atomic_t chime_signal_early = 0;
+static void chime_signal_early_handler(int sig) {
+    (void)sig;
+    chime_signal_early = 1;
+}
+static inline int chime_remember_signal(int sig) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = chime_signal_early_handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(sig, &action, NULL);
+}
+static inline int chime_signal_remembered(void) { return chime_signal_early; }
 static inline int chime_relay_signal(int sig, int fd) {
     chime_signal_relay_fd = fd;
     struct sigaction action;
@@ -40,7 +57,15 @@ static inline int chime_relay_signal(int sig, int fd) {
     action.sa_handler = chime_signal_relay_handler;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    return sigaction(sig, &action, NULL);
+    int result = sigaction(sig, &action, NULL);
+    if (result == 0 && chime_signal_early) {
+        // A signal came before the relay: hand it on now.
+        uint64_t one = 1;
+        ssize_t written = write(fd, &one, sizeof one);
+        (void)written;
+        chime_signal_early = 0;
+    }
+    return result;
 }
 
 #endif
