@@ -23,14 +23,16 @@ static inline uint32_t chime_inotify_zone_mask(void) { return IN_CREATE | IN_MOV
 static inline int chime_set_timer_slack_ns(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0); }
 
 // Signal relay: a handler that writes to an eventfd the runner's poll thread watches. A
-// second signal of the same kind gets the default action (a second Ctrl-C stops at once).
+// second SIGINT gets the default action (a second Ctrl-C stops at once); a second SIGTERM is
+// relayed again, as the first: `timeout` sends one to its child and another to the child's
+// process group, and the runner then stops cleanly (exit 0), not by the second (exit 143).
 static int chime_signal_relay_fd = -1;
 static void chime_signal_relay_handler(int sig) {
     int saved = errno;
     uint64_t one = 1;
     ssize_t written = write(chime_signal_relay_fd, &one, sizeof one);
     (void)written;
-    signal(sig, SIG_DFL);
+    if (sig == SIGINT) signal(sig, SIG_DFL);
     errno = saved;
 }
 // Until the relay is installed (while a runner starts: its store opened or made, its lock
