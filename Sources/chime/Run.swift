@@ -64,8 +64,6 @@ struct Run: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // A stop asked for while the runner starts takes effect once it has (either store).
-        TimerWaker.rememberSignals([SIGTERM, SIGINT])
         let level = Logger.Level(rawValue: logLevel)!
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
