@@ -23,16 +23,35 @@ static inline uint32_t chime_inotify_zone_mask(void) { return IN_CREATE | IN_MOV
 static inline int chime_set_timer_slack_ns(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0); }
 
 // Signal relay: a handler that writes to an eventfd the runner's poll thread watches. A
-// second signal of the same kind gets the default action (a second Ctrl-C stops at once).
+// second SIGINT gets the default action (a second Ctrl-C stops at once); a second SIGTERM is
+// relayed again, as the first: `timeout` sends one to its child and another to the child's
+// process group, and the runner then stops cleanly (exit 0), not by the second (exit 143).
 static int chime_signal_relay_fd = -1;
 static void chime_signal_relay_handler(int sig) {
     int saved = errno;
     uint64_t one = 1;
     ssize_t written = write(chime_signal_relay_fd, &one, sizeof one);
     (void)written;
-    signal(sig, SIG_DFL);
+    if (sig == SIGINT) signal(sig, SIG_DFL);
     errno = saved;
 }
+// Until the relay is installed (while a runner starts: its store opened or made, its lock
+// taken), a signal is only remembered, so that a stop asked for then (systemctl stop, Ctrl-C)
+// ends the runner cleanly once it has started, not half-way with the signal's default action.
+static volatile sig_atomic_t chime_signal_early = 0;
+static void chime_signal_early_handler(int sig) {
+    (void)sig;
+    chime_signal_early = 1;
+}
+static inline int chime_remember_signal(int sig) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = chime_signal_early_handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(sig, &action, NULL);
+}
+static inline int chime_signal_remembered(void) { return chime_signal_early; }
 static inline int chime_relay_signal(int sig, int fd) {
     chime_signal_relay_fd = fd;
     struct sigaction action;
@@ -40,7 +59,15 @@ static inline int chime_relay_signal(int sig, int fd) {
     action.sa_handler = chime_signal_relay_handler;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    return sigaction(sig, &action, NULL);
+    int result = sigaction(sig, &action, NULL);
+    if (result == 0 && chime_signal_early) {
+        // A signal came before the relay: hand it on now.
+        uint64_t one = 1;
+        ssize_t written = write(fd, &one, sizeof one);
+        (void)written;
+        chime_signal_early = 0;
+    }
+    return result;
 }
 
 #endif

@@ -140,7 +140,19 @@ public final class TimerWaker: Waker {
         _ = write(eventFD, &one, 8)
     }
 
-    /// Relays `signals` (SIGTERM, SIGINT) to `handler`, called on the waker's thread.
+    /// Remembers `signals` (SIGTERM, SIGINT) from now until ``relaySignals(_:to:)`` is called,
+    /// which then hands a remembered one to its handler: a runner asked to stop while it starts
+    /// stops cleanly once started, rather than being ended half-way by the signal's default
+    /// action (exit status 143). Call it first thing.
+    public static func rememberSignals(_ signals: [Int32]) {
+        for signal in signals { _ = chime_remember_signal(signal) }
+    }
+
+    /// Whether a signal came since ``rememberSignals(_:)`` that no relay has handed on yet.
+    static var hasRememberedSignal: Bool { chime_signal_remembered() != 0 }
+
+    /// Relays `signals` (SIGTERM, SIGINT) to `handler`, called on the waker's thread; one that
+    /// came since ``rememberSignals(_:)`` is handed on at once.
     ///
     /// Written by hand rather than through swift-service-lifecycle's `UnixSignals`: its
     /// dispatch sources run on a serial queue, and a serial queue's worker thread keeps

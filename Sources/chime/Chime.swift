@@ -43,6 +43,10 @@ struct Chime: AsyncParsableCommand {
 enum Main {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // A runner asked to stop while it starts (systemctl stop, Ctrl-C) stops cleanly once
+        // started, on either store, rather than being ended half-way (see
+        // TimerWaker.rememberSignals). Here, before anything else, not in Run.run.
+        if arguments.first == "run" { TimerWaker.rememberSignals([SIGTERM, SIGINT]) }
         let wantsJSON = arguments.contains("--json")
         // A completion script asking for candidates at a TAB (see Completion): quiet and quick.
         let completing = Completion.isRequest(arguments)

@@ -167,28 +167,9 @@ struct DocsTests {
     // MARK: - Running one example
 
     /// Runs `example` as ``ExamplesTests`` does (through `sh -c`, in the sandbox, `chime` being
-    /// this build's) and checks its exit status: 0, or the allow-list's.
+    /// this build's) and checks its exit status: 0, or this allow-list's.
     static func check(_ example: String, page: String, in sandbox: borrowing Sandbox) async throws {
-        let allowed = allowList[example]
-        var command = example
-        var expected: Int32 = 0
-        switch allowed?.expect {
-        case .notRun: return
-        case .exits(let status): expected = status
-        case .replacedBy(let instead): command = instead
-        case nil:
-            // Not run: it would outlive the 60 s watchdog, which stops only its shell (and
-            // Process waits for every holder of its pipe, the runner too).
-            if runsUntilStopped(example) {
-                Issue.record("\(page): '\(example)' runs until stopped: give it an allow-list entry")
-                return
-            }
-        }
-        let (status, output) = try await ExamplesTests.run(command, in: sandbox)
-        #expect(
-            status == expected,
-            "\(page): '\(command)' exited \(status), expected \(expected)\(allowed.map { " (\($0.reason))" } ?? ""): \(output)"
-        )
+        try await ExamplesTests.check(example, page: page, in: sandbox, allowList: allowList, runsUntilStopped: runsUntilStopped)
     }
 
     /// Whether `example` starts a runner or watches a countdown: it runs until stopped.

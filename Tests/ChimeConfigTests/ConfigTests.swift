@@ -246,7 +246,7 @@ struct BadConfigTests {
     }
 }
 
-/// The example `chime config edit` writes and the README shows.
+/// The example `chime config edit` writes and `chime config example` prints.
 struct ConfigExampleTests {
     @Test func theExampleIsAllCommentedAndParsesToTheDefaults() throws {
         let config = try Config(path: "/c", contents: Config.example, environment: ["HOME": "/h"])
@@ -266,16 +266,6 @@ struct ConfigExampleTests {
                 continue
             }
         }
-    }
-
-    @Test func theReadmeHoldsTheExample() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
-        let section = try #require(text.range(of: "## Configuration\n"))
-        let start = try #require(text.range(of: "```toml\n", range: section.upperBound..<text.endIndex))
-        let end = try #require(text.range(of: "```\n", range: start.upperBound..<text.endIndex))
-        #expect(String(text[start.upperBound..<end.lowerBound]) == Config.example)
     }
 }
 

@@ -227,7 +227,7 @@ private func referenceDuration(_ s: String) -> Int64? {
     return referenceSpelledOut(s).flatMap(referenceLetterDuration)
 }
 
-/// The documented spelled-out units (README, `chime in 10min`: "units spelled out: 10min, 2hrs,
+/// The documented spelled-out units (docs/reminders.md and chime(1): "10min, 2hrs,
 /// 1hour"; TimeParsing.duration's documentation), each written in one word with its number.
 private let referenceUnitWords: [String: String] = [
     "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "m", "mins": "m", "minute": "m", "minutes": "m",

@@ -343,6 +343,30 @@ struct TimerWakerTests {
         #expect(await iterator.next() == nil)
     }
 
+    /// A signal that comes while a runner starts (before its relay is installed) does not end
+    /// the process: it is remembered, and the relay hands it to its handler once installed; a
+    /// second one is relayed too.
+    /// (SIGUSR2 stands in for SIGTERM, which would end the test process were it not caught.)
+    @Test(.timeLimit(.minutes(1)))
+    func aSignalBeforeTheRelayIsHandedOnOnceItIsInstalled() async throws {
+        TimerWaker.rememberSignals([SIGUSR2])
+        defer { signal(SIGUSR2, SIG_IGN) }
+        // To the process, as `kill` sends it (raise() would signal this thread, one of Swift's
+        // pool, which blocks signals): a thread that does not block it runs the handler.
+        #expect(kill(getpid(), SIGUSR2) == 0)
+        while !TimerWaker.hasRememberedSignal { await Task.yield() }  // the process goes on: remembered
+        let waker = try TimerWaker(socketFD: nil)
+        defer { waker.shutdown() }
+        let handled = AsyncStream<Void>.makeStream()
+        waker.relaySignals([SIGUSR2]) { handled.continuation.yield() }
+        var iterator = handled.stream.makeAsyncIterator()
+        await iterator.next()  // handed on without a second signal
+        // A second one (as `timeout` sends, to the child and then its process group) is relayed
+        // again, not given the default action, which would end this process.
+        #expect(kill(getpid(), SIGUSR2) == 0)
+        await iterator.next()
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func timerWakerReturnsShutdownAndKeepsReturningIt() async throws {
         let waker = try TimerWaker(socketFD: nil)
