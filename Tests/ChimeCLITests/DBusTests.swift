@@ -129,6 +129,16 @@ struct DBusTests {
         #expect(monitored().contains("'title': <'Tea'>"))
         #expect(await runner.nextLine(timeout: 5)?.contains("\"Tea\"") == true)
 
+        // Done on the shown alert: Answered, once; a second answer is refused as on the command line.
+        let done = try Self.gdbus("Done", "tea", bus: bus)
+        #expect(done.status == 0 && done.stdout == "()\n", "\(done)")
+        #expect(await Self.wait { monitored().contains("\(ChimeBus.interface).Answered ('tea', 'done')") }, "\(monitored())")
+        let doneAgain = try Self.gdbus("Done", "tea", bus: bus)
+        let cliDoneAgain = try sandbox.chime("done", "tea")
+        #expect(cliDoneAgain.status == 4, "\(cliDoneAgain)")
+        #expect(doneAgain.status != 0 && doneAgain.stderr.contains("\(ChimeBus.name).Error.Conflict: "), "\(doneAgain)")
+        #expect(monitored().components(separatedBy: ".Answered (").count == 2, "\(monitored())")
+
         // Get and List: a{sv} and aa{sv}, through both clients.
         _ = try Self.gdbus("Schedule", "{'title': <'Stretch'>, 'every': <'weekday 08:00'>, 'id': <'stretch'>}", bus: bus)
         let got = try Self.gdbus("Get", "stretch", bus: bus)
@@ -160,6 +170,11 @@ struct DBusTests {
         #expect(wrongType.stderr.contains("'in' must be a string (D-Bus type s), not i"), "\(wrongType)")
         let pinged = try Self.gdbus("List", bus: bus)
         #expect(pinged.status == 0 && runner.process.isRunning)
+
+        // The service's own changes were told once each, by name (its pokes of the runner are not
+        // taken for another process's change).
+        #expect(monitored().components(separatedBy: ".Changed (['stretch'],)").count == 3, "\(monitored())")
+        #expect(!monitored().contains(".Changed (@as [],)"), "\(monitored())")
 
         // A change from the command line: Changed with no ids (read List again).
         #expect(try sandbox.chime("in", "1h", "Later").status == 0)
