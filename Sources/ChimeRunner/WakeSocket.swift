@@ -1,5 +1,5 @@
-import ChimeCore
 import CLinux
+import ChimeCore
 import Foundation
 
 #if canImport(Glibc)
