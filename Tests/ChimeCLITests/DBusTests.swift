@@ -16,14 +16,39 @@ struct DBusTests {
         let pid: pid_t
         let address: String
 
-        init() throws {
+        /// - Parameter activating: a D-Bus service file (its text) the bus activates, with
+        ///   `environment` as the environment of what it starts; nil: the standard session bus.
+        init(activating service: String? = nil, environment: [String: String] = [:]) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-dbus-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let file = directory.appendingPathComponent("address").path
+            var arguments = ["--session", "--nofork", "--nopidfile", "--print-address=1"]
+            if let service {
+                // The session config, with only this directory's services (not the machine's).
+                let services = directory.appendingPathComponent("services")
+                try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+                try service.write(to: services.appendingPathComponent("\(ChimeBus.name).service"), atomically: true, encoding: .utf8)
+                let config = directory.appendingPathComponent("session.conf")
+                try """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                  <type>session</type>
+                  <listen>unix:tmpdir=\(directory.path)</listen>
+                  <servicedir>\(services.path)</servicedir>
+                  <policy context="default">
+                    <allow send_destination="*" eavesdrop="true"/>
+                    <allow eavesdrop="true"/>
+                    <allow own="*"/>
+                  </policy>
+                </busconfig>
+                """.write(to: config, atomically: true, encoding: .utf8)
+                arguments = ["--config-file=" + config.path, "--nofork", "--nopidfile", "--print-address=1"]
+            }
             let started = Spawn.start(
                 "/usr/bin/dbus-daemon",
-                ["--session", "--nofork", "--nopidfile", "--print-address=1"],
-                environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path],
+                arguments,
+                environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path].merging(environment) { _, new in new },
                 output: file
             )
             pid = try started.get()
@@ -180,6 +205,40 @@ struct DBusTests {
         #expect(try sandbox.chime("in", "1h", "Later").status == 0)
         #expect(await Self.wait { monitored().contains("\(ChimeBus.interface).Changed (@as [],)") }, "\(monitored())")
         #expect(await runner.terminate() == 0)
+    }
+
+    @Test func aCallStartsTheRunnerThroughTheServiceFile() async throws {
+        let sandbox = try Sandbox()
+        // The packaged file, its Exec= naming the chime under test (as scripts/quickstart
+        // rewrites it); the bus runs it with the sandbox's environment, as a session's would.
+        let packaged = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("packaging/dbus/\(ChimeBus.name).service")
+        let text = try String(contentsOf: packaged, encoding: .utf8)
+        #expect(text.contains("\nName=\(ChimeBus.name)\n") && text.contains("\nSystemdService=chime.service\n"))
+        let service = text.replacingOccurrences(
+            of: "Exec=/usr/bin/chime run --notifier auto",
+            with: "Exec=\(ChimeExecutable.url.path) run --notifier json"
+        )
+        #expect(service != text)
+        let bus = try Bus(activating: service, environment: sandbox.environment)
+        #expect(try !sandbox.chime("list").stdout.contains("activated"))
+
+        let scheduled = try Self.gdbus("Schedule", "{'title': <'Activated'>, 'in': <'1h'>, 'id': <'activated'>}", bus: bus)
+        #expect(scheduled.stdout == "('activated',)\n", "\(scheduled)")
+        #expect(try sandbox.chime("list").stdout.contains("activated"))
+        // The runner the bus started owns the name and holds the sandbox's store; stop it by pid.
+        let owner = try Self.run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", ChimeBus.name,
+            ],
+            bus: bus
+        )
+        let pid = try #require(pid_t(owner.stdout.filter(\.isNumber).dropFirst(2)), "\(owner)")
+        #expect(try sandbox.chime("doctor").stdout.contains("\(pid)"))
+        kill(pid, SIGTERM)
+        #expect(await Self.wait { kill(pid, 0) != 0 })
     }
 
     @Test func withoutASessionBusTheRunnerSaysSoAndRuns() async throws {
