@@ -45,6 +45,7 @@ let package = Package(
         .library(name: "ChimeConfig", targets: ["ChimeConfig"]),
         .library(name: "ChimePostgres", targets: ["ChimePostgres"]),
         .library(name: "ChimeWebhook", targets: ["ChimeWebhook"]),
+        .library(name: "ChimeDBus", targets: ["ChimeDBus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -185,6 +186,19 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["ChimeVersionPlugin"]
         ),
+        // GIO (Debian libglib2.0-0), for the runner's D-Bus service, opened with dlopen when the
+        // service starts (see its header for why); only the headers are used at build time.
+        .target(name: "CGioLoader", cSettings: [.unsafeFlags(glibHeaders)]),
+        // The runner's D-Bus service on the session bus (packaging/dbus): GDBus on a GLib loop of
+        // its own thread, each method through the use cases the command line uses.
+        .target(
+            name: "ChimeDBus",
+            dependencies: [
+                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeRunner", "CGioLoader",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]
+        ),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
         .target(name: "ChimeTesting", dependencies: ["ChimeCore"], swiftSettings: strict),
         // The composition root: the families' tables and runner parts, listed once for chime,
@@ -202,7 +216,7 @@ let package = Package(
             dependencies: [
                 "ChimeApp",
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeLibnotify",
-                "ChimeConfig", "ChimePostgres", "ChimeWebhook",
+                "ChimeConfig", "ChimePostgres", "ChimeWebhook", "ChimeDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -278,6 +292,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "ChimeDBusTests",
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeDBus", "ChimeApp", "ChimeTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ChimeWebhookTests",
             dependencies: ["ChimeCore", "ChimeWebhook"],
             swiftSettings: strict
@@ -293,7 +312,7 @@ let package = Package(
             name: "ChimeCLITests",
             dependencies: [
                 "ChimeApp", "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeTesting", "ChimeLibnotify",
-                "ChimePostgres", .product(name: "GRDB", package: "GRDB.swift"),
+                "ChimePostgres", "ChimeDBus", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             // A store made by an earlier Chime, opened by ShippedSchemaTests.
             exclude: ["Fixtures"],

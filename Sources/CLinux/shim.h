@@ -2,10 +2,15 @@
 #ifndef CHIME_CLINUX_SHIM_H
 #define CHIME_CLINUX_SHIM_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // struct ucred
+#endif
+
 #include <sys/timerfd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -68,6 +73,38 @@ static inline int chime_relay_signal(int sig, int fd) {
         chime_signal_early = 0;
     }
     return result;
+}
+
+// The wake-up socket is told each datagram's sender (SO_PASSCRED), so that the runner tells its
+// own datagrams (its D-Bus service's) from another process's changes. CMSG_* are macros.
+static inline int chime_pass_credentials(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+}
+// recvfrom(2) that also gives the sender's pid (0 when the datagram carried none).
+static inline ssize_t chime_recv_with_pid(int fd, void *buffer, size_t length, struct sockaddr_storage *from, socklen_t *fromLength, pid_t *pid) {
+    struct iovec part = { buffer, length };
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(struct ucred))]; } control;
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_name = from;
+    message.msg_namelen = *fromLength;
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    message.msg_control = &control;
+    message.msg_controllen = sizeof control;
+    ssize_t received = recvmsg(fd, &message, 0);
+    *pid = 0;
+    if (received < 0) return received;
+    *fromLength = message.msg_namelen;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_CREDENTIALS) {
+            struct ucred credentials;
+            memcpy(&credentials, CMSG_DATA(header), sizeof credentials);
+            *pid = credentials.pid;
+        }
+    }
+    return received;
 }
 
 #endif

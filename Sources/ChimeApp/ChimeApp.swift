@@ -157,3 +157,22 @@ extension ChimeApp {
         [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)]
     }
 }
+
+extension ChimeApp {
+    /// Answers the alert shown last for reminder `id` as its "Done" or "Snooze" button would
+    /// (`chime done`, `chime snooze` on a reminder's alert, and the D-Bus service): another family's
+    /// alert is refused (`.conflict`), naming how to answer it.
+    /// - Parameter snoozeUntil: when the alert comes back (a snooze), nil for done.
+    public static func answerReminder(id: String, snoozeUntil: Date?, store: ReminderStore, now: Date) throws(ChimeError) -> AnsweredAlert {
+        try ReminderIdentifier.validate(id)
+        if let shown = try store.lastShown(id: id), shown.kind != PlainReminders.plainKind {
+            if snoozeUntil != nil {
+                throw ChimeError(.conflict, "'\(id)' is a \(shown.kind) alert: only reminders (chime in|at|every) and doses are snoozed")
+            }
+            let hint = shown.kind == DoseBook.kind ? ": answer a dose with 'chime dose take \(id)'" : ""
+            throw ChimeError(.conflict, "'\(id)' is a \(shown.kind) alert, not a reminder's\(hint)")
+        }
+        let action = snoozeUntil == nil ? PlainReminders.done : PlainReminders.snooze
+        return try store.answerShown(id: id, action: action, snoozeUntil: snoozeUntil, now: now)
+    }
+}

@@ -16,6 +16,21 @@ public final class PlainReminders: ReminderFamily {
     /// and `$CHIME_SNOOZE` override it).
     public static let defaultSnoozeLength: Duration = .seconds(600)
 
+    /// A snooze's length as people type it (`chime snooze ID 30m`, D-Bus `Snooze`), in seconds:
+    /// from 1m to 24h.
+    public static func parseSnoozeLength(_ text: String) throws(ChimeError) -> Int64 {
+        let seconds: Int64
+        do {
+            seconds = try TimeParsing.duration(text)
+        } catch {
+            throw ChimeError.invalid("duration", text, expected: "a duration such as 10m, 90s or 1h30m, from 1m to 24h")
+        }
+        guard (60...86_400).contains(seconds) else {
+            throw ChimeError.invalid("duration", text, expected: "a duration from 1m to 24h, such as 10m")
+        }
+        return seconds
+    }
+
     public let kind = PlainReminders.plainKind
     public let store: any SchedulerStore
     public let snoozeLength: Duration

@@ -20,6 +20,14 @@ public struct Presentation: Sendable, Hashable {
         self.sound = sound
     }
 
+    /// An urgency as people type it (`--urgency`, D-Bus `urgency`): low, normal or critical.
+    public static func urgency(named text: String) throws(ChimeError) -> Note.Urgency {
+        guard let urgency = Note.Urgency(rawValue: text) else {
+            throw ChimeError.invalid("urgency", text, expected: "low, normal or critical")
+        }
+        return urgency
+    }
+
     /// Nothing set: the notifier's defaults.
     public var isDefault: Bool { self == Presentation() }
 

@@ -32,21 +32,11 @@ public struct DesktopStatus: Error, Sendable, Hashable {
     public var isAvailable: Bool { problem == nil }
 }
 
-/// The session bus, found without ever letting GLib autolaunch one.
-///
-/// With `DBUS_SESSION_BUS_ADDRESS` unset and `DISPLAY` set, GLib starts a bus and a server of
-/// its own and leaves them behind: Chime uses the address given, or `$XDG_RUNTIME_DIR/bus`, or
-/// nothing.
+/// The session bus (``SessionBusAddress``) and GLib's values as Swift's.
 enum SessionBus {
     /// The address to use, exported for GLib, or nil.
     static func address(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
-        if let runtime = environment["XDG_RUNTIME_DIR"], FileManager.default.fileExists(atPath: runtime + "/bus") {
-            let address = "unix:path=\(runtime)/bus"
-            setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
-            return address
-        }
-        return nil
+        SessionBusAddress.find(environment: environment)
     }
 
     /// A GError's message, freeing it.

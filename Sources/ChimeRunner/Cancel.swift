@@ -33,12 +33,24 @@ extension RunnerControl {
     ) async {
         let shown = ids.flatMap { (try? store.shownAlerts(id: $0)) ?? [] }
         guard !shown.isEmpty else { return }
-        if let socket = socket(storePath: store.path, environment: environment),
-            WakeSocket.withdraw(path: socket, ids: Array(Set(shown.map(\.id))).sorted())
-        {
-            return
-        }
+        if withdrawThroughRunner(shown, store: store, environment: environment) { return }
         await closeWithoutRunner(shown)
+    }
+
+    /// Asks the store's runner to close the alerts shown for reminders `ids`, without waiting
+    /// (from the runner's own process too: its D-Bus service); false when no runner took it.
+    @discardableResult
+    public static func withdrawThroughRunner(
+        ids: [String],
+        store: ReminderStore,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Bool {
+        withdrawThroughRunner(ids.flatMap { (try? store.shownAlerts(id: $0)) ?? [] }, store: store, environment: environment)
+    }
+
+    private static func withdrawThroughRunner(_ shown: [PostedNote], store: ReminderStore, environment: [String: String]) -> Bool {
+        guard !shown.isEmpty, let socket = socket(storePath: store.path, environment: environment) else { return false }
+        return WakeSocket.withdraw(path: socket, ids: Array(Set(shown.map(\.id))).sorted())
     }
 
     /// Replaces the alert shown for reminder `id` (answered from the command line) by
@@ -54,12 +66,21 @@ extension RunnerControl {
     ) async {
         let shown = (try? store.shownAlerts(id: id)) ?? []
         guard !shown.isEmpty else { return }
-        if let socket = socket(storePath: store.path, environment: environment),
-            WakeSocket.withdraw(path: socket, [Withdrawal(id: id, confirmation: confirmation)])
-        {
-            return
-        }
+        if confirmThroughRunner(id: id, confirmation: confirmation, store: store, environment: environment) { return }
         await confirmWithoutRunner(shown, confirmation)
+    }
+
+    /// Asks the store's runner to replace the alert shown for `id` by `confirmation`, without
+    /// waiting (from the runner's own process too: its D-Bus service); false when no runner took it.
+    @discardableResult
+    public static func confirmThroughRunner(
+        id: String,
+        confirmation: Withdrawal.Confirmation,
+        store: ReminderStore,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Bool {
+        guard let socket = socket(storePath: store.path, environment: environment) else { return false }
+        return WakeSocket.withdraw(path: socket, [Withdrawal(id: id, confirmation: confirmation)])
     }
 
     /// How long `cancel` waits for a running runner's answer: longer than one desktop post can

@@ -39,7 +39,8 @@ public final class Runner: Service {
         notifier: any Notifier,
         families: [any ReminderFamily],
         logger: Logger,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        observe: @escaping @Sendable (SchedulerEvent) -> Void = { _ in }
     ) throws(ChimeError) {
         let paths = RunnerPaths(storePath: store.path, environment: environment)
         // The lock first, beside the store: a second runner is refused before it touches the
@@ -67,10 +68,14 @@ public final class Runner: Service {
         self.unsupportedNotifySocket = ServiceManagerNotify.unsupported(environment: environment)
         let log = logger
         store.onLogRecovered { message in log.notice("Store recovered", metadata: ["detail": .string(message)]) }
+        let schedulerLog = Self.schedulerLog(log) { destination in lock.publish(destination: Self.describe(destination)) }
         self.scheduler = Scheduler(
             store: store,
             notifier: notifier,
-            log: Self.schedulerLog(log) { destination in lock.publish(destination: Self.describe(destination)) },
+            log: { event in
+                schedulerLog(event)
+                observe(event)
+            },
             families: families
         )
     }
@@ -130,6 +135,13 @@ public final class Runner: Service {
             }
         }
     }
+
+    /// Wakes the scheduler to read the store again, from this process (as a poke on the socket
+    /// does from another): the D-Bus service after a change.
+    public func poke() { waker.poke() }
+
+    /// Calls `body` each time another process pokes the runner after changing the store.
+    public func observePokes(_ body: @escaping @Sendable () -> Void) { waker.observePokes(body) }
 
     /// Where alerts go, for the lock and the log.
     static func describe(_ destination: String?) -> String { destination ?? "nowhere (waiting for a notification server)" }

@@ -110,6 +110,13 @@ public final class TimerWaker: Waker {
 
     public func poke() { deliver(.poked) }
 
+    /// Calls `body` (on the poll thread) each time a poke from another process (the CLI) is
+    /// read from the socket: it changed the store.
+    public func observePokes(_ body: @escaping @Sendable () -> Void) {
+        pokeObserver.withLock { $0 = body }
+    }
+    private let pokeObserver = Mutex<(@Sendable () -> Void)?>(nil)
+
     public func takeWithdrawals() -> [Withdrawal] {
         state.withLock { state in
             defer { state.withdrawals = [] }
@@ -226,17 +233,22 @@ public final class TimerWaker: Waker {
                 reason = Self.stronger(reason, .zoneChanged)
             }
             if fds.count > 4, fds[4].revents != 0, let socketFD {
-                let poked = state.withLock { state in
+                let own = getpid()
+                let (poked, fromElsewhere) = state.withLock { state in
+                    var fromElsewhere = false
                     let count = WakeSocket.drain(
                         socketFD,
                         queries: { state.queries += $0 },
-                        withdrawals: { state.withdrawals += $0 }
+                        withdrawals: { state.withdrawals += $0 },
+                        sender: { fromElsewhere = fromElsewhere || $0 != own }
                     )
-                    guard count > 0 else { return false }
+                    guard count > 0 else { return (false, false) }
                     state.pokeRead = true
-                    return true
+                    return (true, fromElsewhere)
                 }
                 if poked { reason = Self.stronger(reason, .poked) }
+                // The runner's own datagrams (its D-Bus service's) are told by the service itself.
+                if fromElsewhere { pokeObserver.withLock { $0 }?() }
             }
             if let reason { deliver(reason) }
         }

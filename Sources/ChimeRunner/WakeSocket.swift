@@ -1,3 +1,4 @@
+import CLinux
 import ChimeCore
 import Foundation
 
@@ -41,6 +42,8 @@ public enum WakeSocket {
             close(fd)
             throw ChimeError(.failure, "cannot bind the wake-up socket '\(path)': \(reason)")
         }
+        // Each datagram's sender, to tell this process's own (its D-Bus service's) from others'.
+        _ = chime_pass_credentials(fd)
         return fd
     }
 
@@ -62,8 +65,14 @@ public enum WakeSocket {
     }
 
     /// Drains every pending datagram, handing each question to `queries` (with the answer
-    /// going back to its sender over `fd`); returns how many datagrams there were.
-    static func drain(_ fd: Int32, queries: ([DeliveryQuery]) -> Void, withdrawals: ([Withdrawal]) -> Void) -> Int {
+    /// going back to its sender over `fd`) and each sender's pid to `sender` (0 when unknown);
+    /// returns how many datagrams there were.
+    static func drain(
+        _ fd: Int32,
+        queries: ([DeliveryQuery]) -> Void,
+        withdrawals: ([Withdrawal]) -> Void,
+        sender senderPID: (pid_t) -> Void = { _ in }
+    ) -> Int {
         var buffer = [UInt8](repeating: 0, count: maxDatagram)
         var count = 0
         var found: [DeliveryQuery] = []
@@ -71,11 +80,11 @@ public enum WakeSocket {
         while true {
             var sender = sockaddr_storage()
             var senderLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let received = withUnsafeMutablePointer(to: &sender) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &senderLength) }
-            }
+            var pid = pid_t()
+            let received = chime_recv_with_pid(fd, &buffer, buffer.count, &sender, &senderLength, &pid)
             guard received >= 0 else { break }
             count += 1
+            senderPID(pid)
             if received > 1, buffer[0] == UInt8(ascii: "w") {
                 // Identifiers are checked as the CLI checks them: nothing else is looked up.
                 withdraw += String(decoding: buffer[1..<received], as: UTF8.self).split(separator: "\n").compactMap(Self.withdrawal)

@@ -43,16 +43,7 @@ struct Snooze: AsyncParsableCommand {
     /// `reminders.snooze`, else the default.
     func length() throws(ChimeError) -> Int64 {
         guard let duration else { return try Settings.current().seconds(.snooze) }
-        let seconds: Int64
-        do {
-            seconds = try TimeParsing.duration(duration)
-        } catch {
-            throw ChimeError.invalid("duration", duration, expected: "a duration such as 10m, 90s or 1h30m, from 1m to 24h")
-        }
-        guard (60...86_400).contains(seconds) else {
-            throw ChimeError.invalid("duration", duration, expected: "a duration from 1m to 24h, such as 10m")
-        }
-        return seconds
+        return try PlainReminders.parseSnoozeLength(duration)
     }
 
     func run() async throws {
@@ -65,11 +56,8 @@ struct Snooze: AsyncParsableCommand {
             try await snoozeDose(seconds: seconds, store: store)
             return
         }
-        if let shown, shown.kind != PlainReminders.plainKind {
-            throw ChimeError(.conflict, "'\(id)' is a \(shown.kind) alert: only reminders (chime in|at|every) and doses are snoozed")
-        }
         let until = now.addingTimeInterval(TimeInterval(seconds))
-        let answered = try store.answerShown(id: id, action: PlainReminders.snooze, snoozeUntil: until, now: now)
+        let answered = try ChimeApp.answerReminder(id: id, snoozeUntil: until, store: store, now: now)
         let running = pokeRunner(store, json: global.json)
         // Answered here: the alert says until when, as its button would (the runner replaces it;
         // with none, the desktop helper).
@@ -127,11 +115,7 @@ struct Done: AsyncParsableCommand {
     func run() async throws {
         if let url = try global.postgresURL() { return try await runPostgres(url) }
         let store = try global.openStore(.update)
-        if let shown = try store.lastShown(id: id), shown.kind != PlainReminders.plainKind {
-            let hint = shown.kind == DoseBook.kind ? ": answer a dose with 'chime dose take \(id)'" : ""
-            throw ChimeError(.conflict, "'\(id)' is a \(shown.kind) alert, not a reminder's\(hint)")
-        }
-        let answered = try store.answerShown(id: id, action: PlainReminders.done, snoozeUntil: nil, now: Date())
+        let answered = try ChimeApp.answerReminder(id: id, snoozeUntil: nil, store: store, now: Date())
         let running = RunnerControl.isRunning(storePath: store.path)
         await confirmAnswered(id, PlainReminders.doneConfirmation(title: answered.alert.title), store: store)
         emit(AlertAnswered(answered, runner: running), json: global.json)

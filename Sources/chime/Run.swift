@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeApp
 import ChimeConfig
 import ChimeCore
+import ChimeDBus
 import ChimeDoses
 import ChimeFocus
 import ChimeGateway
@@ -96,12 +97,51 @@ struct Run: AsyncParsableCommand {
             doseRepeats: config.doseRepeats
         )
         do {
-            let runner = try Runner(store: store, notifier: sink, families: families, logger: logger)
+            let signals = BusSignals()
+            let runner = try Runner(
+                store: store,
+                notifier: SignallingNotifier(sink, signals: signals),
+                families: families,
+                logger: logger,
+                observe: signals.observe
+            )
+            // Only once the store's lock is held: a second runner on the store stops above.
+            let bus = Self.startBus(runner: runner, signals: signals, logger: logger)
             try await runner.runUntilSignalled()
+            withExtendedLifetime(bus) {}
         } catch {
             await NotifierChoice.shutDown(sink)
             throw error
         }
         await NotifierChoice.shutDown(sink)
+    }
+
+    /// The D-Bus service, when a session bus exists (one line in the log either way); a name
+    /// another process owns, or a bus that cannot be reached, is logged, not fatal.
+    static func startBus(runner: Runner, signals: BusSignals, logger: Logger) -> ChimeBusServer? {
+        guard let address = SessionBusAddress.find() else {
+            logger.info("No session bus: no D-Bus service")
+            return nil
+        }
+        let service = RemindersService(
+            store: runner.store,
+            poke: { runner.poke() },
+            changed: { signals.changed($0) },
+            answered: { signals.answered(id: $0, answer: $1) }
+        )
+        runner.observePokes { signals.changed([]) }
+        do {
+            let server = try ChimeBusServer.start(address: address, service: service) { state in
+                switch state {
+                case .acquired: logger.info("D-Bus service: \(ChimeBus.name) on the session bus")
+                case .lost: logger.warning("D-Bus name \(ChimeBus.name) is owned by another process: no D-Bus service")
+                }
+            }
+            signals.attach(server)
+            return server
+        } catch {
+            logger.warning("No D-Bus service", metadata: ["error": .string(error.message)])
+            return nil
+        }
     }
 }

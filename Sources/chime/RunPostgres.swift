@@ -30,6 +30,8 @@ extension Run {
         let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
         let serving = channels.isEmpty ? [PostgresStore.defaultChannel] : channels
         let lease = Duration.seconds(lease?.seconds ?? 30)
+        // The service's methods run the SQLite store's use cases (docs/postgresql.md names it).
+        if SessionBusAddress.find() != nil { logger.info("No D-Bus service on a PostgreSQL store") }
         do {
             try await PostgresStore.withCheckedStore(url, applicationName: PostgresRunner.applicationName(owner: owner)) { store in
                 // A runner on a schema an older Chime made would fail every pass: say so at once.

@@ -114,13 +114,7 @@ struct ScheduleOptions: ParsableArguments {
 
     /// How the alert looks, from --urgency, --sticky, --icon and --sound.
     func presentation() throws(ChimeError) -> Presentation {
-        var level: Note.Urgency?
-        if let urgency {
-            guard let parsed = Note.Urgency(rawValue: urgency) else {
-                throw ChimeError.invalid("urgency", urgency, expected: "low, normal or critical")
-            }
-            level = parsed
-        }
+        let level = try urgency.map { text throws(ChimeError) in try Presentation.urgency(named: text) }
         return try Presentation(urgency: level, sticky: sticky, icon: icon, sound: sound).validated()
     }
 

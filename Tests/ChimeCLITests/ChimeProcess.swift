@@ -104,7 +104,7 @@ final class RunningChime: Sendable {
     /// rather than an AsyncStream raced against a timeout: a line arriving as the timeout wins
     /// would be taken by the cancelled reader and lost.)
     private final class Lines: Sendable {
-        let state = Mutex<(lines: [String], ended: Bool)>(([], false))
+        let state = Mutex<(lines: [String], pending: Data, ended: Bool)>(([], Data(), false))
     }
     private let lines = Lines()
     private final class Text: Sendable { let value = Mutex("") }
@@ -113,36 +113,48 @@ final class RunningChime: Sendable {
     init(arguments: [String], environment: [String: String], throughShell: Bool = false) throws {
         let (process, out, err) = ChimeExecutable.process(arguments, environment: environment, throughShell: throughShell)
         let lines = self.lines
-        let buffer = Mutex(Data())
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
+        let errors = self.errors
+        self.process = process
+        try process.run()
+        // Each pipe is read by a thread of its own, blocking in read(2) until the runner's end
+        // closes, rather than by a FileHandle readability source: libdispatch's epoll loop has
+        // crashed the test process (a bad pointer in _dispatch_event_loop_drain) when both
+        // sources were cancelled at end of stream while its manager thread still held their
+        // events.
+        Self.read(out, name: "chime-test-stdout") { data in
+            guard let data else {
                 lines.state.withLock { $0.ended = true }
                 return
             }
-            let complete: [String] = buffer.withLock { buffer in
-                buffer.append(data)
-                var found: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    found.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...newline)
+            lines.state.withLock { state in
+                state.pending.append(data)
+                while let newline = state.pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    state.lines.append(String(decoding: state.pending[state.pending.startIndex..<newline], as: UTF8.self))
+                    state.pending.removeSubrange(state.pending.startIndex...newline)
                 }
-                return found
             }
-            lines.state.withLock { $0.lines.append(contentsOf: complete) }
         }
-        let errors = self.errors
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
+        Self.read(err, name: "chime-test-stderr") { data in
+            if let data { errors.value.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+        }
+    }
+
+    /// Reads `pipe` on a thread of its own until end of stream, handing each chunk to `body`,
+    /// then nil.
+    private static func read(_ pipe: Pipe, name: String, _ body: @escaping @Sendable (Data?) -> Void) {
+        let thread = Thread {
+            let fd = pipe.fileHandleForReading.fileDescriptor
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = Glibc.read(fd, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                body(Data(buffer[0..<count]))
             }
-            errors.value.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            body(nil)
         }
-        self.process = process
-        try process.run()
+        thread.name = name
+        thread.start()
     }
 
     var stderr: String { errors.value.withLock { $0 } }

@@ -195,6 +195,29 @@ struct RunnerPiecesTests {
         #expect(WakeSocket.drain(fd) == 0)
     }
 
+    @Test func eachDatagramSaysWhichProcessSentIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("runner.sock")
+        let fd = try WakeSocket.bind(path: path)
+        defer { close(fd) }
+
+        // This process (as the runner's own D-Bus service pokes it), then another (as the CLI does).
+        #expect(WakeSocket.poke(path: path))
+        let other = Process()
+        other.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        other.arguments = [
+            "-c", "import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b'p', sys.argv[1])", path,
+        ]
+        try other.run()
+        other.waitUntilExit()
+        #expect(other.terminationStatus == 0)
+
+        var senders: [pid_t] = []
+        #expect(WakeSocket.drain(fd, queries: { _ in }, withdrawals: { _ in }, sender: { senders.append($0) }) == 2)
+        #expect(senders == [getpid(), other.processIdentifier])
+    }
+
     @Test("A command's withdrawals and confirmations reach the runner over its socket as sent; a bad id is dropped")
     func withdrawalsAndConfirmationsCrossTheSocket() throws {
         let directory = try TemporaryDirectory()

@@ -1,0 +1,316 @@
+internal import CGioLoader
+import ChimeCore
+import Foundation
+import Logging
+import Synchronization
+
+/// libgio's functions, opened when the service starts (see CGioLoader's header for why).
+private var gio: chime_gio_api { chime_gio().pointee }
+
+/// `chime run`'s D-Bus service: owns ``ChimeBus/name`` on the session bus and serves
+/// ``ChimeBus/interface`` at ``ChimeBus/objectPath`` through GIO's GDBus.
+///
+/// GDBus calls the methods on a GLib main loop of the service's own thread; each call is read
+/// there and handed to a worker thread, which runs it through ``RemindersService`` (the store,
+/// and for a cancel, the runner's answer) and replies from there: the loop thread never waits
+/// on the store. Signals may be emitted from any thread.
+///
+/// `@unchecked Sendable`: `connection` is only used with GDBus calls that are thread-safe
+/// (`g_dbus_connection_emit_signal`); the rest is set once on the loop thread before anything
+/// reads it, or is behind a `Mutex`.
+public final class ChimeBusServer: @unchecked Sendable {
+    /// What became of the name.
+    public enum NameState: Sendable, Equatable {
+        case acquired
+        /// Another process owns it (another runner, on another store), or the bus refused it.
+        case lost
+    }
+
+    private let service: RemindersService
+    private let worker = Worker()
+    private var connection: OpaquePointer?
+    private let onName: @Sendable (NameState) -> Void
+
+    private init(service: RemindersService, onName: @escaping @Sendable (NameState) -> Void) {
+        self.service = service
+        self.onName = onName
+    }
+
+    /// Connects to the bus at `address`, registers the object and asks for the name; what
+    /// becomes of the name is told to `onName` (on the loop thread). Throws a one-line reason
+    /// when libgio cannot be loaded or the bus cannot be reached.
+    public static func start(
+        address: String,
+        service: RemindersService,
+        onName: @escaping @Sendable (NameState) -> Void
+    ) throws(ChimeError) -> ChimeBusServer {
+        if let problem = chime_gio_open() {
+            throw ChimeError(.failure, "libgio could not be loaded: " + String(cString: problem))
+        }
+        let server = ChimeBusServer(service: service, onName: onName)
+        let loop = GioThread(name: "chime-dbus")
+        let failure: String? = loop.runAndWait {
+            var error: UnsafeMutablePointer<GError>?
+            let flags = GDBusConnectionFlags(
+                rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue
+            )
+            guard let connection = gio.g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error) else {
+                return "cannot connect to the session bus: " + Self.message(error)
+            }
+            server.connection = connection
+            let id = chime_gio_serve(
+                connection,
+                ChimeBus.introspection,
+                ChimeBus.interface,
+                ChimeBus.objectPath,
+                ChimeBus.name,
+                { invocation, data in
+                    Unmanaged<ChimeBusServer>.fromOpaque(data!).takeUnretainedValue().call(invocation)
+                },
+                { acquired, data in
+                    let server = Unmanaged<ChimeBusServer>.fromOpaque(data!).takeUnretainedValue()
+                    server.onName(acquired != 0 ? .acquired : .lost)
+                },
+                Unmanaged.passRetained(server).toOpaque(),
+                &error
+            )
+            return id == 0 ? "cannot serve \(ChimeBus.interface): " + Self.message(error) : nil
+        }
+        if let failure { throw ChimeError(.failure, failure) }
+        return server
+    }
+
+    // MARK: Signals
+
+    /// `Fired(s id, x due_us, a{sv} details)`: an occurrence was shown.
+    public func fired(id: String, due: Date, details: [String: BusValue]) {
+        emit(
+            "Fired",
+            Self.tuple([Self.variant(.string(id)), Self.variant(.int64(RemindersService.micros(due))), Self.dictionary(details)])
+        )
+    }
+
+    /// `Answered(s id, s answer)`: a shown alert was answered (an action's key, or `closed`).
+    public func answered(id: String, answer: String) {
+        emit("Answered", Self.tuple([Self.variant(.string(id)), Self.variant(.string(answer))]))
+    }
+
+    /// `Changed(as ids)`: reminders changed (none named: the change came from elsewhere).
+    public func changed(ids: [String]) {
+        emit("Changed", Self.tuple([Self.variant(.strings(ids))]))
+    }
+
+    private func emit(_ signal: String, _ parameters: OpaquePointer) {
+        guard let connection else {
+            gio.g_variant_unref(gio.g_variant_ref_sink(parameters))
+            return
+        }
+        // (Fails only once the connection is closed: nothing to tell anyone then.)
+        _ = gio.g_dbus_connection_emit_signal(connection, nil, ChimeBus.objectPath, ChimeBus.interface, signal, parameters, nil)
+    }
+
+    // MARK: Methods
+
+    /// A method call, read on the loop thread, run and answered on the worker.
+    private func call(_ invocation: OpaquePointer?) {
+        guard let invocation else { return }
+        let method = String(cString: gio.g_dbus_method_invocation_get_method_name(invocation)!)
+        // The parameters' types are GDBus's to check against the XML: a call of the wrong
+        // signature is refused before it comes here.
+        let parameters = gio.g_dbus_method_invocation_get_parameters(invocation)!
+        var arguments: [BusValue] = []
+        var dictionary: [String: BusValue] = [:]
+        for index in 0..<gio.g_variant_n_children(parameters) {
+            let child = gio.g_variant_get_child_value(parameters, index)!
+            defer { gio.g_variant_unref(child) }
+            if String(cString: gio.g_variant_get_type_string(child)!) == "a{sv}" {
+                dictionary = Self.readDictionary(child)
+            } else {
+                arguments.append(Self.read(child))
+            }
+        }
+        let strings = arguments.map { if case .string(let text) = $0 { text } else { "" } }
+        let reply = Invocation(invocation)
+        let service = self.service
+        let fields = dictionary
+        worker.enqueue {
+            do throws(ChimeError) {
+                switch method {
+                case "Schedule":
+                    reply.return(Self.tuple([Self.variant(.string(try service.schedule(fields)))]))
+                case "Cancel":
+                    reply.return(Self.tuple([Self.variant(.string(try service.cancel(strings[0])))]))
+                case "List":
+                    let items = try service.list().map(Self.dictionary)
+                    reply.return(Self.tuple([Self.array(items, of: "a{sv}")]))
+                case "Get":
+                    reply.return(Self.tuple([Self.dictionary(try service.get(strings[0]))]))
+                case "Snooze":
+                    try service.snooze(strings[0], duration: strings[1])
+                    reply.return(nil)
+                case "Done":
+                    try service.done(strings[0])
+                    reply.return(nil)
+                default:
+                    throw ChimeError(.usage, "unknown method '\(method)'")
+                }
+            } catch {
+                reply.fail(ChimeBus.errorName(error.code), error.message)
+            }
+        }
+    }
+
+    /// A method invocation to answer once, from any thread (GDBus's return calls are
+    /// thread-safe). `@unchecked Sendable`: only answered, once, by the worker.
+    private final class Invocation: @unchecked Sendable {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+        func `return`(_ value: OpaquePointer?) { gio.g_dbus_method_invocation_return_value(pointer, value) }
+
+        func fail(_ name: String, _ message: String) {
+            gio.g_dbus_method_invocation_return_dbus_error(pointer, name, message)
+        }
+    }
+
+    // MARK: GVariant
+
+    static func readDictionary(_ dictionary: OpaquePointer) -> [String: BusValue] {
+        var fields: [String: BusValue] = [:]
+        for index in 0..<gio.g_variant_n_children(dictionary) {
+            let entry = gio.g_variant_get_child_value(dictionary, index)!
+            let key = gio.g_variant_get_child_value(entry, 0)!
+            let boxed = gio.g_variant_get_child_value(entry, 1)!
+            let value = gio.g_variant_get_variant(boxed)!
+            fields[String(cString: gio.g_variant_get_string(key, nil)!)] = read(value)
+            for variant in [value, boxed, key, entry] { gio.g_variant_unref(variant) }
+        }
+        return fields
+    }
+
+    static func read(_ value: OpaquePointer) -> BusValue {
+        let signature = String(cString: gio.g_variant_get_type_string(value)!)
+        switch signature {
+        case "s": return .string(String(cString: gio.g_variant_get_string(value, nil)!))
+        case "x": return .int64(Int64(gio.g_variant_get_int64(value)))
+        case "i": return .int32(gio.g_variant_get_int32(value))
+        case "b": return .bool(gio.g_variant_get_boolean(value) != 0)
+        default: return .other(signature: signature)
+        }
+    }
+
+    /// A floating GVariant for `value`.
+    static func variant(_ value: BusValue) -> OpaquePointer {
+        switch value {
+        case .string(let text): return gio.g_variant_new_string(text)!
+        case .int64(let number): return gio.g_variant_new_int64(gint64(number))!
+        case .int32(let number): return gio.g_variant_new_int32(number)!
+        case .bool(let flag): return gio.g_variant_new_boolean(flag ? 1 : 0)!
+        case .strings(let texts): return array(texts.map { gio.g_variant_new_string($0)! }, of: "s")
+        case .other: return gio.g_variant_new_string("")!
+        }
+    }
+
+    /// A floating `a{sv}`, its keys sorted.
+    static func dictionary(_ fields: [String: BusValue]) -> OpaquePointer {
+        let entries = fields.keys.sorted().map { key in
+            gio.g_variant_new_dict_entry(gio.g_variant_new_string(key)!, gio.g_variant_new_variant(variant(fields[key]!))!)!
+        }
+        return array(entries, of: "{sv}")
+    }
+
+    static func array(_ items: [OpaquePointer], of type: String) -> OpaquePointer {
+        // A GVariantType is its type string (GLib's G_VARIANT_TYPE macro is a cast).
+        type.withCString { type in
+            var items: [OpaquePointer?] = items
+            return gio.g_variant_new_array(OpaquePointer(type), &items, gsize(items.count))!
+        }
+    }
+
+    static func tuple(_ items: [OpaquePointer]) -> OpaquePointer {
+        var items: [OpaquePointer?] = items
+        return gio.g_variant_new_tuple(&items, gsize(items.count))!
+    }
+
+    static func message(_ error: UnsafeMutablePointer<GError>?) -> String {
+        guard let error else { return "unknown error" }
+        defer { gio.g_error_free(error) }
+        return String(cString: error.pointee.message)
+    }
+}
+
+/// A thread running a GLib main loop on a context of its own: GDBus calls the service's
+/// methods on it (the context that is the thread's default when the object is registered).
+///
+/// `@unchecked Sendable`: `context` is only handed to GLib functions that are thread-safe
+/// (`g_source_attach`); everything else runs on the loop thread.
+final class GioThread: @unchecked Sendable {
+    let context: OpaquePointer
+
+    init(name: String) {
+        context = gio.g_main_context_new()!  // GLib aborts rather than return NULL
+        let address = UInt(bitPattern: context)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let context = OpaquePointer(bitPattern: address)
+            gio.g_main_context_push_thread_default(context)
+            let loop = gio.g_main_loop_new(context, 0)
+            started.signal()
+            gio.g_main_loop_run(loop)
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    /// Runs `body` on the loop thread and waits for its result (from another thread only).
+    func runAndWait<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let work = Work {
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        chime_gio_enqueue(
+            context,
+            { data in
+                Unmanaged<Work>.fromOpaque(data!).takeRetainedValue().body()
+                return 0  // G_SOURCE_REMOVE
+            },
+            Unmanaged.passRetained(work).toOpaque()
+        )
+        done.wait()
+        return result.withLock { $0! }
+    }
+
+    private final class Work {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+}
+
+/// A thread of the service's own that runs its method calls one at a time, in order: off the
+/// GLib thread, and off Swift's cooperative pool and libdispatch's (whose worker threads would
+/// wake an idle runner every second: see RunnerThread).
+final class Worker: Sendable {
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let ready = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in
+            while true {
+                ready.wait()
+                let job = jobs.withLock { $0.removeFirst() }
+                job()
+            }
+        }
+        thread.name = "chime-dbus-work"
+        thread.start()
+    }
+
+    func enqueue(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        ready.signal()
+    }
+}

@@ -1,0 +1,62 @@
+// The introspection XML the service registers: a copy of
+// packaging/dbus/io.github.chime.Chime.Reminders1.xml, the file installed for other programs
+// (ChimeDBusTests checks that the two are the same, byte for byte).
+extension ChimeBus {
+    public static let introspection = """
+        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+        <!-- Chime's reminders on the session bus: served by `chime run` under the name
+             io.github.chime.Chime at /io/github/chime/Chime. See docs/dbus.md and man chime
+             (D-BUS INTERFACE). Errors: io.github.chime.Chime.Error.NotFound, .TooLate, .Invalid,
+             .Conflict, .Store, .Failed, each with the command line's one-line message. -->
+        <node>
+          <interface name="io.github.chime.Chime.Reminders1">
+            <!-- title (s), body (s), one of in (s: 25m), at (s: 14:30, tomorrow 09:00, RFC 3339) or
+                 every (s: weekday 08:00, 2h), optional id (s) and urgency (s: low, normal, critical).
+                 Returns the reminder's id. -->
+            <method name="Schedule">
+              <arg name="reminder" type="a{sv}" direction="in"/>
+              <arg name="id" type="s" direction="out"/>
+            </method>
+            <!-- Returns cancelled, too-late (cancelled, but its alert had been shown) or unconfirmed. -->
+            <method name="Cancel">
+              <arg name="id" type="s" direction="in"/>
+              <arg name="outcome" type="s" direction="out"/>
+            </method>
+            <!-- The pending reminders, each as Get returns it, soonest first. -->
+            <method name="List">
+              <arg name="reminders" type="aa{sv}" direction="out"/>
+            </method>
+            <!-- id, title, body, kind, trigger, recurring (b), next_due (s, RFC 3339), next_due_us (x). -->
+            <method name="Get">
+              <arg name="id" type="s" direction="in"/>
+              <arg name="reminder" type="a{sv}" direction="out"/>
+            </method>
+            <!-- Snoozes the alert shown last for id (duration: 10m, from 1m to 24h). -->
+            <method name="Snooze">
+              <arg name="id" type="s" direction="in"/>
+              <arg name="duration" type="s" direction="in"/>
+            </method>
+            <!-- Marks the alert shown last for id done. -->
+            <method name="Done">
+              <arg name="id" type="s" direction="in"/>
+            </method>
+            <!-- An occurrence was shown: title (s), body (s), kind (s). -->
+            <signal name="Fired">
+              <arg name="id" type="s"/>
+              <arg name="due_us" type="x"/>
+              <arg name="details" type="a{sv}"/>
+            </signal>
+            <!-- A shown alert was answered: an action's key (done, snooze) or closed. -->
+            <signal name="Answered">
+              <arg name="id" type="s"/>
+              <arg name="answer" type="s"/>
+            </signal>
+            <!-- Reminders changed: their ids, or none when the change came from elsewhere (read List). -->
+            <signal name="Changed">
+              <arg name="ids" type="as"/>
+            </signal>
+          </interface>
+        </node>
+        """ + "\n"
+}

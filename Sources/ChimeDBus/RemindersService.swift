@@ -1,0 +1,169 @@
+import ChimeApp
+import ChimeCore
+import ChimeRunner
+import ChimeStore
+import Foundation
+
+/// What the D-Bus interface does, without D-Bus: each method through the use case and the
+/// parsers the command line uses (ChimeCore's time grammar, the store's schedule, cancel and
+/// answer), its errors the command line's. Runs on the service's worker thread, never on the
+/// GLib thread nor the runner's.
+public struct RemindersService: Sendable {
+    public let store: ReminderStore
+    private let clock: @Sendable () -> Date
+    private let systemZone: @Sendable () -> TimeZone
+    private let environment: [String: String]
+    /// Wakes the runner to read the store again.
+    private let poke: @Sendable () -> Void
+    /// Told the ids of the reminders a method changed.
+    private let changed: @Sendable ([String]) -> Void
+    /// Told a reminder's alert answered through the service: its id and the answer.
+    private let answered: @Sendable (String, String) -> Void
+
+    public init(
+        store: ReminderStore,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        poke: @escaping @Sendable () -> Void,
+        changed: @escaping @Sendable ([String]) -> Void = { _ in },
+        answered: @escaping @Sendable (String, String) -> Void = { _, _ in }
+    ) {
+        self.store = store
+        self.clock = clock
+        self.systemZone = systemZone
+        self.environment = environment
+        self.poke = poke
+        self.changed = changed
+        self.answered = answered
+    }
+
+    /// The keys `Schedule` takes.
+    public static let scheduleKeys = ["title", "body", "in", "at", "every", "id", "urgency"]
+
+    /// Schedules a reminder as `chime in`, `chime at` or `chime every` would (replacing a
+    /// pending one with the same id); returns its id.
+    public func schedule(_ fields: [String: BusValue]) throws(ChimeError) -> String {
+        for key in fields.keys.sorted() where !Self.scheduleKeys.contains(key) {
+            throw ChimeError(.usage, "unknown key '\(UserText.oneLine(key))': expected title, body, in, at, every, id or urgency")
+        }
+        guard let title = try Self.text(fields, "title") else {
+            throw ChimeError(.usage, "missing 'title': expected a string such as \"Tea is ready\"")
+        }
+        let whens = ["in", "at", "every"].filter { fields[$0] != nil }
+        guard whens.count == 1 else {
+            let given = whens.isEmpty ? "none" : whens.map { "'\($0)'" }.joined(separator: " and ")
+            throw ChimeError(.usage, "expected one of 'in' (25m), 'at' (14:30) or 'every' (weekday 08:00), got \(given)")
+        }
+        let when = whens[0]
+        let value = try Self.text(fields, when) ?? ""
+        let now = clock()
+        let trigger: Trigger
+        switch when {
+        case "in":
+            trigger = .once(now.addingTimeInterval(TimeInterval(try TimeParsing.leadingDuration([value]))))
+        case "at":
+            trigger = .once(try TimeParsing.spoken(value, now: now, zone: systemZone()).instant)
+        default:
+            let words = value.split(whereSeparator: \.isWhitespace).map(String.init)
+            guard !words.isEmpty else {
+                throw ChimeError(.usage, "missing rule: expected DAYS TIMES (weekday 08:00) or an interval (2h)")
+            }
+            trigger = try TimeParsing.recurrence(words, now: now, zone: .floating)
+        }
+        let id = try Self.text(fields, "id")
+        if let id { try ReminderIdentifier.validate(id) }
+        let urgency = try Self.text(fields, "urgency").map { text throws(ChimeError) in try Presentation.urgency(named: text) }
+        let new = try NewReminder(
+            id: id,
+            title: title,
+            body: try Self.text(fields, "body") ?? "",
+            trigger: trigger,
+            presentation: Presentation(urgency: urgency).validated()
+        ).validated()
+        let result = try store.schedule(new, replace: true, now: now, systemZone: systemZone())
+        poke()
+        changed([result.reminder.id])
+        return result.reminder.id
+    }
+
+    /// Cancels reminder `id` as `chime cancel` does; returns the outcome: `cancelled`,
+    /// `too-late` (cancelled, but its alert had been shown: the command line's exit 8) or
+    /// `unconfirmed` (cancelled; the runner did not say in time whether it had shown it).
+    public func cancel(_ id: String) throws(ChimeError) -> String {
+        try ReminderIdentifier.validate(id)
+        try ChimeApp.refuseCancel([id], store: store)
+        let outcome = try RunnerControl.cancel(ids: [id], store: store, now: clock(), environment: environment)
+        RunnerControl.withdrawThroughRunner(ids: outcome.cancelled.map(\.id), store: store, environment: environment)
+        changed(outcome.cancelled.map(\.id))
+        if !outcome.shown.isEmpty { return "too-late" }
+        if !outcome.unconfirmed.isEmpty { return "unconfirmed" }
+        return "cancelled"
+    }
+
+    /// The pending reminders, soonest first, as ``get(_:)`` gives each.
+    public func list() throws(ChimeError) -> [[String: BusValue]] {
+        var reminders: [[String: BusValue]] = []
+        try store.eachPending { reminders.append(Self.describe($0)) }
+        return reminders
+    }
+
+    /// A pending reminder: id, title, body, kind, trigger, recurring, urgency, and next_due
+    /// (RFC 3339) with next_due_us (microseconds since the epoch) while one is due.
+    public func get(_ id: String) throws(ChimeError) -> [String: BusValue] {
+        try ReminderIdentifier.validate(id)
+        return Self.describe(try store.reminder(id: id))
+    }
+
+    /// Snoozes the alert shown last for `id`, as `chime snooze ID DURATION` does.
+    public func snooze(_ id: String, duration: String) throws(ChimeError) {
+        let now = clock()
+        let seconds = try PlainReminders.parseSnoozeLength(duration)
+        let until = now.addingTimeInterval(TimeInterval(seconds))
+        let answer = try ChimeApp.answerReminder(id: id, snoozeUntil: until, store: store, now: now)
+        poke()
+        let confirmation = PlainReminders.snoozedConfirmation(until: until, title: answer.alert.title, zone: systemZone())
+        RunnerControl.confirmThroughRunner(id: id, confirmation: confirmation, store: store, environment: environment)
+        answered(id, PlainReminders.snooze)
+        changed([id])
+    }
+
+    /// Marks the alert shown last for `id` done, as `chime done ID` does.
+    public func done(_ id: String) throws(ChimeError) {
+        let answer = try ChimeApp.answerReminder(id: id, snoozeUntil: nil, store: store, now: clock())
+        let confirmation = PlainReminders.doneConfirmation(title: answer.alert.title)
+        RunnerControl.confirmThroughRunner(id: id, confirmation: confirmation, store: store, environment: environment)
+        answered(id, PlainReminders.done)
+    }
+
+    /// A reminder as `Get` and `List` give it.
+    static func describe(_ reminder: Reminder) -> [String: BusValue] {
+        var fields: [String: BusValue] = [
+            "id": .string(reminder.id),
+            "title": .string(reminder.title),
+            "body": .string(reminder.body),
+            "kind": .string(reminder.kind),
+            "trigger": .string(reminder.trigger.summary),
+            "recurring": .bool(reminder.trigger.isRecurring),
+            "urgency": .string((reminder.presentation.urgency ?? .normal).rawValue),
+        ]
+        if let due = reminder.nextDue {
+            fields["next_due"] = .string(TimeText.iso(due))
+            fields["next_due_us"] = .int64(micros(due))
+        }
+        return fields
+    }
+
+    /// Microseconds since the epoch (the ledger's unit), for `Fired`'s `due_us` and `next_due_us`.
+    public static func micros(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
+
+    /// The string under `key`, nil when absent; another type is refused, naming it.
+    static func text(_ fields: [String: BusValue], _ key: String) throws(ChimeError) -> String? {
+        switch fields[key] {
+        case nil: return nil
+        case .string(let text): return text
+        case let value?:
+            throw ChimeError(.usage, "'\(key)' must be a string (D-Bus type s), not \(UserText.oneLine(value.signature))")
+        }
+    }
+}
