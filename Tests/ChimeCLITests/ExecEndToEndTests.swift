@@ -188,4 +188,33 @@ struct ExecEndToEndTests {
         }
         #expect(!FileManager.default.fileExists(atPath: sandbox.store))
     }
+
+    @Test("chime import reads a reminder's \"command\" as chime list --json prints it, and refuses a program it cannot find")
+    func importTakesACommand() throws {
+        let sandbox = try Sandbox()
+        let file = sandbox.directory.appendingPathComponent("reminders.json").path
+        try FileManager.default.createDirectory(at: sandbox.directory, withIntermediateDirectories: true)
+        let json =
+            #"[{"title":"Sync","id":"sync","every":"2h","command":{"argv":["/bin/echo","hi"],"timeout_s":30}},"#
+            + #"{"title":"Build","id":"build","in":"1h","command":{"shell":"make -C ~/site"}}]"#
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try sandbox.chime("import", file)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let list = try sandbox.chime("list", "--json")
+        let reminders = try #require(try jsonObject(list.stdout)["reminders"] as? [[String: Any]])
+        let commands = reminders.compactMap { $0["command"] as? [String: Any] }
+        #expect(commands.compactMap { $0["argv"] as? [String] } == [["/bin/echo", "hi"]])
+        #expect(commands.compactMap { $0["shell"] as? String } == ["make -C ~/site"])
+        #expect(commands.compactMap { $0["timeout_s"] as? Int }.sorted() == [30, 600])
+
+        try #"[{"title":"X","in":"1h","command":{"argv":["no-such-program-chime"]}}]"#.write(
+            toFile: file,
+            atomically: true,
+            encoding: .utf8
+        )
+        let refused = try sandbox.chime("import", file)
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("reminder 1: program not found: 'no-such-program-chime'"), "\(refused.stderr)")
+        #expect(try jsonObject(try sandbox.chime("list", "--json").stdout)["reminders"] as? [Any] != nil)
+    }
 }
