@@ -16,6 +16,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <spawn.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 // The flags are macros or enum members depending on the libc headers: give them one type.
 static inline int chime_tfd_flags(void) { return TFD_CLOEXEC | TFD_NONBLOCK; }
@@ -106,5 +110,53 @@ static inline ssize_t chime_recv_with_pid(int fd, void *buffer, size_t length, s
     }
     return received;
 }
+
+// A reminder's command: started with posix_spawn (no fork of the runner's memory), stdin from
+// /dev/null, stdout and stderr into `out_fd`, every other descriptor closed, every signal at its
+// default and none blocked, in a process group of its own (the time limit ends the group), in
+// `cwd` when it exists. Returns 0 and sets *pid, or an errno (ENOENT: no such program).
+static inline int chime_spawn_command(const char *program, char *const argv[], char *const envp[], const char *cwd, int out_fd,
+                                      pid_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int error = posix_spawn_file_actions_init(&actions);
+    if (error) return error;
+    error = posix_spawnattr_init(&attr);
+    if (error) {
+        posix_spawn_file_actions_destroy(&actions);
+        return error;
+    }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (cwd) posix_spawn_file_actions_addchdir_np(&actions, cwd);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    error = posix_spawnp(pid, program, &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return error;
+}
+
+// pidfd_open(2) (Linux 5.3): a descriptor that is readable once the process has ended; -1 with errno.
+static inline int chime_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+// A pipe whose ends are closed on exec; the read end non-blocking.
+static inline int chime_output_pipe(int fds[2]) {
+    if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+    return fcntl(fds[0], F_SETFL, O_NONBLOCK);
+}
+
+static inline int chime_tfd_monotonic(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK); }
+static inline int chime_wifexited(int status) { return WIFEXITED(status); }
+static inline int chime_wexitstatus(int status) { return WEXITSTATUS(status); }
+static inline int chime_wifsignaled(int status) { return WIFSIGNALED(status); }
+static inline int chime_wtermsig(int status) { return WTERMSIG(status); }
 
 #endif

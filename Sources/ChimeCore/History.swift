@@ -24,6 +24,8 @@ public struct HistoryEntry: Sendable, Hashable {
     /// An action's key, or `closed:<reason>`.
     public var response: String?
     public var answeredAt: Date?
+    /// The run of its reminder's command for this occurrence, if it had one.
+    public var command: CommandRun?
 
     public init(
         reminderID: String,
@@ -38,8 +40,10 @@ public struct HistoryEntry: Sendable, Hashable {
         attempts: Int,
         lastError: String?,
         response: String?,
-        answeredAt: Date?
+        answeredAt: Date?,
+        command: CommandRun? = nil
     ) {
+        self.command = command
         self.reminderID = reminderID
         self.kind = kind
         self.title = title
@@ -89,6 +93,30 @@ public struct HistoryEntry: Sendable, Hashable {
         // "snooze-10m", "snooze:600": a snooze with its length.
         if key.hasPrefix("snooze") { return "snoozed" }
         return response
+    }
+}
+
+extension CommandRun {
+    /// A run as a store reads it back: its state's word and columns; nil when it never started.
+    public init?(
+        state: String?,
+        startedMicros: Int64?,
+        endedMicros: Int64?,
+        pid: Int64?,
+        exitStatus: Int64?,
+        output: String?,
+        error: String?
+    ) {
+        guard let state, let parsed = State(rawValue: state), let startedMicros else { return nil }
+        self.init(
+            state: parsed,
+            startedAt: Date(micros: startedMicros),
+            finishedAt: endedMicros.map(Date.init(micros:)),
+            pid: pid.map { Int32(truncatingIfNeeded: $0) },
+            exitStatus: exitStatus.map { Int32(truncatingIfNeeded: $0) },
+            output: output ?? "",
+            error: error
+        )
     }
 }
 

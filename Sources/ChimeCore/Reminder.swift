@@ -16,6 +16,8 @@ public struct Reminder: Sendable, Hashable, Identifiable {
     public var lastDue: Date?
     /// How its alert looks (urgency, sticky, icon, sound).
     public var presentation: Presentation = Presentation()
+    /// The command it runs when it fires, if any.
+    public var command: ReminderCommand?
 
     public init(
         id: String,
@@ -26,8 +28,10 @@ public struct Reminder: Sendable, Hashable, Identifiable {
         createdAt: Date,
         nextDue: Date?,
         lastDue: Date? = nil,
-        presentation: Presentation = Presentation()
+        presentation: Presentation = Presentation(),
+        command: ReminderCommand? = nil
     ) {
+        self.command = command
         self.id = id
         self.title = title
         self.body = body
@@ -49,6 +53,8 @@ public struct NewReminder: Sendable, Hashable {
     public var kind: String
     /// How its alert looks (urgency, sticky, icon, sound).
     public var presentation: Presentation
+    /// The command it runs when it fires, if any (checked by ``ReminderCommand/validated(searchPath:)``).
+    public var command: ReminderCommand?
 
     public init(
         id: String? = nil,
@@ -56,8 +62,10 @@ public struct NewReminder: Sendable, Hashable {
         body: String = "",
         trigger: Trigger,
         kind: String = "plain",
-        presentation: Presentation = Presentation()
+        presentation: Presentation = Presentation(),
+        command: ReminderCommand? = nil
     ) {
+        self.command = command
         self.id = id
         self.title = title
         self.body = body
@@ -85,6 +93,7 @@ public struct NewReminder: Sendable, Hashable {
         try UserText.check(body, field: "body", limit: UserText.bodyLimit)
         if let id { try ReminderIdentifier.validate(id) }
         if !presentation.isDefault { copy.presentation = try presentation.validated() }
+        if let command { copy.command = try command.validated() }
         return copy
     }
 }

@@ -9,11 +9,11 @@ public enum ReminderImport {
     /// The keys of a reminder: those one writes, and those `chime list --json` prints.
     static let itemKeys = [
         "title", "id", "body", "at", "in", "every", "zone", "trigger", "next_due", "kind", "recurring", "next_due_local", "created",
-        "urgency", "sticky", "icon", "sound",
+        "urgency", "sticky", "icon", "sound", "command",
     ]
     /// The keys of a reminder, in an error message.
     static let expectedItemKeys =
-        "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\" or \"sound\" (or the keys 'chime list --json' prints)"
+        "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\", \"sound\" or \"command\" (or the keys 'chime list --json' prints)"
     /// The keys of the object form: `chime list --json` prints "reminders" and "runner".
     static let wrapperKeys = ["reminders", "runner"]
     /// The object form, to the splitter: the array is its "reminders"; "runner" is skipped.
@@ -88,6 +88,8 @@ public enum ReminderImport {
         var sticky: Bool?
         var icon: String?
         var sound: String?
+        /// The command it runs when it fires, as `chime list --json` prints it.
+        var command: CommandItem?
 
         init() {}
 
@@ -108,6 +110,37 @@ public enum ReminderImport {
             sticky = try container.decodeIfPresent(Bool.self, forKey: AnyKey("sticky"))
             icon = try string("icon")
             sound = try string("sound")
+            command = try container.decodeIfPresent(CommandItem.self, forKey: AnyKey("command"))
+        }
+    }
+
+    /// A reminder's "command": `{"argv": ["rsync", "-a", "SRC", "DST"]}` or `{"shell": "CMD"}`,
+    /// with an optional `"timeout_s"` (seconds).
+    struct CommandItem: Decodable {
+        static let keys = ["argv", "shell", "timeout_s"]
+        var argv: [String]?
+        var shell: String?
+        var timeoutSeconds: Int64?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            try refuseUnknownKeys(container, known: Self.keys, in: decoder.codingPath)
+            argv = try container.decodeIfPresent([String].self, forKey: AnyKey("argv"))
+            shell = try container.decodeIfPresent(String.self, forKey: AnyKey("shell"))
+            timeoutSeconds = try container.decodeIfPresent(Int64.self, forKey: AnyKey("timeout_s"))
+        }
+
+        /// The command, its program found in `path`.
+        func command(path: String) throws(ChimeError) -> ReminderCommand {
+            let program: ReminderCommand.Program
+            switch (argv, shell) {
+            case (let argv?, nil): program = .argv(argv)
+            case (nil, let shell?): program = .shell(shell)
+            default:
+                throw ChimeError(.usage, "invalid \"command\": expected {\"argv\": [PROGRAM, ARGS...]} or {\"shell\": \"CMD\"}")
+            }
+            let timeout = Duration.seconds(timeoutSeconds ?? ReminderCommand.defaultTimeout.components.seconds)
+            return try ReminderCommand(program, timeout: timeout).validated(searchPath: path)
         }
     }
 
@@ -257,7 +290,15 @@ public enum ReminderImport {
             }
             presentation.urgency = level == .normal ? nil : level
         }
-        let new = NewReminder(id: item.id, title: title, body: item.body ?? "", trigger: trigger, presentation: presentation)
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let new = NewReminder(
+            id: item.id,
+            title: title,
+            body: item.body ?? "",
+            trigger: trigger,
+            presentation: presentation,
+            command: try item.command?.command(path: path)
+        )
         return (try new.validated(), listedDue)
     }
 

@@ -35,6 +35,9 @@ public actor Scheduler {
     private let families: [any ReminderFamily]
     /// The same, by the reminder kind each owns: an alert's answer goes to its kind's family.
     private let familiesByKind: [String: any ReminderFamily]
+    /// Starts reminders' commands (`--exec`); nil: none is run (the commands wait in the ledger's
+    /// reminders, never recorded as started).
+    public nonisolated let commands: (any CommandLauncher)?
 
     /// - Parameters:
     ///   - systemZone: the zone floating reminders follow, read at each pass and after a
@@ -49,8 +52,10 @@ public actor Scheduler {
         configuration: Configuration = Configuration(),
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
-        families: [any ReminderFamily] = []
+        families: [any ReminderFamily] = [],
+        commands: (any CommandLauncher)? = nil
     ) {
+        self.commands = commands
         self.store = store
         self.notifier = notifier
         self.clock = clock
@@ -214,6 +219,7 @@ public actor Scheduler {
         // now is logged here, once (a removed write-ahead log is recovered by this first write,
         // and must be on record).
         retryWaitingNow()
+        interruptCommands()
         questions = waker
         defer { questions = nil }
         // What people do with the alerts (an action, a close) comes in while others fall due: a
@@ -221,9 +227,11 @@ public actor Scheduler {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.handleResponses(waker: waker) }
             group.addTask { await self.followAvailability(waker: waker) }
+            if let commands { group.addTask { await self.followCommands(commands) } }
             await loop(waker: waker)
             group.cancelAll()
         }
+        stopCommands()
         // The families' live notes show what only a running scheduler keeps up to date, and
         // their buttons answer to it: they are closed when it stops.
         for family in families { await family.closeLiveNotes(through: notifier) }
@@ -586,6 +594,14 @@ public actor Scheduler {
             ? summary(of: occurrences, title: summaryTitle?(occurrences.count)) : note(for: first)
         let postedAt = clock.now()
         let note = makeNote(postedAt)
+        await show(note, for: occurrences, postedAt: postedAt, recorded: recorded)
+        // The commands run once the alert is out (or failed to go out: the alert is retried, the
+        // command is not); the ledger records each as started before it is spawned.
+        if recorded { startCommands(occurrences) }
+    }
+
+    /// Posts `note` for `occurrences` and records it (see ``post(_:asSummary:recorded:summaryTitle:)``).
+    private func show(_ note: Note, for occurrences: [PendingOccurrence], postedAt: Date, recorded: Bool) async {
         let keys = occurrences.map(\.key)
         let availableBefore = availableCount
         do {
@@ -633,6 +649,92 @@ public actor Scheduler {
                 storeFailed(error)
             }
         }
+    }
+
+    // MARK: Commands
+
+    /// Starts the command of each occurrence that has one, once: recorded as started in the
+    /// ledger first, so a runner killed while it runs reports it rather than running it again.
+    private func startCommands(_ occurrences: [PendingOccurrence]) {
+        guard let commands else { return }
+        for occurrence in occurrences {
+            guard let command = occurrence.command else { continue }
+            let startedAt = clock.now()
+            do {
+                guard try store.beginCommand(occurrence.key, at: startedAt) else { continue }
+            } catch {
+                storeFailed(error)
+                continue
+            }
+            let environment = [
+                "CHIME_ID": occurrence.reminderID,
+                "CHIME_TITLE": occurrence.title,
+                "CHIME_DUE": TimeText.iso(occurrence.due),
+            ]
+            do {
+                let pid = try commands.launch(command, for: occurrence.key, environment: environment)
+                runningCommands[occurrence.key] = occurrence.reminderID
+                log(.commandStarted(id: occurrence.reminderID, pid: pid))
+                do {
+                    try store.commandSpawned(occurrence.key, pid: pid)
+                } catch {
+                    storeFailed(error)
+                }
+            } catch {
+                let reason = (error as? ChimeError)?.message ?? String(describing: error)
+                log(.commandEnded(id: occurrence.reminderID, outcome: "failed to start: \(reason)"))
+                let run = CommandRun(state: .failed, startedAt: startedAt, finishedAt: clock.now(), error: reason)
+                do {
+                    try store.finishCommand(occurrence.key, run)
+                } catch {
+                    storeFailed(error)
+                }
+            }
+        }
+    }
+
+    /// The reminder ids of the commands this process started and that have not ended, for the log.
+    private var runningCommands: [OccurrenceKey: String] = [:]
+
+    /// Records each command's end as its launcher tells it.
+    private func followCommands(_ commands: any CommandLauncher) async {
+        for await end in commands.ends { finishCommand(end) }
+    }
+
+    /// Records how a command ended (see ``followCommands(_:)``).
+    public func finishCommand(_ end: CommandEnd) {
+        let now = clock.now()
+        var run = CommandRun(state: .exited, startedAt: now, finishedAt: now, output: end.output)
+        switch end.how {
+        case .exited(let status): run.exitStatus = status
+        case .timedOut: run.state = .timedOut
+        case .interrupted:
+            run.state = .interrupted
+            run.error = CommandRun.interruptedReason
+        }
+        log(.commandEnded(id: runningCommands.removeValue(forKey: end.key), outcome: run.summary))
+        do {
+            try store.finishCommand(end.key, run)
+        } catch {
+            storeFailed(error)
+        }
+    }
+
+    /// At start-up: commands an earlier runner left running (it was killed while they ran) are
+    /// recorded as interrupted and never run again.
+    private func interruptCommands() {
+        do {
+            let ids = try store.interruptCommands(at: clock.now())
+            if !ids.isEmpty { log(.commandsInterrupted(ids: ids)) }
+        } catch {
+            storeFailed(error)
+        }
+    }
+
+    /// At shutdown: what still runs has its process group sent SIGTERM, and is recorded as interrupted.
+    private func stopCommands() {
+        guard let commands else { return }
+        for key in commands.stopAll() { finishCommand(CommandEnd(key: key, how: .interrupted, output: "")) }
     }
 
     /// The wait before retry number `attempts` (1, 2, 4 … seconds, at most ``Configuration/retryMax``).
@@ -726,4 +828,11 @@ public enum SchedulerEvent: Sendable, Hashable {
     case held(ids: [String], until: Date?)
     /// A hold ended: these held alerts come now (in one summary, essential ones on their own).
     case released(ids: [String])
+    /// Reminder `id`'s command started, as process `pid`.
+    case commandStarted(id: String, pid: Int32)
+    /// A command ended: "exit 0", "timed out", "failed to start: …" (`id` when known).
+    case commandEnded(id: String?, outcome: String)
+    /// At start-up: these reminders' commands were running when the last runner stopped;
+    /// recorded as interrupted, not run again.
+    case commandsInterrupted(ids: [String])
 }

@@ -48,6 +48,9 @@ public struct PendingOccurrence: Sendable, Hashable {
     /// When quiet (or a family's hold) held it back; nil for one never held. A held occurrence
     /// stays due in the ledger until the hold ends, then comes in the end-of-quiet summary.
     public var heldSince: Date?
+    /// The command its reminder runs when it fires (none for a snoozed alert's re-alert: the
+    /// command ran for the occurrence snoozed).
+    public var command: ReminderCommand?
 
     public init(
         key: OccurrenceKey,
@@ -59,8 +62,10 @@ public struct PendingOccurrence: Sendable, Hashable {
         attempts: Int = 0,
         readyAt: Date? = nil,
         presentation: Presentation = Presentation(),
-        heldSince: Date? = nil
+        heldSince: Date? = nil,
+        command: ReminderCommand? = nil
     ) {
+        self.command = command
         self.key = key
         self.reminderID = reminderID
         self.kind = kind
@@ -150,6 +155,16 @@ public protocol SchedulerStore: Sendable {
     func hold(_ keys: [OccurrenceKey], since: Date, until: Date?) throws
     /// Lets held occurrences go: ready at `instant`, still marked as held (they come in the summary).
     func release(_ keys: [OccurrenceKey], at instant: Date) throws
+    /// Records, before it is spawned, that the command of occurrence `key` starts at `instant`:
+    /// true the first time, false when it was started before (it is never started again).
+    func beginCommand(_ key: OccurrenceKey, at instant: Date) throws -> Bool
+    /// Records the process id of a command ``beginCommand(_:at:)`` recorded.
+    func commandSpawned(_ key: OccurrenceKey, pid: Int32) throws
+    /// Records how a command's run ended (exited, timed out, interrupted, failed to start).
+    func finishCommand(_ key: OccurrenceKey, _ run: CommandRun) throws
+    /// At start-up: each command recorded as running whose runner is gone (it stopped while the
+    /// command ran) is recorded as interrupted, never run again. Returns their reminder ids.
+    func interruptCommands(at instant: Date) throws -> [String]
 }
 
 extension SchedulerStore {
@@ -195,6 +210,15 @@ extension SchedulerStore {
     }
 
     public func release(_ keys: [OccurrenceKey], at instant: Date) throws {}
+
+    /// A store that keeps no command runs starts none (it cannot promise once).
+    public func beginCommand(_ key: OccurrenceKey, at instant: Date) throws -> Bool { false }
+
+    public func commandSpawned(_ key: OccurrenceKey, pid: Int32) throws {}
+
+    public func finishCommand(_ key: OccurrenceKey, _ run: CommandRun) throws {}
+
+    public func interruptCommands(at instant: Date) throws -> [String] { [] }
 
     /// Claims what is due at `now` (no look-ahead).
     public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {

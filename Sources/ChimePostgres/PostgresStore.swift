@@ -183,6 +183,13 @@ extension PostgresStore {
         _ connection: PostgresSession,
         taken: ((_ id: String, _ key: Int64) throws -> ChimeError?)? = nil
     ) throws -> ScheduleResult {
+        // A difference the README names: commands run only from a SQLite store's runner.
+        if checked.command != nil {
+            throw ChimeError(
+                .usage,
+                "a command (--exec, --exec-shell, \"command\") needs a SQLite store: a PostgreSQL store does not run commands yet"
+            )
+        }
         var id = checked.id ?? ReminderIdentifier.generate(using: &rng)
         let existing = checked.id == nil ? nil : try Self.pendingKey(id: id, connection)
         if checked.id == nil {

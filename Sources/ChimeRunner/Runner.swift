@@ -76,7 +76,8 @@ public final class Runner: Service {
                 schedulerLog(event)
                 observe(event)
             },
-            families: families
+            families: families,
+            commands: ProcessLauncher(thread: .shared, workingDirectory: environment["HOME"])
         )
     }
 
@@ -123,6 +124,15 @@ public final class Runner: Service {
                 )
             case let .released(ids):
                 log.info("Held alerts come now", metadata: ["reminder.ids": .string(ids.joined(separator: ","))])
+            case let .commandStarted(id, pid):
+                log.info("Command started", metadata: ["reminder.id": .string(id), "pid": "\(pid)"])
+            case let .commandEnded(id, outcome):
+                log.info("Command ended", metadata: ["reminder.id": .string(id ?? "-"), "outcome": .string(outcome)])
+            case let .commandsInterrupted(ids):
+                log.warning(
+                    "Commands interrupted: the last runner stopped while they ran; not run again",
+                    metadata: ["reminder.ids": .string(ids.joined(separator: ","))]
+                )
             case let .answered(id, response, recorded):
                 let answer: String =
                     switch response {

@@ -22,7 +22,8 @@ extension ReminderStore {
         try read { db in
             let select = """
                 SELECT r.id, r.kind, r.title, o.due_us, o.state, o.missed_count, o.posted_us, o.via, o.attempts,
-                       o.last_error, o.response, o.answered_us, r.body
+                       o.last_error, o.response, o.answered_us, r.body, o.command_state, o.command_started_us,
+                       o.command_ended_us, o.command_pid, o.command_exit, o.command_output, o.command_error
                 FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
                 WHERE (?1 IS NULL OR r.id = ?1) AND o.due_us >= ?2
                 """
@@ -58,7 +59,16 @@ extension ReminderStore {
                         attempts: row[8],
                         lastError: row[9],
                         response: row[10],
-                        answeredAt: (row[11] as Int64?).map(Date.init(micros:))
+                        answeredAt: (row[11] as Int64?).map(Date.init(micros:)),
+                        command: CommandRun(
+                            state: row[13],
+                            startedMicros: row[14],
+                            endedMicros: row[15],
+                            pid: row[16],
+                            exitStatus: row[17],
+                            output: row[18],
+                            error: row[19]
+                        )
                     )
                 )
             }

@@ -108,7 +108,8 @@ extension ReminderStore {
                 kind: row.new.kind,
                 createdAt: Date(micros: nowMicros),
                 nextDue: Date(micros: row.nextDueMicros),
-                presentation: row.new.presentation
+                presentation: row.new.presentation,
+                command: row.new.command
             )
             return ScheduleResult(reminder: reminder, replaced: replaced)
         }
@@ -120,7 +121,10 @@ extension ReminderStore {
                 WHERE id = ? AND state = 'pending'
                 """
         )
+        // v10's command, set after the insert as v8's columns are.
+        let setCommand = try db.cachedStatement(sql: "UPDATE reminder SET command = ? WHERE id = ? AND state = 'pending'")
         func setExtras(_ row: BatchInsert.Row) throws {
+            if let command = row.new.command { try setCommand.execute(arguments: [command.stored, row.id]) }
             let c = row.columns
             guard c.byMonthDay != nil || c.untilDay != nil || c.ruleCount != nil else { return }
             try extras.execute(arguments: [c.byMonth, c.byMonthDay, c.untilDay, c.ruleCount, c.countStartMicros, row.id])
@@ -638,7 +642,8 @@ extension ReminderStore {
             createdAt: Date(micros: row["created_us"]),
             nextDue: (row["next_due_us"] as Int64?).map(Date.init(micros:)),
             lastDue: (row["last_due_us"] as Int64?).map(Date.init(micros:)),
-            presentation: presentation(from: row)
+            presentation: presentation(from: row),
+            command: (row["command"] as String?).flatMap(ReminderCommand.init(stored:))
         )
     }
 

@@ -68,7 +68,7 @@ extension ReminderStore: SchedulerStore {
     /// The columns ``pendingOccurrence(_:)`` reads, from `occurrence o JOIN reminder r`.
     static let pendingColumns = """
         o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us,
-        r.urgency, r.sticky, r.icon, r.sound, o.held_us
+        r.urgency, r.sticky, r.icon, r.sound, o.held_us, CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command
         """
 
     /// An occurrence recorded as due, from a row of ``pendingColumns``: one held until a family
@@ -84,7 +84,8 @@ extension ReminderStore: SchedulerStore {
             attempts: row[3],
             readyAt: (row[8] as Int64?).map(Date.init(micros:)) ?? .distantFuture,
             presentation: presentation(from: row),
-            heldSince: (row["held_us"] as Int64?).map(Date.init(micros:))
+            heldSince: (row["held_us"] as Int64?).map(Date.init(micros:)),
+            command: (row["command"] as String?).flatMap(ReminderCommand.init(stored:))
         )
     }
 
@@ -259,6 +260,67 @@ extension ReminderStore: SchedulerStore {
             let due = try Int64.fetchOne(db, sql: "SELECT min(next_due_us) FROM reminder WHERE state = 'pending'")
             let ready = try Int64.fetchOne(db, sql: "SELECT min(next_attempt_us) FROM occurrence WHERE state = 'due'")
             return (due.map(Date.init(micros:)), ready.map(Date.init(micros:)))
+        }
+    }
+
+    // MARK: Commands
+
+    public func beginCommand(_ key: OccurrenceKey, at instant: Date) throws -> Bool {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE occurrence SET command_state = 'running', command_started_us = ?
+                    WHERE reminder_key = ? AND due_us = ? AND command_state IS NULL
+                    """,
+                arguments: [instant.micros, key.reminderKey, key.dueMicros]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    public func commandSpawned(_ key: OccurrenceKey, pid: Int32) throws {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE occurrence SET command_pid = ? WHERE reminder_key = ? AND due_us = ? AND command_state = 'running'",
+                arguments: [Int64(pid), key.reminderKey, key.dueMicros]
+            )
+        }
+    }
+
+    public func finishCommand(_ key: OccurrenceKey, _ run: CommandRun) throws {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE occurrence SET command_state = ?, command_ended_us = ?, command_exit = ?, command_output = ?, command_error = ?
+                    WHERE reminder_key = ? AND due_us = ? AND command_state = 'running'
+                    """,
+                arguments: [
+                    run.state.rawValue, (run.finishedAt ?? run.startedAt).micros, run.exitStatus.map { Int64($0) }, run.output,
+                    run.error, key.reminderKey, key.dueMicros,
+                ]
+            )
+        }
+    }
+
+    /// One runner per store: what is recorded as running at start-up was left by a runner that stopped.
+    public func interruptCommands(at instant: Date) throws -> [String] {
+        try write { db in
+            let ids = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
+                    WHERE o.command_state = 'running' ORDER BY o.command_started_us
+                    """
+            )
+            guard !ids.isEmpty else { return [] }
+            try db.execute(
+                sql: """
+                    UPDATE occurrence SET command_state = 'interrupted', command_ended_us = ?, command_error = ?
+                    WHERE command_state = 'running'
+                    """,
+                arguments: [instant.micros, CommandRun.interruptedReason]
+            )
+            return ids
         }
     }
 }

@@ -131,6 +131,26 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration("v10: commands run when reminders fire") { db in
+                try db.execute(
+                    sql: """
+                        -- The command a reminder runs when it fires (ReminderCommand's JSON: argv or shell, time limit).
+                        ALTER TABLE reminder ADD COLUMN command TEXT;
+                        -- Each occurrence's run of it, recorded as running before it is spawned, so that a
+                        -- runner killed while it runs reports it (interrupted) rather than running it again.
+                        ALTER TABLE occurrence ADD COLUMN command_state TEXT CHECK (command_state IN ('running', 'exited', 'timed_out', 'interrupted', 'failed'));
+                        ALTER TABLE occurrence ADD COLUMN command_pid INTEGER;
+                        ALTER TABLE occurrence ADD COLUMN command_started_us INTEGER;
+                        ALTER TABLE occurrence ADD COLUMN command_ended_us INTEGER;
+                        -- Its exit status (128 + N when signal N ended it), the first lines of its output, why
+                        -- it did not start or what interrupted it.
+                        ALTER TABLE occurrence ADD COLUMN command_exit INTEGER;
+                        ALTER TABLE occurrence ADD COLUMN command_output TEXT;
+                        ALTER TABLE occurrence ADD COLUMN command_error TEXT;
+                        CREATE INDEX occurrence_command_running ON occurrence(reminder_key) WHERE command_state = 'running';
+                        """
+                )
+            },
         ]
     )
 }

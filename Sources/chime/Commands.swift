@@ -20,6 +20,7 @@ struct In: AsyncParsableCommand {
             Examples:
               chime in 25m "Tea is ready"
               chime in 1h30m "Stretch" "Stand up and walk" --id stretch
+              chime in 10m "Save notes" --exec cp notes.txt notes.bak
               chime in 5m -- "-h"      (a title that starts with '-', after --)
             More: man chime (chime in, TIME FORMATS)
             """

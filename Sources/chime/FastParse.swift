@@ -73,11 +73,15 @@ enum FastParse {
         var positional: [String] = []
         var values: [String: String] = [:]
         var flags: Set<String> = []
+        /// `--exec` and the words after it (its argv, options included); nil when not given.
+        var exec: [String]?
     }
 
     /// `words` split, or nil at anything the fast path leaves to argument-parser.
     /// - Parameter flags: flag spellings, each mapped to its one name (`-q` and `--quiet` are one).
-    static func split(_ words: [String], values: Set<String>, flags: [String: String]) -> Line? {
+    /// - Parameter exec: whether `--exec` takes the rest of the line (a bare `--exec` is left
+    ///   to argument-parser).
+    static func split(_ words: [String], values: Set<String>, flags: [String: String], exec: Bool = false) -> Line? {
         var line = Line()
         var index = words.startIndex
         while index < words.endIndex {
@@ -87,7 +91,11 @@ enum FastParse {
                 line.positional.append(word)
                 continue
             }
-            if let flag = flags[word] {
+            if exec && word == "--exec" {
+                guard index < words.endIndex else { return nil }
+                line.exec = Array(words[index...])
+                break
+            } else if let flag = flags[word] {
                 guard line.flags.insert(flag).inserted else { return nil }
             } else if values.contains(word) {
                 guard index < words.endIndex, !words[index].hasPrefix("-"), line.values[word] == nil else { return nil }
@@ -115,11 +123,13 @@ enum FastParse {
 
     /// `in` and `at`: their words, ``ScheduleOptions`` and ``GlobalOptions`` (and `at`'s `--zone`).
     static func scheduling(_ words: [String], zone: Bool) -> Line? {
-        var values = Set(["--id", "--urgency", "--icon", "--sound", "--channel"]).union(GlobalFields.values)
+        var values = Set(["--id", "--urgency", "--icon", "--sound", "--channel", "--exec-shell", "--exec-timeout"]).union(
+            GlobalFields.values
+        )
         if zone { values.insert("--zone") }
         let flags = ["--no-replace": "--no-replace", "-q": "--quiet", "--quiet": "--quiet", "--sticky": "--sticky"]
             .merging(GlobalFields.flags) { first, _ in first }
-        guard let line = split(words, values: values, flags: flags) else { return nil }
+        guard let line = split(words, values: values, flags: flags, exec: true) else { return nil }
         // What argument-parser would refuse in ScheduleOptions.validate(): its message, not ours.
         guard (try? schedule(line).validate()) != nil else { return nil }
         return line
@@ -135,6 +145,10 @@ enum FastParse {
         schedule.icon = line.values["--icon"]
         schedule.sound = line.values["--sound"]
         schedule.channel = line.values["--channel"]
+        schedule.execShell = line.values["--exec-shell"]
+        schedule.execTimeout = line.values["--exec-timeout"]
+        schedule.exec = line.exec ?? []
+        schedule.execGiven = line.exec != nil
         return schedule
     }
 

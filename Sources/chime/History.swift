@@ -83,6 +83,7 @@ struct History: AsyncParsableCommand {
             try each { entry in
                 if count == 0 { output.line(Ledger.line(Ledger.header, widths: widths)) }
                 output.line(Ledger.line(Ledger.cells(entry, zone: zone), widths: widths))
+                for line in Ledger.commandLines(entry) { output.line(line) }
                 count += 1
             }
             if count == 0 { output.line("Nothing has fired yet.") }
@@ -109,9 +110,11 @@ struct History: AsyncParsableCommand {
             @Nullable var response: String?
             @Nullable var answered: String?
             var result: String
+            /// Its reminder's command's run for this alert; absent when it has none.
+            var command: CommandRunJSON?
 
             enum CodingKeys: String, CodingKey {
-                case id, kind, title, detail, due, state, posted, via, missed, attempts, error, response, answered, result
+                case id, kind, title, detail, due, state, posted, via, missed, attempts, error, response, answered, result, command
                 case dueLocal = "due_local"
                 case lateSeconds = "late_seconds"
             }
@@ -134,8 +137,46 @@ struct History: AsyncParsableCommand {
                 error: entry.lastError,
                 response: entry.response,
                 answered: entry.answeredAt.map(TimeText.iso),
-                result: entry.outcome
+                result: entry.outcome,
+                command: entry.command.map(CommandRunJSON.init)
             )
+        }
+
+        /// A command's run in --json: its state (running, exited, timed_out, interrupted,
+        /// failed), exit status, times, the first lines of its output, and why it failed.
+        struct CommandRunJSON: Encodable {
+            var state: String
+            @Nullable var exitStatus: Int32?
+            var started: String
+            @Nullable var finished: String?
+            @Nullable var pid: Int32?
+            var output: String
+            @Nullable var error: String?
+            var summary: String
+
+            enum CodingKeys: String, CodingKey {
+                case state, started, finished, pid, output, error, summary
+                case exitStatus = "exit_status"
+            }
+
+            init(_ run: CommandRun) {
+                state = run.state.rawValue
+                exitStatus = run.exitStatus
+                started = TimeText.iso(run.startedAt)
+                finished = run.finishedAt.map(TimeText.iso)
+                pid = run.pid
+                output = run.output
+                error = run.error
+                summary = run.summary
+            }
+        }
+
+        /// Under an alert whose reminder runs a command: how its run went, then the first lines
+        /// of its output.
+        static func commandLines(_ entry: HistoryEntry) -> [String] {
+            guard let run = entry.command else { return [] }
+            let output = run.output.split(separator: "\n", omittingEmptySubsequences: false).map { "    | " + UserText.oneLine(String($0)) }
+            return ["  command: " + UserText.oneLine(run.summary)] + (run.output.isEmpty ? [] : output)
         }
 
         /// "on time" within a second, else "+2m 5s".
@@ -244,6 +285,10 @@ struct Show: AsyncParsableCommand {
             }
             if r.kind != "plain" { out.append("kind:     \(r.kind)") }
             out.append("trigger:  \(r.trigger.summary)")
+            if let command = r.command {
+                let limit = formatDuration(command.timeout)
+                out.append("command:  \(UserText.oneLine(command.display))\(command.isShell ? " (sh)" : "") (time limit \(limit))")
+            }
             if let rule = r.trigger.zoneRule {
                 out.append("zone:     " + (rule == .floating ? "the system's (\(zone.identifier))" : zone.identifier))
             }

@@ -106,10 +106,61 @@ struct ScheduleOptions: ParsableArguments {
         )
     )
     var channel: String?
+    @Option(
+        name: .customLong("exec-shell"),
+        help: ArgumentHelp("Run this command line with /bin/sh when it fires.", valueName: "cmd")
+    )
+    var execShell: String?
+    @Option(
+        name: .customLong("exec-timeout"),
+        help: ArgumentHelp("The command's time limit (default 10m; 1s to 1d).", valueName: "duration")
+    )
+    var execTimeout: String?
+    // Last: everything after --exec is the command's argv, options included.
+    @Option(
+        parsing: .remaining,
+        help: ArgumentHelp("Run PROGRAM ARGS... when it fires, no shell; the last option.", valueName: "program")
+    )
+    var exec: [String] = []
+    /// Whether --exec was given (with nothing after it, `exec` is empty all the same); the fast
+    /// path sets it, argument-parser's path reads the command line.
+    var execGiven: Bool?
 
     func validate() throws {
         if let id { try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) } }
         try asValidation { () throws(ChimeError) in _ = try presentation() }
+        try asValidation { () throws(ChimeError) in _ = try command() }
+    }
+
+    /// The command to run when it fires, from --exec, --exec-shell and --exec-timeout, with
+    /// an argv's program found in PATH now; nil when none is given.
+    func command(path: String? = ProcessInfo.processInfo.environment["PATH"]) throws(ChimeError) -> ReminderCommand? {
+        let given = execGiven ?? !exec.isEmpty || Self.execOnCommandLine()
+        if given && execShell != nil {
+            throw ChimeError(.usage, "both --exec and --exec-shell: give one (--exec PROGRAM ARGS... runs without a shell)")
+        }
+        var timeout = ReminderCommand.defaultTimeout
+        if let execTimeout {
+            guard given || execShell != nil else {
+                throw ChimeError(.usage, "--exec-timeout without a command: give --exec PROGRAM ARGS... or --exec-shell 'CMD'")
+            }
+            timeout = .seconds(try ReminderCommand.timeoutRule.seconds(execTimeout))
+        }
+        let program: ReminderCommand.Program
+        if let execShell {
+            program = .shell(execShell)
+        } else if given {
+            program = .argv(exec)
+        } else {
+            return nil
+        }
+        return try ReminderCommand(program, timeout: timeout).validated(searchPath: path ?? "/usr/local/bin:/usr/bin:/bin")
+    }
+
+    /// Whether this process's command line has `--exec` before any `--` (argument-parser leaves
+    /// `exec` empty for a bare `--exec`).
+    static func execOnCommandLine() -> Bool {
+        CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains("--exec")
     }
 
     /// How the alert looks, from --urgency, --sticky, --icon and --sound.
@@ -123,8 +174,20 @@ struct ScheduleOptions: ParsableArguments {
     /// - Parameter after: `in`'s duration, which on a PostgreSQL store counts from the database's clock.
     func schedule(title: String, body: String, trigger: Trigger, now: Date, global: GlobalOptions, after: TimeInterval? = nil) async throws
     {
-        let new = try NewReminder(id: id, title: title, body: body, trigger: trigger, presentation: try presentation()).validated()
-        if let url = try global.postgresURL() { return try await schedulePostgres(url, new: new, after: after, global: global) }
+        let new = try NewReminder(
+            id: id,
+            title: title,
+            body: body,
+            trigger: trigger,
+            presentation: try presentation(),
+            command: try command()
+        ).validated()
+        if let url = try global.postgresURL() {
+            if new.command != nil {
+                throw ChimeError(.usage, "--exec and --exec-shell need a SQLite store: a PostgreSQL store does not run commands yet")
+            }
+            return try await schedulePostgres(url, new: new, after: after, global: global)
+        }
         if let channel {
             throw ChimeError(
                 .usage,
@@ -245,9 +308,11 @@ struct ReminderJSON: Encodable {
     var sticky: Bool
     @Nullable var icon: String?
     @Nullable var sound: String?
+    /// The command it runs when it fires; absent when none.
+    var command: CommandJSON?
 
     enum CodingKeys: String, CodingKey {
-        case id, title, body, kind, trigger, recurring, zone, created, urgency, sticky, icon, sound
+        case id, title, body, kind, trigger, recurring, zone, created, urgency, sticky, icon, sound, command
         case nextDue = "next_due"
         case nextDueLocal = "next_due_local"
     }
@@ -270,6 +335,27 @@ struct ReminderJSON: Encodable {
         sticky = reminder.presentation.sticky
         icon = reminder.presentation.icon
         sound = reminder.presentation.sound
+        command = reminder.command.map(CommandJSON.init)
+    }
+}
+
+/// A reminder's command in --json: `argv` (no shell) or `shell`, and its time limit in seconds.
+struct CommandJSON: Encodable {
+    var argv: [String]?
+    var shell: String?
+    var timeoutSeconds: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case argv, shell
+        case timeoutSeconds = "timeout_s"
+    }
+
+    init(_ command: ReminderCommand) {
+        switch command.program {
+        case .argv(let argv): self.argv = argv
+        case .shell(let line): shell = line
+        }
+        timeoutSeconds = command.timeout.components.seconds
     }
 }
 
@@ -333,7 +419,8 @@ struct Scheduled: Report {
         if scheduled.trigger.isRecurring { text += "  \(scheduled.trigger.summary)" }
         text += "  \(UserText.oneLine(scheduled.title))"
         if replaced { text += "  (replaced the pending reminder with this id)" }
-        return [text]
+        guard let command = scheduled.command else { return [text] }
+        return [text, "  runs: \(UserText.oneLine(command.display))\(command.isShell ? " (sh)" : "")"]
     }
 }
 

@@ -71,7 +71,11 @@ struct FastParseTests {
         }
         // The common lines do take the fast path (a fast path that declines everything is no fast path).
         #expect(accepted > 100, "the fast path took \(accepted) of \(lines.count) lines")
-        for line in [["in", "5m", "x"], ["at", "14:30", "x"], ["list"], ["cancel", "a"], ["--version"], ["list", "--json"]] {
+        for line in [
+            ["in", "5m", "x"], ["at", "14:30", "x"], ["list"], ["cancel", "a"], ["--version"], ["list", "--json"],
+            ["in", "5m", "x", "--exec", "/bin/echo", "-n", "--id", "y"],
+            ["in", "5m", "x", "--exec-shell", "echo hi", "--exec-timeout", "5s"],
+        ] {
             #expect(FastParse.parse(line) != nil, "\(line)")
         }
     }
@@ -83,7 +87,8 @@ struct FastParseTests {
             [
                 "id=\(options.id ?? "nil")", "noReplace=\(options.noReplace)", "quiet=\(options.quiet)",
                 "urgency=\(options.urgency ?? "nil")", "sticky=\(options.sticky)", "icon=\(options.icon ?? "nil")",
-                "sound=\(options.sound ?? "nil")",
+                "sound=\(options.sound ?? "nil")", "exec=\(options.exec)", "execShell=\(options.execShell ?? "nil")",
+                "execTimeout=\(options.execTimeout ?? "nil")",
             ]
         }
         switch command {

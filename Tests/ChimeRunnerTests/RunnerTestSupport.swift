@@ -47,9 +47,12 @@ struct Harness {
     ///   faults, say); the store itself by default.
     init(
         configuration: Scheduler.Configuration = Scheduler.Configuration(),
+        directory: TemporaryDirectory? = nil,
+        commands: (any CommandLauncher)? = nil,
         schedulerStore: (ReminderStore) -> any SchedulerStore = { $0 }
     ) throws {
-        directory = try TemporaryDirectory()
+        let directory = try directory ?? TemporaryDirectory()
+        self.directory = directory
         store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
         let events = events
         scheduler = Scheduler(
@@ -58,7 +61,8 @@ struct Harness {
             clock: clock,
             configuration: configuration,
             systemZone: { Harness.utc },
-            log: { events.record($0) }
+            log: { events.record($0) },
+            commands: commands
         )
     }
 
