@@ -2,10 +2,6 @@
 #ifndef CHIME_CLINUX_SHIM_H
 #define CHIME_CLINUX_SHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE  // struct ucred
-#endif
-
 #include <sys/timerfd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -79,6 +75,14 @@ static inline int chime_relay_signal(int sig, int fd) {
     return result;
 }
 
+// struct ucred and SCM_CREDENTIALS (socket(7)) without _GNU_SOURCE, which would change how this
+// module declares libc's types (fd_set) from how the other C modules do.
+struct chime_ucred {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+#define CHIME_SCM_CREDENTIALS 0x02
 // The wake-up socket is told each datagram's sender (SO_PASSCRED), so that the runner tells its
 // own datagrams (its D-Bus service's) from another process's changes. CMSG_* are macros.
 static inline int chime_pass_credentials(int fd) {
@@ -88,7 +92,7 @@ static inline int chime_pass_credentials(int fd) {
 // recvfrom(2) that also gives the sender's pid (0 when the datagram carried none).
 static inline ssize_t chime_recv_with_pid(int fd, void *buffer, size_t length, struct sockaddr_storage *from, socklen_t *fromLength, pid_t *pid) {
     struct iovec part = { buffer, length };
-    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(struct ucred))]; } control;
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(struct chime_ucred))]; } control;
     struct msghdr message;
     memset(&message, 0, sizeof message);
     message.msg_name = from;
@@ -102,8 +106,8 @@ static inline ssize_t chime_recv_with_pid(int fd, void *buffer, size_t length, s
     if (received < 0) return received;
     *fromLength = message.msg_namelen;
     for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
-        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_CREDENTIALS) {
-            struct ucred credentials;
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == CHIME_SCM_CREDENTIALS) {
+            struct chime_ucred credentials;
             memcpy(&credentials, CMSG_DATA(header), sizeof credentials);
             *pid = credentials.pid;
         }
