@@ -195,6 +195,14 @@ public final class ChimeBusServer: @unchecked Sendable {
         case "x": return .int64(Int64(gio.g_variant_get_int64(value)))
         case "i": return .int32(gio.g_variant_get_int32(value))
         case "b": return .bool(gio.g_variant_get_boolean(value) != 0)
+        case "as":
+            return .strings(
+                (0..<gio.g_variant_n_children(value)).map { index in
+                    let child = gio.g_variant_get_child_value(value, index)!
+                    defer { gio.g_variant_unref(child) }
+                    return String(cString: gio.g_variant_get_string(child, nil)!)
+                }
+            )
         default: return .other(signature: signature)
         }
     }

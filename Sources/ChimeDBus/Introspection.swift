@@ -12,8 +12,9 @@ extension ChimeBus {
         <node>
           <interface name="io.github.chime.Chime.Reminders1">
             <!-- title (s), body (s), one of in (s: 25m), at (s: 14:30, tomorrow 09:00, RFC 3339) or
-                 every (s: weekday 08:00, 2h), optional id (s) and urgency (s: low, normal, critical).
-                 Returns the reminder's id. -->
+                 every (s: weekday 08:00, 2h), optional id (s), urgency (s: low, normal, critical), and a
+                 command to run when it fires: exec (as: an argv, no shell) or exec-shell (s: for /bin/sh),
+                 with exec-timeout (s: 10m, from 1s to 1d). Returns the reminder's id. -->
             <method name="Schedule">
               <arg name="reminder" type="a{sv}" direction="in"/>
               <arg name="id" type="s" direction="out"/>
@@ -27,7 +28,8 @@ extension ChimeBus {
             <method name="List">
               <arg name="reminders" type="aa{sv}" direction="out"/>
             </method>
-            <!-- id, title, body, kind, trigger, recurring (b), next_due (s, RFC 3339), next_due_us (x). -->
+            <!-- id, title, body, kind, trigger, recurring (b), urgency, next_due (s, RFC 3339), next_due_us (x),
+                 and with a command exec (as) or exec-shell (s), and exec-timeout_s (x). -->
             <method name="Get">
               <arg name="id" type="s" direction="in"/>
               <arg name="reminder" type="a{sv}" direction="out"/>

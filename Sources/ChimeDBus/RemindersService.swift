@@ -39,13 +39,13 @@ public struct RemindersService: Sendable {
     }
 
     /// The keys `Schedule` takes.
-    public static let scheduleKeys = ["title", "body", "in", "at", "every", "id", "urgency"]
+    public static let scheduleKeys = ["title", "body", "in", "at", "every", "id", "urgency", "exec", "exec-shell", "exec-timeout"]
 
     /// Schedules a reminder as `chime in`, `chime at` or `chime every` would (replacing a
     /// pending one with the same id); returns its id.
     public func schedule(_ fields: [String: BusValue]) throws(ChimeError) -> String {
         for key in fields.keys.sorted() where !Self.scheduleKeys.contains(key) {
-            throw ChimeError(.usage, "unknown key '\(UserText.oneLine(key))': expected title, body, in, at, every, id or urgency")
+            throw ChimeError(.usage, "unknown key '\(UserText.oneLine(key))': expected title, body, in, at, every, id, urgency, exec, exec-shell or exec-timeout")
         }
         guard let title = try Self.text(fields, "title") else {
             throw ChimeError(.usage, "missing 'title': expected a string such as \"Tea is ready\"")
@@ -79,7 +79,8 @@ public struct RemindersService: Sendable {
             title: title,
             body: try Self.text(fields, "body") ?? "",
             trigger: trigger,
-            presentation: Presentation(urgency: urgency).validated()
+            presentation: Presentation(urgency: urgency).validated(),
+            command: try command(fields)
         ).validated()
         let result = try store.schedule(new, replace: true, now: now, systemZone: systemZone())
         poke()
@@ -147,6 +148,13 @@ public struct RemindersService: Sendable {
             "recurring": .bool(reminder.trigger.isRecurring),
             "urgency": .string((reminder.presentation.urgency ?? .normal).rawValue),
         ]
+        if let command = reminder.command {
+            switch command.program {
+            case .argv(let argv): fields["exec"] = .strings(argv)
+            case .shell(let line): fields["exec-shell"] = .string(line)
+            }
+            fields["exec-timeout_s"] = .int64(command.timeout.components.seconds)
+        }
         if let due = reminder.nextDue {
             fields["next_due"] = .string(TimeText.iso(due))
             fields["next_due_us"] = .int64(micros(due))
@@ -156,6 +164,38 @@ public struct RemindersService: Sendable {
 
     /// Microseconds since the epoch (the ledger's unit), for `Fired`'s `due_us` and `next_due_us`.
     public static func micros(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
+
+    /// The command to run when it fires, as `--exec`, `--exec-shell` and `--exec-timeout` give
+    /// it: `exec` an argv (`as`, no shell), its program found now in the runner's PATH.
+    func command(_ fields: [String: BusValue]) throws(ChimeError) -> ReminderCommand? {
+        let shell = try Self.text(fields, "exec-shell")
+        var argv: [String]?
+        switch fields["exec"] {
+        case nil: argv = nil
+        case .strings(let words): argv = words
+        case let value?:
+            throw ChimeError(.usage, "'exec' must be an array of strings (D-Bus type as), not \(UserText.oneLine(value.signature))")
+        }
+        if argv != nil && shell != nil {
+            throw ChimeError(.usage, "both 'exec' and 'exec-shell': give one ('exec' runs an argv without a shell)")
+        }
+        var timeout = ReminderCommand.defaultTimeout
+        if let limit = try Self.text(fields, "exec-timeout") {
+            guard argv != nil || shell != nil else {
+                throw ChimeError(.usage, "'exec-timeout' without a command: give 'exec' (an argv) or 'exec-shell'")
+            }
+            timeout = .seconds(try ReminderCommand.timeoutRule.seconds(limit))
+        }
+        let program: ReminderCommand.Program
+        if let shell {
+            program = .shell(shell)
+        } else if let argv {
+            program = .argv(argv)
+        } else {
+            return nil
+        }
+        return try ReminderCommand(program, timeout: timeout).validated(searchPath: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
+    }
 
     /// The string under `key`, nil when absent; another type is refused, naming it.
     static func text(_ fields: [String: BusValue], _ key: String) throws(ChimeError) -> String? {

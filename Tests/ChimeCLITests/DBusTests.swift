@@ -241,6 +241,26 @@ struct DBusTests {
         #expect(await Self.wait { kill(pid, 0) != 0 })
     }
 
+    @Test func aCommandScheduledOverTheBusRunsOnceWhenItFires() async throws {
+        let bus = try Bus()
+        let sandbox = try Sandbox(extra: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        let runner = try sandbox.startRunner("--notifier", "json")
+        defer { kill(runner.process.processIdentifier, SIGKILL) }
+        #expect(await Self.wait { runner.stderr.contains("D-Bus service: \(ChimeBus.name) on the session bus") }, "\(runner.stderr)")
+        let mark = sandbox.directory.appendingPathComponent("ran")
+        let scheduled = try Self.gdbus(
+            "Schedule",
+            "{'title': <'Backup'>, 'in': <'1s'>, 'id': <'backup'>, 'exec': <['/bin/sh', '-c', 'echo \"$CHIME_ID\" >> \"$0\"', '\(mark.path)']>}",
+            bus: bus
+        )
+        #expect(scheduled.stdout == "('backup',)\n", "\(scheduled)")
+        #expect(await Self.wait { ((try? String(contentsOf: mark, encoding: .utf8)) ?? "") == "backup\n" })
+        let history = { (try? sandbox.chime("history").stdout) ?? "" }
+        #expect(await Self.wait { history().contains("exit 0") }, "\(history())")
+        #expect(try String(contentsOf: mark, encoding: .utf8) == "backup\n")
+        #expect(await runner.terminate() == 0)
+    }
+
     @Test func withoutASessionBusTheRunnerSaysSoAndRuns() async throws {
         let sandbox = try Sandbox(extra: ["DBUS_SESSION_BUS_ADDRESS": ""])
         let runner = try sandbox.startRunner("--notifier", "console")

@@ -34,7 +34,7 @@ struct RemindersServiceTests {
                 store: store,
                 clock: { RemindersServiceTests.now },
                 systemZone: { RemindersServiceTests.utc },
-                environment: ["XDG_RUNTIME_DIR": directory.path, "HOME": directory.path],
+                environment: ["XDG_RUNTIME_DIR": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"],
                 poke: {},
                 changed: { changes.add($0) }
             )
@@ -131,6 +131,37 @@ struct RemindersServiceTests {
                 #expect(!error.message.isEmpty && !error.message.contains("\n"))
             }
         }
+    }
+
+    @Test func aCommandToRunAsTheCommandLineTakesIt() throws {
+        let fixture = try Fixture()
+        let service = fixture.service
+        let backup = try service.schedule([
+            "title": .string("Backup"), "in": .string("10m"), "exec": .strings(["/bin/echo", "a b", "$HOME"]),
+            "exec-timeout": .string("30s"),
+        ])
+        let got = try service.get(backup)
+        #expect(got["exec"] == .strings(["/bin/echo", "a b", "$HOME"]))
+        #expect(got["exec-timeout_s"] == .int64(30))
+        let shell = try service.schedule(["title": .string("Site"), "in": .string("10m"), "exec-shell": .string("make -C ~/site")])
+        #expect(try service.get(shell)["exec-shell"] == .string("make -C ~/site"))
+        #expect(try service.get(shell)["exec-timeout_s"] == .int64(600))
+
+        for (fields, saying) in [
+            (["exec": BusValue.strings([])], "missing command"),
+            (["exec": .strings(["no-such-program-here"])], "program not found: 'no-such-program-here'"),
+            (["exec": .string("/bin/echo")], "'exec' must be an array of strings (D-Bus type as), not s"),
+            (["exec": .strings(["/bin/echo"]), "exec-shell": .string("echo")], "both 'exec' and 'exec-shell'"),
+            (["exec-timeout": .string("5m")], "'exec-timeout' without a command"),
+            (["exec": .strings(["/bin/echo"]), "exec-timeout": .string("2d")], "--exec-timeout"),
+        ] {
+            let error = #expect(throws: ChimeError.self) {
+                try service.schedule(fields.merging(["title": .string("T"), "in": .string("5m")]) { old, _ in old })
+            }
+            #expect(error?.code == .usage)
+            #expect(error?.message.contains(saying) == true, "\(error?.message ?? "") should say \(saying)")
+        }
+        #expect(try service.list().count == 2)
     }
 
     @Test func theServedXMLIsTheInstalledFile() throws {
