@@ -45,7 +45,10 @@ public struct RemindersService: Sendable {
     /// pending one with the same id); returns its id.
     public func schedule(_ fields: [String: BusValue]) throws(ChimeError) -> String {
         for key in fields.keys.sorted() where !Self.scheduleKeys.contains(key) {
-            throw ChimeError(.usage, "unknown key '\(UserText.oneLine(key))': expected title, body, in, at, every, id, urgency, exec, exec-shell or exec-timeout")
+            throw ChimeError(
+                .usage,
+                "unknown key '\(UserText.oneLine(key))': expected title, body, in, at, every, id, urgency, exec, exec-shell or exec-timeout"
+            )
         }
         guard let title = try Self.text(fields, "title") else {
             throw ChimeError(.usage, "missing 'title': expected a string such as \"Tea is ready\"")
