@@ -91,7 +91,7 @@ extension ChimeApp {
     /// Every key of the config file, in the file's order: each layer's own (the runner's, the
     /// store's, plain reminders', quiet's) and each family's.
     public static let configKeys: [ConfigKey] =
-        [.notifier, .webhookURL, .store, .snooze] + FocusFamily.configKeys + DoseFamily.configKeys + [.quietHours]
+        [.notifier, .webhookURL] + ConfigKey.pushKeys + [.store, .snooze] + FocusFamily.configKeys + DoseFamily.configKeys + [.quietHours]
         + GateBook.configKeys
 
     /// Reads the config file and the environment, for every key (``Config/load(keys:environment:)``).

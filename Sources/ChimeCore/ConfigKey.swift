@@ -16,6 +16,15 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case choice([String])
         /// A webhook's URL (``WebhookURL``), or "" for none.
         case webhookURL
+        /// A push server's URL (``WebhookURL/server(_:root:)``: no user info, query or fragment;
+        /// with `root`, no path either), or "" for none.
+        case serverURL(root: Bool)
+        /// An ntfy topic (``PushSettings/isTopic(_:)``), or "" for none.
+        case topic
+        /// An access token (``PushSettings/isToken(_:)``), or "" for none; never shown.
+        case token
+        /// A file's path: absolute, or `~/…`; or "" for none.
+        case path
         /// The store: an absolute path, `~/…`, or a PostgreSQL URL.
         case store
         /// A daily window "HH:MM-HH:MM", or "off".
@@ -95,6 +104,10 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         switch rule {
         case .choice(let words): return Self.list(words.map { "\"\($0)\"" })
         case .webhookURL: return WebhookURL.expected + ", or \"\" for none"
+        case .serverURL(let root): return WebhookURL.serverExpected(root: root) + ", or \"\" for none"
+        case .topic: return PushSettings.topicExpected + ", or \"\" for none"
+        case .token: return PushSettings.tokenExpected + ", or \"\" for none"
+        case .path: return "an absolute path or one starting with ~/, or \"\" for none"
         case .store: return "an absolute path, one starting with ~/, or a postgresql:// URL"
         case .window: return "\"HH:MM-HH:MM\" such as \"22:00-07:00\", or \"off\""
         case .number(let range): return "a whole number from \(range.lowerBound) to \(range.upperBound)"
@@ -118,6 +131,13 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         switch rule {
         case .choice(let words): return words.contains(text) ? .text(text) : nil
         case .webhookURL: return text.isEmpty || (try? WebhookURL(text)) != nil ? .text(text) : nil
+        case .serverURL(let root): return text.isEmpty || (try? WebhookURL.server(text, root: root)) != nil ? .text(text) : nil
+        case .topic: return text.isEmpty || PushSettings.isTopic(text) ? .text(text) : nil
+        case .token: return text.isEmpty || PushSettings.isToken(text) ? .text(text) : nil
+        case .path:
+            if text.isEmpty { return .text(text) }
+            guard !text.lowercased().hasPrefix("postgres") else { return nil }
+            return Self.storePath(text, home: home).map(ConfigValue.text)
         case .store: return Self.storePath(text, home: home).map(ConfigValue.text)
         case .window:
             if text == "off" { return .window(nil) }
@@ -184,7 +204,7 @@ extension ConfigKey {
         environment: "CHIME_NOTIFIER",
         flag: "chime run --notifier",
         summary: "Where 'chime run' sends alerts",
-        rule: .choice(["auto", "desktop", "console", "json"]),
+        rule: .choice(["auto", "desktop", "console", "json", "webhook", "ntfy", "gotify"]),
         builtInDefault: { _ in .text("auto") }
     )
 

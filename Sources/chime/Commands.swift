@@ -638,7 +638,7 @@ struct Notify: AsyncParsableCommand {
     var sound: String?
     @Option(
         help: ArgumentHelp(
-            "Where the alert goes: auto, desktop, console, json or webhook.",
+            "Where the alert goes: auto, desktop, console, json, webhook, ntfy or gotify.",
             valueName: "notifier"
         )
     )
@@ -690,7 +690,7 @@ struct Notify: AsyncParsableCommand {
             }
             Output.json(
                 Shown(
-                    notifier: sink is WebhookNotifier ? "webhook" : "desktop",
+                    notifier: sink is WebhookNotifier ? "webhook" : (sink as? PushNotifier)?.configuration.service.name ?? "desktop",
                     id: posted.id,
                     serverID: posted.serverID,
                     title: note.title,
@@ -706,7 +706,7 @@ extension Note.Urgency: ExpressibleByArgument {}
 
 /// `--notifier`: where alerts go.
 enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
-    case auto, desktop, console, json, webhook
+    case auto, desktop, console, json, webhook, ntfy, gotify
 
     /// The notifier. `auto` is the desktop when a notification server owns
     /// org.freedesktop.Notifications on the session bus (asked with a 1 s timeout), else the
@@ -720,6 +720,10 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
     /// - Parameter webhook: `--webhook-url-file` or `--webhook-url`, which only `webhook` takes
     ///   (it needs them, `$CHIME_WEBHOOK_URL` or the config file's `webhook_url`). A webhook
     ///   notifier must be shut down (``shutDown(_:)``) after its last post.
+    ///
+    /// `ntfy` and `gotify` take their server and token from the config file and the environment
+    /// only (``Config/ntfyTarget()``, ``Config/gotifyTarget()``; a token file is read here, once),
+    /// never from the command line, where `ps` would show the token.
     func make(
         json: Bool,
         verbose: Bool = true,
@@ -742,6 +746,13 @@ enum NotifierChoice: String, ExpressibleByArgument, CaseIterable {
             }
             let notifier = WebhookNotifier(.init(url: url))
             if verbose { Output.note("Alerts go to the \(notifier.destination ?? "webhook").") }
+            return notifier
+        case .ntfy, .gotify:
+            let config = try Settings.current()
+            let target = self == .ntfy ? try config.ntfyTarget() : try config.gotifyTarget()
+            let service: PushNotifier.Service = self == .ntfy ? .ntfy(topic: target.topic ?? "") : .gotify
+            let notifier = PushNotifier(.init(service, server: target.server, token: target.token))
+            if verbose { Output.note("Alerts go to \(notifier.destination ?? rawValue).") }
             return notifier
         case .json, .console:
             return console
@@ -849,9 +860,17 @@ struct WebhookOptions: ParsableArguments {
 }
 
 extension NotifierChoice {
-    /// Closes what a notifier holds open that would otherwise outlive it (a webhook's HTTP
-    /// client); nothing for the others.
+    /// Closes what a notifier holds open that would otherwise outlive it (a webhook's or a push
+    /// server's HTTP client); nothing for the others.
     static func shutDown(_ notifier: any Notifier) async {
         if let webhook = notifier as? WebhookNotifier { try? await webhook.shutdown() }
+        if let push = notifier as? PushNotifier { await push.shutdown() }
+    }
+
+    /// Whether a focus session's live alert (replaced in place at each stage) goes to
+    /// `notifier`: the desktop's and a webhook's yes; the console's and a phone's no (one line,
+    /// one push, per alert).
+    static func showsLiveAlerts(_ notifier: any Notifier) -> Bool {
+        !(notifier is ConsoleNotifier || notifier is PushNotifier)
     }
 }

@@ -22,13 +22,16 @@ struct Run: AsyncParsableCommand {
             Examples:
               chime run
               chime run --notifier json | jq -r .title
+            A phone gets alerts with --notifier ntfy or gotify: their server and token come
+            from the config file or the environment (ntfy_url, ntfy_topic, ntfy_token_file;
+            gotify_url, gotify_token_file), never from the command line.
             More: man chime (chime run, POSTGRESQL STORE)
             """
     )
 
     @Option(
         help: ArgumentHelp(
-            "Where alerts go: auto, desktop, console, json or webhook (default: auto).",
+            "Where alerts go: auto, desktop, console, json, webhook, ntfy or gotify (default: auto).",
             valueName: "notifier"
         )
     )
@@ -88,11 +91,12 @@ struct Run: AsyncParsableCommand {
         let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
         let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
         // The focus session's live alert is for a desktop, where it is replaced in place; a
-        // console or JSON stream gets one line per alert, not one per stage.
+        // console or JSON stream gets one line per alert, not one per stage, and a phone one
+        // push per alert.
         let families = ChimeApp.families(
             store: store,
             logger: logger,
-            liveAlerts: !(sink is ConsoleNotifier),
+            liveAlerts: NotifierChoice.showsLiveAlerts(sink),
             snoozeLength: .seconds(config.seconds(.snooze)),
             doseRepeats: config.doseRepeats
         )

@@ -32,6 +32,7 @@ struct DocsTests {
         "chime run --notifier webhook --channel ops --webhook-url-file ~/.config/chime/webhook-url": (
             .notRun, "the runner runs until stopped, and needs a PostgreSQL store (channels)"
         ),
+        "chime run --notifier ntfy": (.notRun, "the runner runs until stopped, and needs an ntfy server"),
         "chime focus start --watch": (.replacedBy("chime focus start"), "then watches the countdown until the session ends (25 minutes)"),
         "chime focus status --watch": (.notRun, "watches the countdown until the session ends"),
         "chime forest show 1": (.exits(3), "a new store has no tree yet: a session takes at least 10 minutes to complete"),

@@ -118,11 +118,11 @@ struct BadConfigTests {
     @Test(arguments: [
         (
             "notifier = \"dekstop\"\n",
-            "config file /c/config.toml:1: invalid notifier \"dekstop\": expected \"auto\", \"desktop\", \"console\" or \"json\""
+            "config file /c/config.toml:1: invalid notifier \"dekstop\": expected \"auto\", \"desktop\", \"console\", \"json\", \"webhook\", \"ntfy\" or \"gotify\""
         ),
         (
             "notifer = \"auto\"\n",
-            "config file /c/config.toml:1: unknown key 'notifer': expected notifier, webhook_url or store at the top level, or a section [reminders], [focus], [doses], [quiet] or [gate]"
+            "config file /c/config.toml:1: unknown key 'notifer': expected notifier, webhook_url, ntfy_url, ntfy_topic, ntfy_token, ntfy_token_file, gotify_url, gotify_token, gotify_token_file or store at the top level, or a section [reminders], [focus], [doses], [quiet] or [gate]"
         ),
         (
             "[remiders]\nsnooze = \"5m\"\n",

@@ -42,6 +42,8 @@ final class LoopbackHTTPServer: Sendable {
 
     private struct State {
         var replies: [Reply]
+        /// Answers each request past the scripted replies (nil: 200).
+        var responder: (@Sendable (Received) -> Reply)?
         var received: [Received] = []
         var listener: Int32
         var connections: Set<Int32> = []
@@ -58,12 +60,14 @@ final class LoopbackHTTPServer: Sendable {
 
     var received: [Received] { state.withLock { $0.received } }
 
-    private init(listener: Int32, replies: [Reply], port: Int) {
-        self.state = Mutex(State(replies: replies, listener: listener))
+    private init(listener: Int32, replies: [Reply], responder: (@Sendable (Received) -> Reply)?, port: Int) {
+        self.state = Mutex(State(replies: replies, responder: responder, listener: listener))
         self.port = port
     }
 
-    static func start(_ replies: [Reply]) async throws -> LoopbackHTTPServer {
+    /// A server that answers with `replies` in turn, then each request as `responder` says
+    /// (a server that speaks an API: ntfy's, Gotify's), or 200 without one.
+    static func start(_ replies: [Reply], responder: (@Sendable (Received) -> Reply)? = nil) async throws -> LoopbackHTTPServer {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var one: Int32 = 1
@@ -84,7 +88,12 @@ final class LoopbackHTTPServer: Sendable {
             close(listener)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
-        let server = LoopbackHTTPServer(listener: listener, replies: replies, port: Int(UInt16(bigEndian: address.sin_port)))
+        let server = LoopbackHTTPServer(
+            listener: listener,
+            replies: replies,
+            responder: responder,
+            port: Int(UInt16(bigEndian: address.sin_port))
+        )
         Thread { server.acceptLoop(listener) }.start()
         return server
     }
@@ -231,7 +240,8 @@ final class LoopbackHTTPServer: Sendable {
             let count = state.received.count
             let ready = state.waiting.filter { $0.count <= count }
             state.waiting.removeAll { $0.count <= count }
-            return (state.replies.isEmpty ? .ok : state.replies.removeFirst(), ready)
+            let reply = state.replies.isEmpty ? (state.responder?(request) ?? .ok) : state.replies.removeFirst()
+            return (reply, ready)
         }
         for waiter in ready { waiter.done.resume(returning: true) }
         return reply

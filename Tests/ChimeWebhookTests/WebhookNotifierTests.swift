@@ -182,7 +182,7 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         let server = try await LoopbackHTTPServer.start(Array(repeating: .answer(.internalServerError, body: "boom"), count: 4))
         let sleeps = RecordedSleeps()
         let error = await deliveryError {
-            try await withNotifier(server, sleeps: sleeps, configure: { $0.maxAttempts = 4 }) { _ = try await $0.post(note()) }
+            try await withNotifier(server, sleeps: sleeps, configure: { $0.delivery.maxAttempts = 4 }) { _ = try await $0.post(note()) }
         }
 
         #expect(error?.code == .delivery)
@@ -279,8 +279,8 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
             try await withNotifier(
                 server,
                 configure: {
-                    $0.timeout = .milliseconds(200)
-                    $0.maxAttempts = 2
+                    $0.delivery.timeout = .milliseconds(200)
+                    $0.delivery.maxAttempts = 2
                 }
             ) { _ = try await $0.post(note()) }
         }
@@ -307,8 +307,8 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
             try await withNotifier(
                 server,
                 configure: {
-                    $0.timeout = .milliseconds(300)
-                    $0.maxAttempts = 2
+                    $0.delivery.timeout = .milliseconds(300)
+                    $0.delivery.maxAttempts = 2
                 }
             ) { _ = try await $0.post(note()) }
         }
@@ -325,7 +325,7 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
     @Test func cancellingThePostAbortsTheRequestInFlightAndThrowsCancellationError() async throws {
         // A receiver that never answers and a timeout of 30 s: only the cancellation ends the post.
         let server = try await LoopbackHTTPServer.start([.silence])
-        let thirtySeconds: (inout WebhookNotifier.Configuration) -> Void = { $0.timeout = .seconds(30) }
+        let thirtySeconds: (inout WebhookNotifier.Configuration) -> Void = { $0.delivery.timeout = .seconds(30) }
         try await withNotifier(server, configure: thirtySeconds) { notifier in
             let post = Task { try await notifier.post(note()) }
             #expect(await server.waitUntilReceived(1, within: .seconds(10)))
@@ -352,7 +352,7 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         // Posts on one notifier take turns: the second waits behind the first (a silent receiver,
         // 30 s); cancelled, it leaves the queue without waiting for its turn and sends nothing.
         let server = try await LoopbackHTTPServer.start([.silence])
-        let thirtySeconds: (inout WebhookNotifier.Configuration) -> Void = { $0.timeout = .seconds(30) }
+        let thirtySeconds: (inout WebhookNotifier.Configuration) -> Void = { $0.delivery.timeout = .seconds(30) }
         try await withNotifier(server, configure: thirtySeconds) { notifier in
             let first = Task { try await notifier.post(note()) }
             #expect(await server.waitUntilReceived(1, within: .seconds(10)))
@@ -392,7 +392,7 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
         let servers = try await (0..<count).asyncMap { _ in try await LoopbackHTTPServer.start([.silence]) }
         let notifiers = try servers.map { server in
             var configuration = WebhookNotifier.Configuration(url: try WebhookURL(server.url))
-            configuration.timeout = .seconds(30)
+            configuration.delivery.timeout = .seconds(30)
             return WebhookNotifier(configuration, sleep: RecordedSleeps().sleeper)
         }
         let clock = ContinuousClock()
@@ -412,7 +412,7 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
 
     @Test func curlsMessagesShowTheURLRedacted() throws {
         let url = try WebhookURL("http://bob:pw@127.0.0.1:9/hook?token=secret")
-        let message = WebhookNotifier.redact(
+        let message = HTTPDelivery.redact(
             "Failed to connect to http://127.0.0.1:9/hook?token=secret (POST /hook?token=secret); from http://bob:pw@127.0.0.1:9/hook?token=secret",
             url: url
         )
@@ -446,7 +446,7 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
                 server,
                 sleeps: sleeps,
                 url: "https://127.0.0.1:\(server.port)/hook",
-                configure: { $0.timeout = .seconds(1) }
+                configure: { $0.delivery.timeout = .seconds(1) }
             ) {
                 _ = try await $0.post(note())
             }
@@ -502,9 +502,9 @@ func deliveryError(_ post: () async throws -> Void) async -> ChimeError? {
 
     @Test func readsRetryAfterAsSecondsOrAnHTTPDate() {
         let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT
-        #expect(WebhookNotifier.retryAfterDuration("7", now: now) == .seconds(7))
-        #expect(WebhookNotifier.retryAfterDuration("Wed, 21 Oct 2015 07:28:30 GMT", now: now) == .seconds(30))
-        #expect(WebhookNotifier.retryAfterDuration("soon", now: now) == nil)
+        #expect(HTTPDelivery.retryAfterDuration("7", now: now) == .seconds(7))
+        #expect(HTTPDelivery.retryAfterDuration("Wed, 21 Oct 2015 07:28:30 GMT", now: now) == .seconds(30))
+        #expect(HTTPDelivery.retryAfterDuration("soon", now: now) == nil)
     }
 }
 
