@@ -216,7 +216,7 @@ public struct StartAtLogin: Sendable {
         Type=Application
         Name=Chime reminder runner
         Comment=Fires Chime's reminders at their time
-        Exec=\(execArgument(executable)) run --notifier auto
+        Exec=\(execArgument(executable)) run
         Icon=chime
         Terminal=false
         NoDisplay=true

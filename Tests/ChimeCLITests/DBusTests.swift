@@ -216,8 +216,8 @@ struct DBusTests {
         let text = try String(contentsOf: packaged, encoding: .utf8)
         #expect(text.contains("\nName=\(ChimeBus.name)\n") && text.contains("\nSystemdService=chime.service\n"))
         let service = text.replacingOccurrences(
-            of: "Exec=/usr/bin/chime run --notifier auto",
-            with: "Exec=\(ChimeExecutable.url.path) run --notifier json"
+            of: "Exec=/usr/bin/chime run\n",
+            with: "Exec=\(ChimeExecutable.url.path) run --notifier json\n"
         )
         #expect(service != text)
         let bus = try Bus(activating: service, environment: sandbox.environment)

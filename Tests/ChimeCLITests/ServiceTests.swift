@@ -84,7 +84,7 @@ struct ServiceTests {
         let lines = unit.split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(lines.contains("Type=notify"))
         #expect(!lines.contains { $0.hasPrefix("WatchdogSec") })
-        #expect(lines.contains("ExecStart=/usr/bin/chime run --notifier auto"))
+        #expect(lines.contains("ExecStart=/usr/bin/chime run"))
 
         // As installed with ExecStart naming this build's chime (systemd checks it exists);
         // --man=no: the man page is not installed here.
@@ -194,7 +194,7 @@ struct ServiceTests {
         #expect(enabled.stderr == "No runner is running now: start one with 'chime run', or log in again.\n", "\(enabled.stderr)")
         let text = try String(contentsOfFile: entry, encoding: .utf8)
         let chime = ChimeExecutable.url.resolvingSymlinksInPath().path
-        #expect(text.contains("\nExec=\(chime) run --notifier auto\n"), "\(text)")
+        #expect(text.contains("\nExec=\(chime) run\n"), "\(text)")
         #expect(text.contains("\nX-GNOME-Autostart-enabled=true\n") && text.contains("\nX-Chime-Service=true\n"), "\(text)")
         let validated = try await runProgram("/usr/bin/desktop-file-validate", [entry], environment: environment)
         #expect(validated.status == 0 && validated.stdout.isEmpty, "\(validated.stdout)\(validated.stderr)")

@@ -137,7 +137,7 @@ struct StartAtLoginPiecesTests {
         let chimes = directory.file("chimes.desktop")
         try StartAtLogin.entryText(executable: "/usr/bin/chime").write(toFile: chimes, atomically: true, encoding: .utf8)
         let entry = try #require(StartAtLogin.readEntry(at: chimes))
-        #expect(entry.chimes && entry.enabled && entry.exec == "/usr/bin/chime run --notifier auto")
+        #expect(entry.chimes && entry.enabled && entry.exec == "/usr/bin/chime run")
 
         let own = directory.file("own.desktop")
         let text = "[Desktop Entry]\nType=Application\nName=Mine\nExec=chime run\nHidden=true\n[Desktop Action x]\nX-Chime-Service=true\n"
