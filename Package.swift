@@ -194,7 +194,7 @@ let package = Package(
         .target(
             name: "ChimeDBus",
             dependencies: [
-                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeRunner", "CGioLoader",
+                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeFocus", "CGioLoader",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]

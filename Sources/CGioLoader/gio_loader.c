@@ -43,6 +43,7 @@ void chime_gio_enqueue(GMainContext *context, GSourceFunc function, gpointer dat
 
 typedef struct serving {
     chime_gio_method_callback method;
+    chime_gio_property_callback property;
     chime_gio_name_callback on_name;
     gpointer data;
 } serving;
@@ -53,6 +54,13 @@ static void method_call(GDBusConnection *connection, const gchar *sender, const 
     (void)connection, (void)sender, (void)object_path, (void)interface_name, (void)method_name, (void)parameters;
     serving *s = user_data;
     s->method(invocation, s->data);
+}
+
+static GVariant *get_property(GDBusConnection *connection, const gchar *sender, const gchar *object_path,
+                             const gchar *interface_name, const gchar *property_name, GError **error, gpointer user_data) {
+    (void)connection, (void)sender, (void)object_path, (void)interface_name, (void)error;
+    serving *s = user_data;
+    return s->property(property_name, s->data);
 }
 
 static void name_acquired(GDBusConnection *connection, const gchar *name, gpointer user_data) {
@@ -67,10 +75,11 @@ static void name_lost(GDBusConnection *connection, const gchar *name, gpointer u
     s->on_name(FALSE, s->data);
 }
 
-static const GDBusInterfaceVTable vtable = {method_call, NULL, NULL, {0}};
+static const GDBusInterfaceVTable vtable = {method_call, get_property, NULL, {0}};
 
 guint chime_gio_serve(GDBusConnection *connection, const gchar *xml, const gchar *interface_name, const gchar *path,
-                      const gchar *name, chime_gio_method_callback method, chime_gio_name_callback on_name,
+                      const gchar *name, chime_gio_method_callback method, chime_gio_property_callback property,
+                      chime_gio_name_callback on_name,
                       gpointer data, GError **error) {
     GDBusNodeInfo *node = api.g_dbus_node_info_new_for_xml(xml, error);
     if (node == NULL) return 0;
@@ -81,6 +90,7 @@ guint chime_gio_serve(GDBusConnection *connection, const gchar *xml, const gchar
     serving *s = calloc(1, sizeof(serving));
     if (s == NULL) return 0;
     s->method = method;
+    s->property = property;
     s->on_name = on_name;
     s->data = data;
     guint id = api.g_dbus_connection_register_object(connection, path, interface, &vtable, s, NULL, error);

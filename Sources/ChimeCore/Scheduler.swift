@@ -38,6 +38,8 @@ public actor Scheduler {
     /// Starts reminders' commands (`--exec`); nil: none is run (the commands wait in the ledger's
     /// reminders, never recorded as started).
     public nonisolated let commands: (any CommandLauncher)?
+    /// Told after each pass of ``run(waker:)`` (the D-Bus service reads its properties again).
+    private let afterPass: @Sendable () -> Void
 
     /// - Parameters:
     ///   - systemZone: the zone floating reminders follow, read at each pass and after a
@@ -53,9 +55,11 @@ public actor Scheduler {
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
         families: [any ReminderFamily] = [],
-        commands: (any CommandLauncher)? = nil
+        commands: (any CommandLauncher)? = nil,
+        afterPass: @escaping @Sendable () -> Void = {}
     ) {
         self.commands = commands
+        self.afterPass = afterPass
         self.store = store
         self.notifier = notifier
         self.clock = clock
@@ -266,6 +270,7 @@ public actor Scheduler {
             prepareFamilies(reason)
             let next = await runPass()
             let live = await updateLiveNotes()
+            afterPass()
             reason = await waker.wait(until: [next, live].compactMap { $0 }.min())
             if reason == .shutdown { return }
         }

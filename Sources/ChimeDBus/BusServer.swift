@@ -67,6 +67,10 @@ public final class ChimeBusServer: @unchecked Sendable {
                 { invocation, data in
                     Unmanaged<ChimeBusServer>.fromOpaque(data!).takeUnretainedValue().call(invocation)
                 },
+                { property, data in
+                    let server = Unmanaged<ChimeBusServer>.fromOpaque(data!).takeUnretainedValue()
+                    return server.property(String(cString: property))
+                },
                 { acquired, data in
                     let server = Unmanaged<ChimeBusServer>.fromOpaque(data!).takeUnretainedValue()
                     server.onName(acquired != 0 ? .acquired : .lost)
@@ -77,7 +81,55 @@ public final class ChimeBusServer: @unchecked Sendable {
             return id == 0 ? "cannot serve \(ChimeBus.interface): " + Self.message(error) : nil
         }
         if let failure { throw ChimeError(.failure, failure) }
+        server.refreshProperties()
         return server
+    }
+
+    // MARK: Properties
+
+    /// The properties' values as last read (``RemindersService/properties()``): GDBus reads them
+    /// here on the loop thread, which never waits on the store.
+    private let properties = Mutex<[String: BusValue]>([:])
+    /// Whether a read of the properties is queued on the worker (later asks are folded into it).
+    private let refreshQueued = Mutex(false)
+
+    private func property(_ name: String) -> OpaquePointer {
+        let value = properties.withLock { $0[name] }
+        // Before the first read (only a call in the first instant): the type's empty value.
+        return Self.variant(value ?? (name == "NextDue" ? .int64(0) : .dictionary([:])))
+    }
+
+    /// Reads the properties again on the worker and signals those that changed
+    /// (`org.freedesktop.DBus.Properties.PropertiesChanged`, with their new values). Cheap to
+    /// ask often: asks made while one read is queued are answered by it.
+    public func refreshProperties() {
+        guard
+            refreshQueued.withLock({ queued in
+                defer { queued = true }
+                return !queued
+            })
+        else { return }
+        worker.enqueue { [self] in
+            refreshQueued.withLock { $0 = false }
+            guard let now = try? service.properties() else { return }
+            let changed: [String: BusValue] = properties.withLock { old in
+                defer { old = now }
+                return now.filter { old[$0.key] != $0.value }
+            }
+            guard !changed.isEmpty, let connection else { return }
+            let parameters = Self.tuple([
+                Self.variant(.string(ChimeBus.interface)), Self.dictionary(changed), Self.array([], of: "s"),
+            ])
+            _ = gio.g_dbus_connection_emit_signal(
+                connection,
+                nil,
+                ChimeBus.objectPath,
+                "org.freedesktop.DBus.Properties",
+                "PropertiesChanged",
+                parameters,
+                nil
+            )
+        }
     }
 
     // MARK: Signals
@@ -215,6 +267,7 @@ public final class ChimeBusServer: @unchecked Sendable {
         case .int32(let number): return gio.g_variant_new_int32(number)!
         case .bool(let flag): return gio.g_variant_new_boolean(flag ? 1 : 0)!
         case .strings(let texts): return array(texts.map { gio.g_variant_new_string($0)! }, of: "s")
+        case .dictionary(let fields): return dictionary(fields)
         case .other: return gio.g_variant_new_string("")!
         }
     }

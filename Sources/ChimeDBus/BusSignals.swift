@@ -47,6 +47,12 @@ public final class BusSignals: Sendable {
     public func changed(_ ids: [String]) {
         server.withLock { $0 }?.changed(ids: ids)
     }
+
+    /// The runner finished a pass (the store may have changed: a post, an answer, a hold, a
+    /// focus stage): the properties are read again, and those that changed are signalled.
+    public func passed() {
+        server.withLock { $0 }?.refreshProperties()
+    }
 }
 
 /// A notifier that tells ``BusSignals`` each note its base showed, and is the base otherwise.

@@ -5,6 +5,8 @@ public enum BusValue: Sendable, Hashable {
     case int32(Int32)
     case bool(Bool)
     case strings([String])
+    /// An `a{sv}` (a property's or a signal's details).
+    case dictionary([String: BusValue])
     /// A value of another type, by its D-Bus signature (`u`, `ai`, `(ss)`…): refused where a
     /// key wants something else, named in the message.
     case other(signature: String)
@@ -17,6 +19,7 @@ public enum BusValue: Sendable, Hashable {
         case .int32: "i"
         case .bool: "b"
         case .strings: "as"
+        case .dictionary: "a{sv}"
         case .other(let signature): signature
         }
     }

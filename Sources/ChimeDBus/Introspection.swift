@@ -58,6 +58,19 @@ extension ChimeBus {
             <signal name="Changed">
               <arg name="ids" type="as"/>
             </signal>
+            <!-- Properties, each signalled by org.freedesktop.DBus.Properties.PropertiesChanged (with its
+                 new value) when it changes: read again after every pass of the runner. -->
+            <!-- The soonest pending occurrence, microseconds since the epoch; 0 for none. -->
+            <property name="NextDue" type="x" access="read"/>
+            <!-- That reminder: id, title, kind, due_us; empty for none. -->
+            <property name="Next" type="a{sv}" access="read"/>
+            <!-- The soonest pending dose: id, title, kind, due_us; empty for none. -->
+            <property name="NextDose" type="a{sv}" access="read"/>
+            <!-- The focus session: state (none, active, paused), and with a session id (x), length_s (x),
+                 remaining_s (x), stage (i: the tree's, 0 to 4) and, while active, end_us (x). -->
+            <property name="Focus" type="a{sv}" access="read"/>
+            <!-- Quiet: active (b), and while active until_us (x) and reasons (as: manual, hours). -->
+            <property name="Quiet" type="a{sv}" access="read"/>
           </interface>
         </node>
         """ + "\n"

@@ -1,5 +1,6 @@
 import ChimeApp
 import ChimeCore
+import ChimeFocus
 import ChimeRunner
 import ChimeStore
 import Foundation
@@ -11,6 +12,8 @@ import Foundation
 public struct RemindersService: Sendable {
     public let store: ReminderStore
     private let clock: @Sendable () -> Date
+    /// The focus timer's clocks (wall, awake time, boot).
+    private let machineClock: any MachineClock
     private let systemZone: @Sendable () -> TimeZone
     private let environment: [String: String]
     /// Wakes the runner to read the store again.
@@ -23,6 +26,7 @@ public struct RemindersService: Sendable {
     public init(
         store: ReminderStore,
         clock: @escaping @Sendable () -> Date = { Date() },
+        machineClock: any MachineClock = SystemMachineClock(),
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         environment: [String: String] = ProcessInfo.processInfo.environment,
         poke: @escaping @Sendable () -> Void,
@@ -31,6 +35,7 @@ public struct RemindersService: Sendable {
     ) {
         self.store = store
         self.clock = clock
+        self.machineClock = machineClock
         self.systemZone = systemZone
         self.environment = environment
         self.poke = poke
@@ -103,6 +108,61 @@ public struct RemindersService: Sendable {
         if !outcome.shown.isEmpty { return "too-late" }
         if !outcome.unconfirmed.isEmpty { return "unconfirmed" }
         return "cancelled"
+    }
+
+    /// The interface's properties, as they are now:
+    /// - `NextDue` (x): the soonest pending occurrence, microseconds since the epoch; 0 for none.
+    /// - `Next` and `NextDose` (a{sv}): that reminder, and the soonest dose: `id`, `title`,
+    ///   `kind`, `due_us`; empty for none.
+    /// - `Focus` (a{sv}): `state` (`none`, `active`, `paused`), and with a session `id`,
+    ///   `length_s`, `remaining_s`, `stage` (the tree's, 0 to 4), `end_us` while active.
+    /// - `Quiet` (a{sv}): `active` (b), and while active `until_us` and `reasons` (as).
+    public func properties() throws(ChimeError) -> [String: BusValue] {
+        let now = clock()
+        var next: Reminder?
+        var nextDose: Reminder?
+        try store.eachPending { reminder in
+            guard let due = reminder.nextDue else { return }
+            if next == nil || due < next!.nextDue! { next = reminder }
+            if reminder.kind == "dose", nextDose == nil || due < nextDose!.nextDue! { nextDose = reminder }
+        }
+        func brief(_ reminder: Reminder?) -> BusValue {
+            guard let reminder, let due = reminder.nextDue else { return .dictionary([:]) }
+            return .dictionary([
+                "id": .string(reminder.id), "title": .string(reminder.title), "kind": .string(reminder.kind),
+                "due_us": .int64(Self.micros(due)),
+            ])
+        }
+        var focus: [String: BusValue] = ["state": .string("none")]
+        if case .open(let session) = try FocusTimer(store: store, clock: machineClock).current() {
+            let time = machineClock.now()
+            let remaining = session.remainingSeconds(at: time)
+            focus = [
+                "state": .string(session.state.rawValue), "id": .int64(session.id), "length_s": .int64(Int64(session.lengthSeconds)),
+                "remaining_s": .int64(Int64(remaining)), "stage": .int32(Int32(session.stage(at: time))),
+            ]
+            if session.state == .active {
+                focus["end_us"] = .int64(Self.micros(time.wall.addingTimeInterval(TimeInterval(session.remainingMicros(at: time)) / 1e6)))
+            }
+        }
+        let quietState: QuietState
+        do {
+            quietState = try store.quietState()
+        } catch let error as ChimeError {
+            throw error
+        } catch {
+            throw ChimeError(.store, String(describing: error))
+        }
+        var quiet: [String: BusValue] = ["active": .bool(false)]
+        if let period = quietState.period(at: now, zone: systemZone()) {
+            quiet = [
+                "active": .bool(true), "until_us": .int64(Self.micros(period.end)), "reasons": .strings(period.reasons.map(\.rawValue)),
+            ]
+        }
+        return [
+            "NextDue": .int64(next?.nextDue.map(Self.micros) ?? 0), "Next": brief(next), "NextDose": brief(nextDose),
+            "Focus": .dictionary(focus), "Quiet": .dictionary(quiet),
+        ]
     }
 
     /// The pending reminders, soonest first, as ``get(_:)`` gives each.

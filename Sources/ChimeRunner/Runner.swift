@@ -40,7 +40,8 @@ public final class Runner: Service {
         families: [any ReminderFamily],
         logger: Logger,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        observe: @escaping @Sendable (SchedulerEvent) -> Void = { _ in }
+        observe: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
+        afterPass: @escaping @Sendable () -> Void = {}
     ) throws(ChimeError) {
         let paths = RunnerPaths(storePath: store.path, environment: environment)
         // The lock first, beside the store: a second runner is refused before it touches the
@@ -77,7 +78,8 @@ public final class Runner: Service {
                 observe(event)
             },
             families: families,
-            commands: ProcessLauncher(thread: .shared, workingDirectory: environment["HOME"])
+            commands: ProcessLauncher(thread: .shared, workingDirectory: environment["HOME"]),
+            afterPass: afterPass
         )
     }
 

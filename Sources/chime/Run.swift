@@ -107,7 +107,8 @@ struct Run: AsyncParsableCommand {
                 notifier: SignallingNotifier(sink, signals: signals),
                 families: families,
                 logger: logger,
-                observe: signals.observe
+                observe: signals.observe,
+                afterPass: signals.passed
             )
             // Only once the store's lock is held: a second runner on the store stops above.
             let bus = Self.startBus(runner: runner, signals: signals, logger: logger)

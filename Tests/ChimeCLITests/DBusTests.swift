@@ -149,6 +149,25 @@ struct DBusTests {
         #expect(scheduled.stdout == "('tea',)\n", "\(scheduled)")
         #expect(try sandbox.chime("list").stdout.contains("tea"))
         #expect(await Self.wait { monitored().contains("\(ChimeBus.interface).Changed (['tea'],)") }, "\(monitored())")
+        // The properties: NextDue read with busctl, and its change signalled.
+        #expect(
+            await Self.wait {
+                monitored().contains("org.freedesktop.DBus.Properties.PropertiesChanged ('\(ChimeBus.interface)', {")
+                    && monitored().contains("'Next': <{")
+            },
+            "\(monitored())"
+        )
+        let nextDue = try Self.run(
+            "/usr/bin/busctl",
+            [
+                "--address=" + bus.address, "get-property", ChimeBus.name, ChimeBus.objectPath, ChimeBus.interface, "NextDue", "Next",
+                "Focus",
+            ],
+            bus: bus
+        )
+        #expect(nextDue.stdout.hasPrefix("x "), "\(nextDue)")
+        #expect(nextDue.stdout.contains("\"id\" s \"tea\""), "\(nextDue)")
+        #expect(nextDue.stdout.contains("\"state\" s \"none\""), "\(nextDue)")
         // Fired, from the scheduler as it posts (the JSON notifier's line is the post).
         #expect(await Self.wait { monitored().contains("\(ChimeBus.interface).Fired ('tea', int64 ") }, "\(monitored())")
         #expect(monitored().contains("'title': <'Tea'>"))

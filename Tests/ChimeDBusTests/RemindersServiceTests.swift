@@ -1,6 +1,8 @@
 import ChimeApp
 import ChimeCore
+import ChimeFocus
 import ChimeStore
+import ChimeTesting
 import Foundation
 import Testing
 
@@ -17,6 +19,7 @@ struct RemindersServiceTests {
         let store: ReminderStore
         let service: RemindersService
         let changes = Changes()
+        let wall = ManualWallClock(now: RemindersServiceTests.now)
 
         final class Changes: @unchecked Sendable {
             private let lock = NSLock()
@@ -32,7 +35,8 @@ struct RemindersServiceTests {
             let changes = self.changes
             service = RemindersService(
                 store: store,
-                clock: { RemindersServiceTests.now },
+                clock: { [wall] in wall.now() },
+                machineClock: ManualMachineClock(wall: wall),
                 systemZone: { RemindersServiceTests.utc },
                 environment: ["XDG_RUNTIME_DIR": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"],
                 poke: {},
@@ -162,6 +166,53 @@ struct RemindersServiceTests {
             #expect(error?.message.contains(saying) == true, "\(error?.message ?? "") should say \(saying)")
         }
         #expect(try service.list().count == 2)
+    }
+
+    @Test func thePropertiesSayWhatIsNextTheFocusSessionAndQuiet() throws {
+        let fixture = try Fixture()
+        let service = fixture.service
+        var properties = try service.properties()
+        #expect(properties["NextDue"] == .int64(0))
+        #expect(properties["Next"] == .dictionary([:]) && properties["NextDose"] == .dictionary([:]))
+        #expect(properties["Focus"] == .dictionary(["state": .string("none")]))
+        #expect(properties["Quiet"] == .dictionary(["active": .bool(false)]))
+
+        _ = try service.schedule(["title": .string("Later"), "in": .string("2h"), "id": .string("later")])
+        _ = try service.schedule(["title": .string("Tea"), "in": .string("25m"), "id": .string("tea")])
+        properties = try service.properties()
+        let tea = Self.now.addingTimeInterval(25 * 60)
+        #expect(properties["NextDue"] == .int64(RemindersService.micros(tea)))
+        #expect(
+            properties["Next"]
+                == .dictionary([
+                    "id": .string("tea"), "title": .string("Tea"), "kind": .string("plain"), "due_us": .int64(RemindersService.micros(tea)),
+                ])
+        )
+
+        // A focus session of 25 minutes, 5 in: active, 20 left, its end and the tree's stage.
+        let timer = FocusTimer(store: fixture.store, clock: ManualMachineClock(wall: fixture.wall))
+        let session = try timer.start(minutes: 25)
+        fixture.wall.advance(by: 5 * 60)
+        properties = try service.properties()
+        guard case .dictionary(let focus) = properties["Focus"] else {
+            Issue.record("\(String(describing: properties["Focus"]))")
+            return
+        }
+        #expect(focus["state"] == .string("active") && focus["id"] == .int64(session.id))
+        #expect(focus["length_s"] == .int64(1500) && focus["remaining_s"] == .int64(1200))
+        #expect(focus["end_us"] == .int64(RemindersService.micros(Self.now.addingTimeInterval(25 * 60))))
+        #expect(focus["stage"] == .int32(Int32(TreeStage.stage(remainingSeconds: 1200, lengthSeconds: 1500))))
+        // The session's end is a pending reminder too: the soonest is now the focus one's or tea's.
+        #expect(properties["NextDue"] == .int64(RemindersService.micros(tea)))
+
+        // Quiet for an hour: active, until then, for the manual reason.
+        let until = fixture.wall.now().addingTimeInterval(3600)
+        _ = try fixture.store.updateQuiet { $0.until = until }
+        properties = try service.properties()
+        #expect(
+            properties["Quiet"]
+                == .dictionary(["active": .bool(true), "until_us": .int64(RemindersService.micros(until)), "reasons": .strings(["manual"])])
+        )
     }
 
     @Test func theServedXMLIsTheInstalledFile() throws {

@@ -69,16 +69,20 @@ void chime_gio_enqueue(GMainContext *_Nonnull context, GSourceFunc _Nonnull func
 
 /// Called on the loop thread for each method call on the registered object.
 typedef void (*chime_gio_method_callback)(GDBusMethodInvocation *_Nonnull invocation, gpointer _Nullable data);
+/// Called on the loop thread for a property's value (a floating GVariant of the property's type;
+/// GDBus has already refused names the XML does not declare).
+typedef GVariant *_Nonnull (*chime_gio_property_callback)(const gchar *_Nonnull property, gpointer _Nullable data);
 /// Called on the loop thread when the name is acquired (`acquired` TRUE) or lost / not got.
 typedef void (*chime_gio_name_callback)(gboolean acquired, gpointer _Nullable data);
 
 /// Registers `interface_name` of `xml` at `path` on `connection`, its method calls going to
-/// `method`; then asks for `name` (without replacing an owner, and without queueing: a name
+/// `method`, its properties read from `property`; then asks for `name` (without replacing an owner, and without queueing: a name
 /// another process owns is reported lost at once). Returns 0 with `error` set when the XML or
 /// the registration fails. Call on the loop thread (callbacks run on its main context).
 guint chime_gio_serve(GDBusConnection *_Nonnull connection, const gchar *_Nonnull xml,
                       const gchar *_Nonnull interface_name, const gchar *_Nonnull path, const gchar *_Nonnull name,
-                      chime_gio_method_callback _Nonnull method, chime_gio_name_callback _Nonnull on_name,
+                      chime_gio_method_callback _Nonnull method, chime_gio_property_callback _Nonnull property,
+                      chime_gio_name_callback _Nonnull on_name,
                       gpointer _Nullable data, GError *_Nullable *_Nullable error);
 
 #endif
