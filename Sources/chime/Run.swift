@@ -10,6 +10,7 @@ import ChimeRunner
 import ChimeStore
 import Foundation
 import Logging
+import Synchronization
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -136,10 +137,17 @@ struct Run: AsyncParsableCommand {
         )
         runner.observePokes { signals.changed([]) }
         do {
+            let owned = Mutex(false)
             let server = try ChimeBusServer.start(address: address, service: service) { state in
                 switch state {
-                case .acquired: logger.info("D-Bus service: \(ChimeBus.name) on the session bus")
-                case .lost: logger.warning("D-Bus name \(ChimeBus.name) is owned by another process: no D-Bus service")
+                case .acquired:
+                    owned.withLock { $0 = true }
+                    logger.info("D-Bus service: \(ChimeBus.name) on the session bus")
+                case .lost where owned.withLock({ $0 }):
+                    // (GDBus reports the name lost when the connection closes: the bus stopped.)
+                    logger.warning("D-Bus service stopped: the session bus closed the connection")
+                case .lost:
+                    logger.warning("D-Bus name \(ChimeBus.name) is owned by another process: no D-Bus service")
                 }
             }
             signals.attach(server)
