@@ -111,6 +111,8 @@ struct CommandLedgerTests {
             #expect(try Self.claimAndPost(b).isEmpty)
             let key = try #require(posted.first?.key)
             #expect(posted.first?.command == Self.backup)
+            // Not B's to run: A posted it.
+            #expect(try b.beginCommand(key, at: Date()) == false)
             // Both ledgers, on connections of their own, ask at once, many times.
             let results = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
                 for index in 0..<16 {
