@@ -44,6 +44,9 @@ public enum PostgresLedgerEvent: Sendable, Hashable {
     case cancelledBeforePost(id: String, due: Date)
     /// Occurrences claimed and not posted, handed back on stopping.
     case handedBack(Int)
+    /// Commands recorded as running by a runner that is gone (no connection to the database),
+    /// found during a pass and recorded as interrupted (never run again): their reminder ids.
+    case commandsInterrupted(ids: [String])
 }
 
 /// The PostgreSQL store as the one Scheduler's ledger (ChimeCore's ``SchedulerStore``): the
@@ -100,6 +103,8 @@ public final class PostgresLedger: SchedulerStore {
         /// Whether any occurrence was held when the quiet state was last read (else
         /// ``heldOccurrences()`` has nothing to ask for).
         var anyHeld = true
+        /// When a pass last looked for commands left running by a runner that is gone.
+        var commandsCheckedAt: ContinuousClock.Instant?
     }
 
     private let state: Mutex<State>
@@ -167,6 +172,7 @@ public final class PostgresLedger: SchedulerStore {
             state.withLock { $0.counters.reaped += reaped }
             log(.reaped(reaped))
         }
+        try interruptGoneCommands()
         var claimed = try store.claim(owner: owner, lease: lease, channels: channels, limit: Scheduler.claimBatch)
         for index in claimed.indices {
             claimed[index] = try caughtUp(claimed[index], now: clock.now(), systemZone: systemZone)
@@ -254,6 +260,43 @@ public final class PostgresLedger: SchedulerStore {
         // Ready times, not due times: the Scheduler claims what is due by the database's clock
         // at the instant itself (no look-ahead: a claim takes a lease).
         return (nil, min(deadlines.next ?? poll, poll))
+    }
+
+    // MARK: Commands
+
+    /// Fenced as the mark is: only the runner that posted the occurrence (it is still
+    /// `lease_owner` of the posted row) records its run, once (``PostgresStore/beginCommand(_:owner:at:)``).
+    public func beginCommand(_ key: OccurrenceKey, at instant: Date) throws -> Bool {
+        try store.beginCommand(key, owner: owner, at: instant)
+    }
+
+    public func commandSpawned(_ key: OccurrenceKey, pid: Int32) throws {
+        try store.commandSpawned(key, owner: owner, pid: pid)
+    }
+
+    public func finishCommand(_ key: OccurrenceKey, _ run: CommandRun) throws {
+        try store.finishCommand(key, owner: owner, run)
+    }
+
+    /// At start-up: the runs left running under this runner's name, and those of runners with no
+    /// connection to the database (see ``PostgresStore/interruptCommands(owner:at:)``).
+    public func interruptCommands(at instant: Date) throws -> [String] {
+        let ids = try store.interruptCommands(owner: owner, at: instant)
+        state.withLock { $0.commandsCheckedAt = .now }
+        return ids
+    }
+
+    /// During the passes, once per ``lease`` at most: runs left running by a runner that is gone
+    /// are recorded as interrupted by whichever runner looks first.
+    private func interruptGoneCommands() throws {
+        let due = state.withLock { state in
+            guard state.commandsCheckedAt.map({ ContinuousClock.now - $0 < lease }) != true else { return false }
+            state.commandsCheckedAt = .now
+            return true
+        }
+        guard due else { return }
+        let ids = try store.interruptCommands(owner: nil, at: clock.now())
+        if !ids.isEmpty { log(.commandsInterrupted(ids: ids)) }
     }
 
     // MARK: Answers

@@ -26,6 +26,9 @@ public final class PostgresRunner: Sendable {
     ///   - configuration: the Scheduler's (its retry backoff, the late threshold, the summary).
     ///   - log: the Scheduler's events; `listenerLog`: one line each time the LISTEN connection
     ///     drops or comes back.
+    ///   - commands: starts reminders' commands (`--exec`), as the SQLite runner's does
+    ///     (ChimeRunner's `ProcessLauncher`); nil: none is run. Only the runner that posted an
+    ///     occurrence runs its command, once (the ledger's ``PostgresLedger/beginCommand(_:at:)``).
     public init(
         ledger: PostgresLedger,
         notifier: any Notifier,
@@ -33,7 +36,8 @@ public final class PostgresRunner: Sendable {
         configuration: Scheduler.Configuration = PostgresRunner.defaultConfiguration,
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
-        listenerLog: @escaping @Sendable (PostgresListener.Event) -> Void = { _ in }
+        listenerLog: @escaping @Sendable (PostgresListener.Event) -> Void = { _ in },
+        commands: (any CommandLauncher)? = nil
     ) {
         self.ledger = ledger
         self.scheduler = Scheduler(
@@ -43,7 +47,8 @@ public final class PostgresRunner: Sendable {
             configuration: configuration,
             systemZone: systemZone,
             log: log,
-            families: families
+            families: families,
+            commands: commands
         )
         var options = ledger.store.client.options
         options.applicationName = Self.applicationName(owner: ledger.owner) + " listen"

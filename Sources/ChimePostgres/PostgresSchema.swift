@@ -158,6 +158,35 @@ public enum PostgresSchema {
                 """,
             ]
         ),
+        PostgresMigration(
+            name: "0007-commands",
+            statements: [
+                // The command a reminder runs when it fires, as the SQLite store keeps it (its
+                // v10): ReminderCommand's JSON (argv or shell, time limit).
+                "ALTER TABLE reminder ADD COLUMN command text",
+                // Each occurrence's run of it, recorded as running before it is spawned (only by
+                // the runner that posted the occurrence, once: the UPDATE's WHERE command_state IS
+                // NULL), so that a runner killed while it runs is reported (interrupted) rather
+                // than run again. The columns are the SQLite ledger's: its pid, start and end
+                // (the database's clock), exit status (128 + N for signal N), the first lines of
+                // its output, why it did not start or what interrupted it.
+                """
+                ALTER TABLE occurrence ADD COLUMN command_state text
+                    CHECK (command_state IN ('running', 'exited', 'timed_out', 'interrupted', 'failed'))
+                """,
+                "ALTER TABLE occurrence ADD COLUMN command_pid integer",
+                "ALTER TABLE occurrence ADD COLUMN command_started_us bigint",
+                "ALTER TABLE occurrence ADD COLUMN command_ended_us bigint",
+                "ALTER TABLE occurrence ADD COLUMN command_exit integer",
+                "ALTER TABLE occurrence ADD COLUMN command_output text",
+                "ALTER TABLE occurrence ADD COLUMN command_error text",
+                // The runner that runs it (its owner name, `host:pid:xxxx`): a run whose runner has
+                // no connection to the database any more is recorded as interrupted by whichever
+                // runner looks (docs/postgresql.md, "Commands run on firing").
+                "ALTER TABLE occurrence ADD COLUMN command_owner text",
+                "CREATE INDEX occurrence_command_running ON occurrence (command_owner) WHERE command_state = 'running'",
+            ]
+        ),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so that two `store init`s at once apply each

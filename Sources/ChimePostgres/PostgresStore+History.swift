@@ -55,7 +55,8 @@ extension PostgresStore {
         let query: PostgresQuery = """
             \(unescaped: head)SELECT r.id, r.kind, r.title, o.due_us, o.state, o.missed_count,
                 (extract(epoch FROM o.posted_at) * 1000000)::bigint AS posted_us, o.attempts, o.last_error, o.response,
-                (extract(epoch FROM o.answered_at) * 1000000)::bigint AS answered_us, r.body, o.via
+                (extract(epoch FROM o.answered_at) * 1000000)::bigint AS answered_us, r.body, o.via, o.command_state,
+                o.command_started_us, o.command_ended_us, o.command_pid, o.command_exit, o.command_output, o.command_error
             FROM occurrence o JOIN reminder r ON r.key = o.reminder_key
             WHERE (\(id)::text IS NULL OR r.id = \(id)) AND o.due_us >= \(since?.micros ?? Int64.min)
               AND (o.claimed_at IS NOT NULL OR o.snooze_of_us IS NOT NULL
@@ -80,7 +81,16 @@ extension PostgresStore {
                     attempts: try row["attempts"].decode(Int.self),
                     lastError: try row["last_error"].decode(String?.self),
                     response: try row["response"].decode(String?.self),
-                    answeredAt: try row["answered_us"].decode(Int64?.self).map(Date.init(micros:))
+                    answeredAt: try row["answered_us"].decode(Int64?.self).map(Date.init(micros:)),
+                    command: CommandRun(
+                        state: try row["command_state"].decode(String?.self),
+                        startedMicros: try row["command_started_us"].decode(Int64?.self),
+                        endedMicros: try row["command_ended_us"].decode(Int64?.self),
+                        pid: try row["command_pid"].decode(Int64?.self),
+                        exitStatus: try row["command_exit"].decode(Int64?.self),
+                        output: try row["command_output"].decode(String?.self),
+                        error: try row["command_error"].decode(String?.self)
+                    )
                 )
             )
         }

@@ -105,7 +105,8 @@ extension PostgresStore {
         o.reminder_key, o.due_us, o.missed_count, o.attempts, o.held_us, o.snooze_of_us,
         CASE WHEN o.retry_at IS NULL OR NOT isfinite(o.retry_at) THEN NULL
              ELSE (extract(epoch FROM o.retry_at) * 1000000)::bigint END AS ready_us,
-        o.retry_at = 'infinity' AS held_on, r.id, r.kind, r.title, r.body, r.urgency, r.sticky, r.icon, r.sound
+        o.retry_at = 'infinity' AS held_on, r.id, r.kind, r.title, r.body, r.urgency, r.sticky, r.icon, r.sound,
+        CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command
         """
 
     static func waitingAlert(_ row: PostgresRow) throws -> WaitingAlert {
@@ -123,7 +124,8 @@ extension PostgresStore {
             attempts: try r["attempts"].decode(Int.self),
             readyAt: ready,
             presentation: try presentation(from: r),
-            heldSince: try r["held_us"].decode(Int64?.self).map(Date.init(micros:))
+            heldSince: try r["held_us"].decode(Int64?.self).map(Date.init(micros:)),
+            command: try r["command"].decode(String?.self).flatMap(ReminderCommand.init(stored:))
         )
         return WaitingAlert(occurrence: occurrence, snoozeOf: try r["snooze_of_us"].decode(Int64?.self).map(Date.init(micros:)))
     }

@@ -95,7 +95,8 @@ extension PostgresStore {
                 missedCount: try r["missed_count"].decode(Int.self),
                 attempts: try r["attempts"].decode(Int.self),
                 presentation: try Self.presentation(from: r),
-                heldSince: try r["held_us"].decode(Int64?.self).map(Date.init(micros:))
+                heldSince: try r["held_us"].decode(Int64?.self).map(Date.init(micros:)),
+                command: try r["command"].decode(String?.self).flatMap(ReminderCommand.init(stored:))
             )
             claimed.append(
                 ClaimedOccurrence(
@@ -123,7 +124,7 @@ extension PostgresStore {
         FROM reminder r
         WHERE (o.reminder_key, o.due_us) IN (SELECT reminder_key, due_us FROM picked) AND r.key = o.reminder_key
         RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, o.held_us, o.snooze_of_us, r.id, r.kind, r.title, r.body,
-            r.urgency, r.sticky, r.icon, r.sound,
+            r.urgency, r.sticky, r.icon, r.sound, CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command,
             \(unescaped: triggerColumnNames.map { "r." + $0 }.joined(separator: ", "))
         """
     }

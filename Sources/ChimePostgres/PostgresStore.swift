@@ -77,7 +77,7 @@ public final class PostgresStore: Sendable {
 extension PostgresStore {
     /// The reminder columns ``reminder(from:)`` reads: its own, and the trigger's.
     static let reminderColumns =
-        "key, id, kind, title, body, created_us, next_due_us, last_due_us, urgency, sticky, icon, sound, "
+        "key, id, kind, title, body, created_us, next_due_us, last_due_us, urgency, sticky, icon, sound, command, "
         + triggerColumnNames.joined(separator: ", ")
 
     /// A reminder's presentation from a row with the columns urgency, sticky, icon and sound
@@ -127,7 +127,8 @@ extension PostgresStore {
             createdAt: Date(micros: try r["created_us"].decode(Int64.self)),
             nextDue: try r["next_due_us"].decode(Int64?.self).map(Date.init(micros:)),
             lastDue: try r["last_due_us"].decode(Int64?.self).map(Date.init(micros:)),
-            presentation: try presentation(from: r)
+            presentation: try presentation(from: r),
+            command: try r["command"].decode(String?.self).flatMap(ReminderCommand.init(stored:))
         )
         return (try r["key"].decode(Int64.self), reminder)
     }
@@ -183,13 +184,6 @@ extension PostgresStore {
         _ connection: PostgresSession,
         taken: ((_ id: String, _ key: Int64) throws -> ChimeError?)? = nil
     ) throws -> ScheduleResult {
-        // A difference the README names: commands run only from a SQLite store's runner.
-        if checked.command != nil {
-            throw ChimeError(
-                .usage,
-                "a command (--exec, --exec-shell, \"command\") needs a SQLite store: a PostgreSQL store does not run commands yet"
-            )
-        }
         var id = checked.id ?? ReminderIdentifier.generate(using: &rng)
         let existing = checked.id == nil ? nil : try Self.pendingKey(id: id, connection)
         if checked.id == nil {
@@ -226,11 +220,11 @@ extension PostgresStore {
                 """
                 INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
                     by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel,
-                    urgency, sticky, icon, sound)
+                    urgency, sticky, icon, sound, command)
                 VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
                     \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
                     \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel),
-                    \(presentation.urgency?.rawValue), \(presentation.sticky), \(presentation.icon), \(presentation.sound))
+                    \(presentation.urgency?.rawValue), \(presentation.sticky), \(presentation.icon), \(presentation.sound), \(checked.command?.stored))
                 RETURNING key
                 """
             )

@@ -16,7 +16,7 @@ import Glibc
 /// the one the SQLite runner has (ChimeCore's Scheduler, on the runner's thread, parked on the
 /// same timerfd waker); its ledger is ChimePostgres's ``PostgresLedger`` (leases, the check before
 /// a post, fenced marks, a reaper in every runner, the database's clock) and a LISTEN connection
-/// pokes it. The families keep to SQLite; plain reminders only.
+/// pokes it. The families keep to SQLite; plain reminders only, with their commands (`--exec`).
 extension Run {
     func runPostgres(_ url: PostgresURL, notifier chosen: NotifierChoice, config: Config, logger: Logger) async throws {
         for channel in channels { try PostgresStore.validateChannel(channel) }
@@ -71,7 +71,9 @@ extension Run {
                                 "the LISTEN connection is down (\(why)); re-making it in \(formatDuration(retryIn)), then a full pass"
                             )
                         }
-                    }
+                    },
+                    // Reminders' commands, as the SQLite runner starts them (in the home directory).
+                    commands: ProcessLauncher(thread: .shared, workingDirectory: ProcessInfo.processInfo.environment["HOME"])
                 )
                 logger.info(
                     "Runner started: \(owner) serving \(serving.joined(separator: ", ")) (lease \(formatDuration(lease)), poll \(formatDuration(ledger.poll)))",
@@ -133,6 +135,11 @@ extension Run {
             logger.info("not posting reminder \(id) due \(TimeText.iso(due)): cancelled after it was claimed")
         case .handedBack(let count):
             logger.info("handed back \(count) claimed occurrences on stopping")
+        case .commandsInterrupted(let ids):
+            logger.warning(
+                "Commands interrupted: their runner is gone (no connection to the database); not run again",
+                metadata: ["reminder.ids": .string(ids.joined(separator: ","))]
+            )
         }
     }
 

@@ -183,9 +183,6 @@ struct ScheduleOptions: ParsableArguments {
             command: try command()
         ).validated()
         if let url = try global.postgresURL() {
-            if new.command != nil {
-                throw ChimeError(.usage, "--exec and --exec-shell need a SQLite store: a PostgreSQL store does not run commands yet")
-            }
             return try await schedulePostgres(url, new: new, after: after, global: global)
         }
         if let channel {
