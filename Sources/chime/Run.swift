@@ -136,12 +136,17 @@ struct Run: AsyncParsableCommand {
         )
         runner.observePokes { signals.changed([]) }
         do {
-            let server = try ChimeBusServer.start(address: address, service: service) { state in
-                switch state {
-                case .acquired: logger.info("D-Bus service: \(ChimeBus.name) on the session bus")
-                case .lost: logger.warning("D-Bus name \(ChimeBus.name) is owned by another process: no D-Bus service")
+            let server = try ChimeBusServer.start(
+                address: address,
+                service: service,
+                log: { line, failed in failed ? logger.warning("\(line)") : logger.info("\(line)") },
+                onName: { state in
+                    switch state {
+                    case .acquired: logger.info("D-Bus service: \(ChimeBus.name) on the session bus")
+                    case .lost: logger.warning("D-Bus name \(ChimeBus.name) is owned by another process: no D-Bus service")
+                    }
                 }
-            }
+            )
             signals.attach(server)
             return server
         } catch {
