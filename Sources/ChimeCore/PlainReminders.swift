@@ -60,10 +60,13 @@ public final class PlainReminders: ReminderFamily {
 
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
         if note.icon == nil || note.icon?.isEmpty == true { note.icon = Self.icon }
-        note.actions = [
-            Note.Action(key: Self.done, label: "Done"),
-            Note.Action(key: Self.snooze, label: "Snooze \(Self.label(snoozeLength))"),
-        ]
+        // A reminder's own actions (``Presentation/actions``) stand instead of Done and Snooze.
+        if note.actions.isEmpty {
+            note.actions = [
+                Note.Action(key: Self.done, label: "Done"),
+                Note.Action(key: Self.snooze, label: "Snooze \(Self.label(snoozeLength))"),
+            ]
+        }
         note.answerInstead = "Answer: chime done \(occurrence.reminderID) (or chime snooze \(occurrence.reminderID))"
     }
 

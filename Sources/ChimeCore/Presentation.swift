@@ -12,12 +12,83 @@ public struct Presentation: Sendable, Hashable {
     /// A sound name from the sound theme (`bell`, `message-new-instant`): the `sound-name` hint on
     /// a server that plays sounds, a console bell elsewhere.
     public var sound: String?
+    /// The reminder's own buttons (scheduled over D-Bus with `actions`), shown instead of its
+    /// family's (Done, Snooze); empty: the family's. Each answers as `action:KEY`
+    /// (``actionPrefix``), so that a key never stands for Done or Snooze.
+    public var actions: [Note.Action]
 
-    public init(urgency: Note.Urgency? = nil, sticky: Bool = false, icon: String? = nil, sound: String? = nil) {
+    public init(
+        urgency: Note.Urgency? = nil,
+        sticky: Bool = false,
+        icon: String? = nil,
+        sound: String? = nil,
+        actions: [Note.Action] = []
+    ) {
         self.urgency = urgency
         self.sticky = sticky
         self.icon = icon
         self.sound = sound
+        self.actions = actions
+    }
+
+    /// What an answer to one of a reminder's own ``actions`` starts with, in the ledger and in
+    /// ``NoteResponse``: `action:open` for the key `open`.
+    public static let actionPrefix = "action:"
+
+    /// The key of a reminder's own action in an answer (`open` for `action:open`), nil for
+    /// another answer.
+    public static func ownAction(_ answer: String) -> String? {
+        answer.hasPrefix(actionPrefix) ? String(answer.dropFirst(actionPrefix.count)) : nil
+    }
+
+    /// At most this many actions on one reminder (notification servers show few buttons).
+    public static let actionLimit = 3
+
+    /// A reminder's own actions as stored (JSON: `[{"key": …, "label": …}]`), nil for none.
+    public var storedActions: String? {
+        guard !actions.isEmpty, let data = try? JSONEncoder().encode(actions) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The actions of ``storedActions``; none for nil or for text that is not such a list.
+    public static func actions(stored: String?) -> [Note.Action] {
+        guard let stored else { return [] }
+        return (try? JSONDecoder().decode([Note.Action].self, from: Data(stored.utf8))) ?? []
+    }
+
+    /// Checks a reminder's own actions: 1 to ``actionLimit``, each key a GAction name (1 to 64
+    /// letters, digits, '-' or '.', starting with a letter or digit) given once, each label a
+    /// non-empty line of at most 64 characters.
+    public static func checkActions(_ actions: [Note.Action]) throws(ChimeError) {
+        guard (1...actionLimit).contains(actions.count) else {
+            throw ChimeError(.usage, "invalid actions: \(actions.count) given; expected 1 to \(actionLimit) (key, label) pairs")
+        }
+        var seen = Set<String>()
+        for action in actions {
+            let key = action.key
+            let valid =
+                (1...64).contains(key.utf8.count)
+                && key.unicodeScalars.enumerated().allSatisfy { index, scalar in
+                    scalar.isASCII
+                        && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                            || (index > 0 && "-.".unicodeScalars.contains(scalar)))
+                }
+            guard valid else {
+                throw ChimeError.invalid(
+                    "action key",
+                    key,
+                    expected: "1 to 64 letters, digits, '-' or '.', starting with a letter or digit (a GAction name such as open)"
+                )
+            }
+            guard seen.insert(key).inserted else {
+                throw ChimeError(.usage, "the action key '\(key)' is given twice: give each key once")
+            }
+            let label = action.label.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !label.isEmpty, !action.label.contains("\n") else {
+                throw ChimeError.invalid("action label", action.label, expected: "a non-empty line such as Open")
+            }
+            try UserText.check(action.label, field: "action label", limit: 64)
+        }
     }
 
     /// An urgency as people type it (`--urgency`, D-Bus `urgency`): low, normal or critical.
@@ -37,6 +108,7 @@ public struct Presentation: Sendable, Hashable {
         if sticky { note.sticky = true }
         if let icon { note.icon = icon }
         if let sound { note.sound = sound }
+        if !actions.isEmpty { note.actions = actions.map { Note.Action(key: Self.actionPrefix + $0.key, label: $0.label) } }
     }
 
     /// Checks what people type: an icon is a theme name or an absolute path to an existing file;
@@ -44,6 +116,7 @@ public struct Presentation: Sendable, Hashable {
     public func validated() throws(ChimeError) -> Presentation {
         if let icon { try Self.checkIcon(icon) }
         if let sound { try Self.checkSound(sound) }
+        if !actions.isEmpty { try Self.checkActions(actions) }
         return self
     }
 

@@ -18,6 +18,9 @@ public struct Reminder: Sendable, Hashable, Identifiable {
     public var presentation: Presentation = Presentation()
     /// The command it runs when it fires, if any.
     public var command: ReminderCommand?
+    /// The application that scheduled it over D-Bus (`org.example.App`), nil for Chime's own
+    /// command line: its actions go back to that app, and it alone lists and cancels it there.
+    public var appID: String?
 
     public init(
         id: String,
@@ -29,9 +32,11 @@ public struct Reminder: Sendable, Hashable, Identifiable {
         nextDue: Date?,
         lastDue: Date? = nil,
         presentation: Presentation = Presentation(),
-        command: ReminderCommand? = nil
+        command: ReminderCommand? = nil,
+        appID: String? = nil
     ) {
         self.command = command
+        self.appID = appID
         self.id = id
         self.title = title
         self.body = body
@@ -55,6 +60,8 @@ public struct NewReminder: Sendable, Hashable {
     public var presentation: Presentation
     /// The command it runs when it fires, if any (checked by ``ReminderCommand/validated(searchPath:)``).
     public var command: ReminderCommand?
+    /// The application that schedules it (``Reminder/appID``), nil for the command line.
+    public var appID: String?
 
     public init(
         id: String? = nil,
@@ -63,9 +70,11 @@ public struct NewReminder: Sendable, Hashable {
         trigger: Trigger,
         kind: String = "plain",
         presentation: Presentation = Presentation(),
-        command: ReminderCommand? = nil
+        command: ReminderCommand? = nil,
+        appID: String? = nil
     ) {
         self.command = command
+        self.appID = appID
         self.id = id
         self.title = title
         self.body = body
@@ -94,6 +103,7 @@ public struct NewReminder: Sendable, Hashable {
         if let id { try ReminderIdentifier.validate(id) }
         if !presentation.isDefault { copy.presentation = try presentation.validated() }
         if let command { copy.command = try command.validated() }
+        if let appID { try ApplicationID.validate(appID) }
         return copy
     }
 }
@@ -143,5 +153,35 @@ public struct ScheduleResult: Sendable, Hashable {
     public init(reminder: Reminder, replaced: Bool) {
         self.reminder = reminder
         self.replaced = replaced
+    }
+}
+
+/// A D-Bus application id, as desktop entries and GApplication name apps (`org.example.App`):
+/// 2 or more elements of letters, digits, '_' and '-' (none starting with a digit), joined by
+/// '.', at most 255 bytes.
+public enum ApplicationID {
+    public static func validate(_ id: String) throws(ChimeError) {
+        let elements = id.split(separator: ".", omittingEmptySubsequences: false)
+        let valid =
+            id.utf8.count <= 255 && elements.count >= 2
+            && elements.allSatisfy { element in
+                guard let first = element.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+                return element.unicodeScalars.allSatisfy { scalar in
+                    scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "-")
+                }
+            }
+        guard valid else {
+            throw ChimeError.invalid(
+                "app-id",
+                id,
+                expected: "a D-Bus application id such as org.example.App (letters, digits, '_' and '-' in 2 or more parts joined by '.')"
+            )
+        }
+    }
+
+    /// The object path GApplication serves an app's actions at: `/org/example/App`
+    /// ('-' as '_', as GLib writes it).
+    public static func objectPath(_ id: String) -> String {
+        "/" + id.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_")
     }
 }

@@ -30,10 +30,18 @@ public final class ChimeBusServer: @unchecked Sendable {
     private let worker = Worker()
     private var connection: OpaquePointer?
     private let onName: @Sendable (NameState) -> Void
+    /// Told what became of an action sent back to an app (one line for the runner's log), and
+    /// whether it failed.
+    private let log: @Sendable (_ line: String, _ failed: Bool) -> Void
 
-    private init(service: RemindersService, onName: @escaping @Sendable (NameState) -> Void) {
+    private init(
+        service: RemindersService,
+        onName: @escaping @Sendable (NameState) -> Void,
+        log: @escaping @Sendable (String, Bool) -> Void
+    ) {
         self.service = service
         self.onName = onName
+        self.log = log
     }
 
     /// Connects to the bus at `address`, registers the object and asks for the name; what
@@ -42,12 +50,13 @@ public final class ChimeBusServer: @unchecked Sendable {
     public static func start(
         address: String,
         service: RemindersService,
+        log: @escaping @Sendable (_ line: String, _ failed: Bool) -> Void = { _, _ in },
         onName: @escaping @Sendable (NameState) -> Void
     ) throws(ChimeError) -> ChimeBusServer {
         if let problem = chime_gio_open() {
             throw ChimeError(.failure, "libgio could not be loaded: " + String(cString: problem))
         }
-        let server = ChimeBusServer(service: service, onName: onName)
+        let server = ChimeBusServer(service: service, onName: onName, log: log)
         let loop = GioThread(name: "chime-dbus")
         let failure: String? = loop.runAndWait {
             var error: UnsafeMutablePointer<GError>?
@@ -147,6 +156,94 @@ public final class ChimeBusServer: @unchecked Sendable {
         emit("Answered", Self.tuple([Self.variant(.string(id)), Self.variant(.string(answer))]))
     }
 
+    // MARK: Actions sent back to the app
+
+    /// An answer to an alert: when it is one of the reminder's own actions and the app that
+    /// scheduled it is D-Bus activatable (``RemindersService/route(id:answer:)``), the action
+    /// is invoked on that app, `org.freedesktop.Application.ActivateAction(name, [], {})` at its
+    /// id's path, as a notification server does for GNotification's `app.NAME`: the bus starts
+    /// the app when it is not running. On a thread of its own (starting an app takes a while);
+    /// a failure is logged, never fatal.
+    public func route(id: String, answer: String) {
+        guard Presentation.ownAction(answer) != nil else { return }
+        worker.enqueue { [self] in
+            guard let (appID, action) = service.route(id: id, answer: answer), let connection else { return }
+            let address = UInt(bitPattern: connection)
+            let log = self.log
+            let thread = Thread {
+                let connection = OpaquePointer(bitPattern: address)
+                let parameters = Self.tuple([
+                    Self.variant(.string(action)), Self.array([], of: "v"), Self.dictionary([:]),
+                ])
+                var error: UnsafeMutablePointer<GError>?
+                let reply = gio.g_dbus_connection_call_sync(
+                    connection,
+                    appID,
+                    ApplicationID.objectPath(appID),
+                    "org.freedesktop.Application",
+                    "ActivateAction",
+                    parameters,
+                    nil,
+                    G_DBUS_CALL_FLAGS_NONE,
+                    -1,
+                    nil,
+                    &error
+                )
+                if let reply {
+                    gio.g_variant_unref(reply)
+                    log("Action '\(action)' of reminder \(id) sent to \(appID)", false)
+                } else {
+                    log("Action '\(action)' of reminder \(id) could not be sent to \(appID): \(Self.message(error))", true)
+                }
+            }
+            thread.name = "chime-dbus-action"
+            thread.start()
+        }
+    }
+
+    // MARK: Who calls
+
+    /// Asks the bus about the connection `sender`: `GetConnectionUnixUser` (u),
+    /// `GetConnectionUnixProcessID` (u), `GetNameOwner` (s). Nil when the bus cannot say. On
+    /// the worker, never the loop thread (a synchronous call).
+    private func askBus(_ method: String, _ argument: String) -> BusValue? {
+        guard let connection else { return nil }
+        var error: UnsafeMutablePointer<GError>?
+        guard
+            let reply = gio.g_dbus_connection_call_sync(
+                connection,
+                "org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus",
+                method,
+                Self.tuple([Self.variant(.string(argument))]),
+                nil,
+                G_DBUS_CALL_FLAGS_NONE,
+                5000,
+                nil,
+                &error
+            )
+        else {
+            if let error { gio.g_error_free(error) }
+            return nil
+        }
+        defer { gio.g_variant_unref(reply) }
+        let value = gio.g_variant_get_child_value(reply, 0)!
+        defer { gio.g_variant_unref(value) }
+        if String(cString: gio.g_variant_get_type_string(value)!) == "u" {
+            return .int64(Int64(gio.g_variant_get_uint32(value)))
+        }
+        return Self.read(value)
+    }
+
+    /// Who `sender` is (see ``BusCaller``).
+    private func caller(_ sender: String) throws(BusRefusal) -> BusCaller {
+        func number(_ value: BusValue?) -> UInt32? { if case .int64(let n) = value { UInt32(exactly: n) } else { nil } }
+        let uid = number(askBus("GetConnectionUnixUser", sender))
+        let pid = number(askBus("GetConnectionUnixProcessID", sender))
+        return try service.identify(uid: uid, pid: pid) { name in askBus("GetNameOwner", name) == .string(sender) }
+    }
+
     /// `Changed(as ids)`: reminders changed (none named: the change came from elsewhere).
     public func changed(ids: [String]) {
         emit("Changed", Self.tuple([Self.variant(.strings(ids))]))
@@ -185,23 +282,31 @@ public final class ChimeBusServer: @unchecked Sendable {
         let reply = Invocation(invocation)
         let service = self.service
         let fields = dictionary
-        worker.enqueue {
+        let sender = gio.g_dbus_method_invocation_get_sender(invocation).map { String(cString: $0) } ?? ""
+        worker.enqueue { [self] in
+            let caller: BusCaller
+            do throws(BusRefusal) {
+                caller = try self.caller(sender)
+            } catch {
+                reply.fail(error.name, error.message)
+                return
+            }
             do throws(ChimeError) {
                 switch method {
                 case "Schedule":
-                    reply.return(Self.tuple([Self.variant(.string(try service.schedule(fields)))]))
+                    reply.return(Self.tuple([Self.variant(.string(try service.schedule(fields, caller: caller)))]))
                 case "Cancel":
-                    reply.return(Self.tuple([Self.variant(.string(try service.cancel(strings[0])))]))
+                    reply.return(Self.tuple([Self.variant(.string(try service.cancel(strings[0], caller: caller)))]))
                 case "List":
-                    let items = try service.list().map(Self.dictionary)
+                    let items = try service.list(caller: caller).map(Self.dictionary)
                     reply.return(Self.tuple([Self.array(items, of: "a{sv}")]))
                 case "Get":
-                    reply.return(Self.tuple([Self.dictionary(try service.get(strings[0]))]))
+                    reply.return(Self.tuple([Self.dictionary(try service.get(strings[0], caller: caller))]))
                 case "Snooze":
-                    try service.snooze(strings[0], duration: strings[1])
+                    try service.snooze(strings[0], duration: strings[1], caller: caller)
                     reply.return(nil)
                 case "Done":
-                    try service.done(strings[0])
+                    try service.done(strings[0], caller: caller)
                     reply.return(nil)
                 default:
                     throw ChimeError(.usage, "unknown method '\(method)'")
@@ -247,6 +352,19 @@ public final class ChimeBusServer: @unchecked Sendable {
         case "x": return .int64(Int64(gio.g_variant_get_int64(value)))
         case "i": return .int32(gio.g_variant_get_int32(value))
         case "b": return .bool(gio.g_variant_get_boolean(value) != 0)
+        case "a(ss)":
+            return .actions(
+                (0..<gio.g_variant_n_children(value)).map { index in
+                    let pair = gio.g_variant_get_child_value(value, index)!
+                    let key = gio.g_variant_get_child_value(pair, 0)!
+                    let label = gio.g_variant_get_child_value(pair, 1)!
+                    defer { for variant in [label, key, pair] { gio.g_variant_unref(variant) } }
+                    return Note.Action(
+                        key: String(cString: gio.g_variant_get_string(key, nil)!),
+                        label: String(cString: gio.g_variant_get_string(label, nil)!)
+                    )
+                }
+            )
         case "as":
             return .strings(
                 (0..<gio.g_variant_n_children(value)).map { index in
@@ -267,6 +385,11 @@ public final class ChimeBusServer: @unchecked Sendable {
         case .int32(let number): return gio.g_variant_new_int32(number)!
         case .bool(let flag): return gio.g_variant_new_boolean(flag ? 1 : 0)!
         case .strings(let texts): return array(texts.map { gio.g_variant_new_string($0)! }, of: "s")
+        case .actions(let actions):
+            return array(
+                actions.map { tuple([gio.g_variant_new_string($0.key)!, gio.g_variant_new_string($0.label)!]) },
+                of: "(ss)"
+            )
         case .dictionary(let fields): return dictionary(fields)
         case .other: return gio.g_variant_new_string("")!
         }

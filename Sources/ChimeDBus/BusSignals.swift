@@ -37,6 +37,8 @@ public final class BusSignals: Sendable {
             case .closed: "closed"
             }
         answered(id: id, answer: answer)
+        // One of the reminder's own actions: to the app that scheduled it, when it can be reached.
+        server.withLock { $0 }?.route(id: id, answer: answer)
     }
 
     public func answered(id: String, answer: String) {

@@ -1,3 +1,5 @@
+import ChimeCore
+
 /// A value of an `a{sv}` dictionary, as the service reads and writes them.
 public enum BusValue: Sendable, Hashable {
     case string(String)
@@ -5,6 +7,8 @@ public enum BusValue: Sendable, Hashable {
     case int32(Int32)
     case bool(Bool)
     case strings([String])
+    /// An `a(ss)`: a reminder's own actions, each its key and label.
+    case actions([Note.Action])
     /// An `a{sv}` (a property's or a signal's details).
     case dictionary([String: BusValue])
     /// A value of another type, by its D-Bus signature (`u`, `ai`, `(ss)`…): refused where a
@@ -19,6 +23,7 @@ public enum BusValue: Sendable, Hashable {
         case .int32: "i"
         case .bool: "b"
         case .strings: "as"
+        case .actions: "a(ss)"
         case .dictionary: "a{sv}"
         case .other(let signature): signature
         }

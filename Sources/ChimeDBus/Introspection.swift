@@ -12,9 +12,14 @@ extension ChimeBus {
         <node>
           <interface name="io.github.chime.Chime.Reminders1">
             <!-- title (s), body (s), one of in (s: 25m), at (s: 14:30, tomorrow 09:00, RFC 3339) or
-                 every (s: weekday 08:00, 2h), optional id (s), urgency (s: low, normal, critical), and a
+                 every (s: weekday 08:00, 2h), optional id (s), urgency (s: low, normal, critical), a
                  command to run when it fires: exec (as: an argv, no shell) or exec-shell (s: for /bin/sh),
-                 with exec-timeout (s: 10m, from 1s to 1d). Returns the reminder's id. -->
+                 with exec-timeout (s: 10m, from 1s to 1d), app-id (s: the scheduling app's D-Bus id; a
+                 Flatpak app's is its sandbox's) and actions (a(ss): 1 to 3 buttons, key and label, shown
+                 instead of Done and Snooze; pressed, each is invoked on a D-Bus activatable app through
+                 org.freedesktop.Application.ActivateAction, and signalled as Answered action:KEY).
+                 Returns the reminder's id. An app (a Flatpak app, or a program owning the bus name of an
+                 app id) sees and touches only its own reminders in every method; others are NotFound. -->
             <method name="Schedule">
               <arg name="reminder" type="a{sv}" direction="in"/>
               <arg name="id" type="s" direction="out"/>
@@ -29,7 +34,7 @@ extension ChimeBus {
               <arg name="reminders" type="aa{sv}" direction="out"/>
             </method>
             <!-- id, title, body, kind, trigger, recurring (b), urgency, next_due (s, RFC 3339), next_due_us (x),
-                 and with a command exec (as) or exec-shell (s), and exec-timeout_s (x). -->
+                 with a command exec (as) or exec-shell (s), and exec-timeout_s (x), and app-id (s), actions (a(ss)). -->
             <method name="Get">
               <arg name="id" type="s" direction="in"/>
               <arg name="reminder" type="a{sv}" direction="out"/>
@@ -49,7 +54,7 @@ extension ChimeBus {
               <arg name="due_us" type="x"/>
               <arg name="details" type="a{sv}"/>
             </signal>
-            <!-- A shown alert was answered: an action's key (done, snooze) or closed. -->
+            <!-- A shown alert was answered: an action's key (done, snooze, action:KEY for the reminder's own) or closed. -->
             <signal name="Answered">
               <arg name="id" type="s"/>
               <arg name="answer" type="s"/>

@@ -5,6 +5,10 @@ import ChimeRunner
 import ChimeStore
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What the D-Bus interface does, without D-Bus: each method through the use case and the
 /// parsers the command line uses (ChimeCore's time grammar, the store's schedule, cancel and
 /// answer), its errors the command line's. Runs on the service's worker thread, never on the
@@ -22,6 +26,10 @@ public struct RemindersService: Sendable {
     private let changed: @Sendable ([String]) -> Void
     /// Told a reminder's alert answered through the service: its id and the answer.
     private let answered: @Sendable (String, String) -> Void
+    /// Where callers' processes are read (`/proc`: their sandbox's `.flatpak-info`).
+    private let procRoot: String
+    /// The user the runner runs as: callers of another are refused.
+    private let userID: UInt32
 
     public init(
         store: ReminderStore,
@@ -31,8 +39,12 @@ public struct RemindersService: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment,
         poke: @escaping @Sendable () -> Void,
         changed: @escaping @Sendable ([String]) -> Void = { _ in },
-        answered: @escaping @Sendable (String, String) -> Void = { _, _ in }
+        answered: @escaping @Sendable (String, String) -> Void = { _, _ in },
+        procRoot: String = "/proc",
+        userID: UInt32 = getuid()
     ) {
+        self.procRoot = procRoot
+        self.userID = userID
         self.store = store
         self.clock = clock
         self.machineClock = machineClock
@@ -44,17 +56,90 @@ public struct RemindersService: Sendable {
     }
 
     /// The keys `Schedule` takes.
-    public static let scheduleKeys = ["title", "body", "in", "at", "every", "id", "urgency", "exec", "exec-shell", "exec-timeout"]
+    public static let scheduleKeys = [
+        "title", "body", "in", "at", "every", "id", "urgency", "exec", "exec-shell", "exec-timeout", "app-id", "actions",
+    ]
+
+    /// Who calls, from what the bus says of the caller's connection (see ``BusCaller``): its
+    /// user (another user's call is refused), its process (a Flatpak sandbox's app id is read
+    /// from it), and `owns`, whether it owns a bus name.
+    public func identify(uid: UInt32?, pid: UInt32?, owns: (String) -> Bool) throws(BusRefusal) -> BusCaller {
+        guard let uid, uid == userID else {
+            let who = uid.map(String.init) ?? "unknown"
+            throw .accessDenied("the caller runs as another user (uid \(who)): Chime serves its own user only")
+        }
+        if let pid, let app = FlatpakInfo.appID(pid: pid, procRoot: procRoot) { return .sandboxed(app) }
+        let apps: [String]
+        do {
+            apps = try store.pendingAppIDs()
+        } catch {
+            throw BusRefusal(name: ChimeBus.errorName(error.code), message: error.message)
+        }
+        let owned = apps.filter(owns)
+        return owned.isEmpty ? .everyone : BusCaller(scope: Set(owned))
+    }
+
+    /// The app a scheduled reminder is under: a sandboxed caller's own (an `app-id` that
+    /// differs is refused), else the `app-id` given, else none.
+    func appID(_ fields: [String: BusValue], caller: BusCaller) throws(ChimeError) -> String? {
+        let given = try Self.text(fields, "app-id")
+        if let given { try ApplicationID.validate(given) }
+        guard let own = caller.sandboxAppID else { return given }
+        if let given, given != own {
+            throw ChimeError(
+                .usage,
+                "invalid app-id '\(UserText.oneLine(given))': the caller is the sandboxed app \(own), and schedules as itself only"
+            )
+        }
+        return own
+    }
+
+    /// The reminder's own buttons, `actions` (`a(ss)`: key, label).
+    static func actions(_ fields: [String: BusValue]) throws(ChimeError) -> [Note.Action] {
+        switch fields["actions"] {
+        case nil: return []
+        case .actions(let actions):
+            try Presentation.checkActions(actions)
+            return actions
+        case let value?:
+            throw ChimeError(
+                .usage,
+                "'actions' must be an array of (key, label) pairs (D-Bus type a(ss)), not \(UserText.oneLine(value.signature))"
+            )
+        }
+    }
+
+    /// Refuses `id` as not found when the caller may not see it (another app's reminder: the
+    /// same answer as for an id that does not exist, so it tells nothing).
+    func check(_ id: String, visibleTo caller: BusCaller) throws(ChimeError) {
+        try ReminderIdentifier.validate(id)
+        guard caller.scope != nil else { return }
+        guard caller.sees(try store.appID(ofReminder: id)) else { throw .noPendingReminder(id: id, lastState: nil) }
+    }
+
+    /// The app to send the action of an answer to, and the action's name: when `answer` is one
+    /// of the reminder's own actions (`action:KEY`) and the reminder was scheduled by an app
+    /// whose desktop entry is D-Bus activatable (so a closed app is started for it, as for
+    /// GNotification); nil otherwise.
+    public func route(id: String, answer: String) -> (appID: String, action: String)? {
+        guard let action = Presentation.ownAction(answer), let appID = (try? store.appID(ofReminder: id)) ?? nil,
+            DesktopEntries.isDBusActivatable(appID, environment: environment)
+        else { return nil }
+        return (appID, action)
+    }
 
     /// Schedules a reminder as `chime in`, `chime at` or `chime every` would (replacing a
     /// pending one with the same id); returns its id.
-    public func schedule(_ fields: [String: BusValue]) throws(ChimeError) -> String {
+    /// Under `caller`'s app (``appID(_:caller:)``); an `id` that names a pending reminder the
+    /// caller may not see is refused as taken, never replaced.
+    public func schedule(_ fields: [String: BusValue], caller: BusCaller = .everyone) throws(ChimeError) -> String {
         for key in fields.keys.sorted() where !Self.scheduleKeys.contains(key) {
             throw ChimeError(
                 .usage,
-                "unknown key '\(UserText.oneLine(key))': expected title, body, in, at, every, id, urgency, exec, exec-shell or exec-timeout"
+                "unknown key '\(UserText.oneLine(key))': expected title, body, in, at, every, id, urgency, exec, exec-shell, exec-timeout, app-id or actions"
             )
         }
+        let appID = try appID(fields, caller: caller)
         guard let title = try Self.text(fields, "title") else {
             throw ChimeError(.usage, "missing 'title': expected a string such as \"Tea is ready\"")
         }
@@ -87,9 +172,13 @@ public struct RemindersService: Sendable {
             title: title,
             body: try Self.text(fields, "body") ?? "",
             trigger: trigger,
-            presentation: Presentation(urgency: urgency).validated(),
-            command: try command(fields)
+            presentation: Presentation(urgency: urgency, actions: try Self.actions(fields)).validated(),
+            command: try command(fields),
+            appID: appID
         ).validated()
+        if let id, caller.scope != nil, let existing = try? store.reminder(id: id), !caller.sees(existing.appID) {
+            throw ChimeError(.conflict, "the id '\(id)' is in use: give another id, or none for a generated one")
+        }
         let result = try store.schedule(new, replace: true, now: now, systemZone: systemZone())
         poke()
         changed([result.reminder.id])
@@ -99,8 +188,8 @@ public struct RemindersService: Sendable {
     /// Cancels reminder `id` as `chime cancel` does; returns the outcome: `cancelled`,
     /// `too-late` (cancelled, but its alert had been shown: the command line's exit 8) or
     /// `unconfirmed` (cancelled; the runner did not say in time whether it had shown it).
-    public func cancel(_ id: String) throws(ChimeError) -> String {
-        try ReminderIdentifier.validate(id)
+    public func cancel(_ id: String, caller: BusCaller = .everyone) throws(ChimeError) -> String {
+        try check(id, visibleTo: caller)
         try ChimeApp.refuseCancel([id], store: store)
         let outcome = try RunnerControl.cancel(ids: [id], store: store, now: clock(), environment: environment)
         RunnerControl.withdrawThroughRunner(ids: outcome.cancelled.map(\.id), store: store, environment: environment)
@@ -166,21 +255,22 @@ public struct RemindersService: Sendable {
     }
 
     /// The pending reminders, soonest first, as ``get(_:)`` gives each.
-    public func list() throws(ChimeError) -> [[String: BusValue]] {
+    public func list(caller: BusCaller = .everyone) throws(ChimeError) -> [[String: BusValue]] {
         var reminders: [[String: BusValue]] = []
-        try store.eachPending { reminders.append(Self.describe($0)) }
+        try store.eachPending { if caller.sees($0.appID) { reminders.append(Self.describe($0)) } }
         return reminders
     }
 
     /// A pending reminder: id, title, body, kind, trigger, recurring, urgency, and next_due
     /// (RFC 3339) with next_due_us (microseconds since the epoch) while one is due.
-    public func get(_ id: String) throws(ChimeError) -> [String: BusValue] {
-        try ReminderIdentifier.validate(id)
+    public func get(_ id: String, caller: BusCaller = .everyone) throws(ChimeError) -> [String: BusValue] {
+        try check(id, visibleTo: caller)
         return Self.describe(try store.reminder(id: id))
     }
 
     /// Snoozes the alert shown last for `id`, as `chime snooze ID DURATION` does.
-    public func snooze(_ id: String, duration: String) throws(ChimeError) {
+    public func snooze(_ id: String, duration: String, caller: BusCaller = .everyone) throws(ChimeError) {
+        try check(id, visibleTo: caller)
         let now = clock()
         let seconds = try PlainReminders.parseSnoozeLength(duration)
         let until = now.addingTimeInterval(TimeInterval(seconds))
@@ -193,7 +283,8 @@ public struct RemindersService: Sendable {
     }
 
     /// Marks the alert shown last for `id` done, as `chime done ID` does.
-    public func done(_ id: String) throws(ChimeError) {
+    public func done(_ id: String, caller: BusCaller = .everyone) throws(ChimeError) {
+        try check(id, visibleTo: caller)
         let answer = try ChimeApp.answerReminder(id: id, snoozeUntil: nil, store: store, now: clock())
         let confirmation = PlainReminders.doneConfirmation(title: answer.alert.title)
         RunnerControl.confirmThroughRunner(id: id, confirmation: confirmation, store: store, environment: environment)
@@ -218,6 +309,8 @@ public struct RemindersService: Sendable {
             }
             fields["exec-timeout_s"] = .int64(command.timeout.components.seconds)
         }
+        if let app = reminder.appID { fields["app-id"] = .string(app) }
+        if !reminder.presentation.actions.isEmpty { fields["actions"] = .actions(reminder.presentation.actions) }
         if let due = reminder.nextDue {
             fields["next_due"] = .string(TimeText.iso(due))
             fields["next_due_us"] = .int64(micros(due))

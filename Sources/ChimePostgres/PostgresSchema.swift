@@ -187,6 +187,17 @@ public enum PostgresSchema {
                 "CREATE INDEX occurrence_command_running ON occurrence (command_owner) WHERE command_state = 'running'",
             ]
         ),
+        PostgresMigration(
+            name: "0008-app-id-and-actions",
+            statements: [
+                // As the SQLite store's v11: the D-Bus application id of the program that
+                // scheduled a reminder (NULL: chime's own command line), and its own buttons
+                // instead of Done and Snooze (JSON: [{"key": …, "label": …}]). The PostgreSQL
+                // runner serves no D-Bus interface yet: the columns are there for when it does.
+                "ALTER TABLE reminder ADD COLUMN app_id text",
+                "ALTER TABLE reminder ADD COLUMN actions text",
+            ]
+        ),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so that two `store init`s at once apply each

@@ -109,7 +109,8 @@ extension ReminderStore {
                 createdAt: Date(micros: nowMicros),
                 nextDue: Date(micros: row.nextDueMicros),
                 presentation: row.new.presentation,
-                command: row.new.command
+                command: row.new.command,
+                appID: row.new.appID
             )
             return ScheduleResult(reminder: reminder, replaced: replaced)
         }
@@ -123,8 +124,13 @@ extension ReminderStore {
         )
         // v10's command, set after the insert as v8's columns are.
         let setCommand = try db.cachedStatement(sql: "UPDATE reminder SET command = ? WHERE id = ? AND state = 'pending'")
+        // v11's app id and actions, set after the insert as v8's columns are.
+        let setApp = try db.cachedStatement(sql: "UPDATE reminder SET app_id = ?, actions = ? WHERE id = ? AND state = 'pending'")
         func setExtras(_ row: BatchInsert.Row) throws {
             if let command = row.new.command { try setCommand.execute(arguments: [command.stored, row.id]) }
+            if row.new.appID != nil || !row.new.presentation.actions.isEmpty {
+                try setApp.execute(arguments: [row.new.appID, row.new.presentation.storedActions, row.id])
+            }
             let c = row.columns
             guard c.byMonthDay != nil || c.untilDay != nil || c.ruleCount != nil else { return }
             try extras.execute(arguments: [c.byMonth, c.byMonthDay, c.untilDay, c.ruleCount, c.countStartMicros, row.id])
@@ -490,6 +496,21 @@ extension ReminderStore {
         }
     }
 
+    /// The app ids of the pending reminders scheduled by apps (``Reminder/appID``), sorted.
+    public func pendingAppIDs() throws(ChimeError) -> [String] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT app_id FROM reminder WHERE state = 'pending' AND app_id IS NOT NULL ORDER BY 1")
+        }
+    }
+
+    /// The app id of the latest reminder with `id`, pending or not (the one whose alert was
+    /// answered); nil when it has none or there is no such reminder.
+    public func appID(ofReminder id: String) throws(ChimeError) -> String? {
+        try read { db in
+            try String.fetchOne(db, sql: "SELECT app_id FROM reminder WHERE id = ? ORDER BY key DESC LIMIT 1", arguments: [id])
+        }
+    }
+
     /// How many reminders are pending.
     public func pendingCount() throws(ChimeError) -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM reminder WHERE state = 'pending'") ?? 0 }
@@ -643,17 +664,19 @@ extension ReminderStore {
             nextDue: (row["next_due_us"] as Int64?).map(Date.init(micros:)),
             lastDue: (row["last_due_us"] as Int64?).map(Date.init(micros:)),
             presentation: presentation(from: row),
-            command: (row["command"] as String?).flatMap(ReminderCommand.init(stored:))
+            command: (row["command"] as String?).flatMap(ReminderCommand.init(stored:)),
+            appID: row["app_id"]
         )
     }
 
-    /// A reminder row's urgency, sticky, icon and sound columns (v7).
+    /// A reminder row's urgency, sticky, icon and sound columns (v7), and its own actions (v11).
     static func presentation(from row: Row) -> Presentation {
         Presentation(
             urgency: (row["urgency"] as String?).flatMap(Note.Urgency.init(rawValue:)),
             sticky: row["sticky"] as Bool? ?? false,
             icon: row["icon"],
-            sound: row["sound"]
+            sound: row["sound"],
+            actions: Presentation.actions(stored: row["actions"])
         )
     }
 }

@@ -68,7 +68,7 @@ extension ReminderStore: SchedulerStore {
     /// The columns ``pendingOccurrence(_:)`` reads, from `occurrence o JOIN reminder r`.
     static let pendingColumns = """
         o.reminder_key, o.due_us, o.missed_count, o.attempts, r.id, r.kind, r.title, r.body, o.next_attempt_us,
-        r.urgency, r.sticky, r.icon, r.sound, o.held_us, CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command
+        r.urgency, r.sticky, r.icon, r.sound, r.actions, o.held_us, CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command
         """
 
     /// An occurrence recorded as due, from a row of ``pendingColumns``: one held until a family
@@ -96,7 +96,7 @@ extension ReminderStore: SchedulerStore {
             let unrecorded = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT key, next_due_us, id, kind, title, body, urgency, sticky, icon, sound FROM reminder
+                    SELECT key, next_due_us, id, kind, title, body, urgency, sticky, icon, sound, actions FROM reminder
                     WHERE state = 'pending' AND next_due_us <= ? ORDER BY next_due_us LIMIT ?
                     """,
                 arguments: [now.micros, limit]

@@ -151,6 +151,20 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration("v11: the app that scheduled a reminder, and its own actions") { db in
+                try db.execute(
+                    sql: """
+                        -- The D-Bus application id of the program that scheduled it (NULL: chime's own command
+                        -- line): its answers go back to that app, and only it lists and cancels it over D-Bus.
+                        ALTER TABLE reminder ADD COLUMN app_id TEXT;
+                        -- Its own buttons instead of Done and Snooze (JSON: [{"key": …, "label": …}]; NULL: none).
+                        ALTER TABLE reminder ADD COLUMN actions TEXT;
+                        -- An app's pending reminders (few), found without a scan: its List, and the app ids a
+                        -- caller of the D-Bus service may own.
+                        CREATE INDEX reminder_app ON reminder(app_id) WHERE state = 'pending' AND app_id IS NOT NULL;
+                        """
+                )
+            },
         ]
     )
 }

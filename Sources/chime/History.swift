@@ -289,6 +289,11 @@ struct Show: AsyncParsableCommand {
                 let limit = formatDuration(command.timeout)
                 out.append("command:  \(UserText.oneLine(command.display))\(command.isShell ? " (sh)" : "") (time limit \(limit))")
             }
+            if let app = r.appID { out.append("app:      \(app)") }
+            if !r.presentation.actions.isEmpty {
+                let actions = r.presentation.actions.map { "\($0.key) (\(UserText.oneLine($0.label)))" }
+                out.append("actions:  " + actions.joined(separator: ", "))
+            }
             if let rule = r.trigger.zoneRule {
                 out.append("zone:     " + (rule == .floating ? "the system's (\(zone.identifier))" : zone.identifier))
             }

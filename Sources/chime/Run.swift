@@ -138,18 +138,23 @@ struct Run: AsyncParsableCommand {
         runner.observePokes { signals.changed([]) }
         do {
             let owned = Mutex(false)
-            let server = try ChimeBusServer.start(address: address, service: service) { state in
-                switch state {
-                case .acquired:
-                    owned.withLock { $0 = true }
-                    logger.info("D-Bus service: \(ChimeBus.name) on the session bus")
-                case .lost where owned.withLock({ $0 }):
-                    // (GDBus reports the name lost when the connection closes: the bus stopped.)
-                    logger.warning("D-Bus service stopped: the session bus closed the connection")
-                case .lost:
-                    logger.warning("D-Bus name \(ChimeBus.name) is owned by another process: no D-Bus service")
+            let server = try ChimeBusServer.start(
+                address: address,
+                service: service,
+                log: { line, failed in failed ? logger.warning("\(line)") : logger.info("\(line)") },
+                onName: { state in
+                    switch state {
+                    case .acquired:
+                        owned.withLock { $0 = true }
+                        logger.info("D-Bus service: \(ChimeBus.name) on the session bus")
+                    case .lost where owned.withLock({ $0 }):
+                        // (GDBus reports the name lost when the connection closes: the bus stopped.)
+                        logger.warning("D-Bus service stopped: the session bus closed the connection")
+                    case .lost:
+                        logger.warning("D-Bus name \(ChimeBus.name) is owned by another process: no D-Bus service")
+                    }
                 }
-            }
+            )
             signals.attach(server)
             return server
         } catch {

@@ -307,9 +307,13 @@ struct ReminderJSON: Encodable {
     @Nullable var sound: String?
     /// The command it runs when it fires; absent when none.
     var command: CommandJSON?
+    /// The app that scheduled it over D-Bus, and its own buttons; absent when none.
+    var appID: String?
+    var actions: [Note.Action]?
 
     enum CodingKeys: String, CodingKey {
-        case id, title, body, kind, trigger, recurring, zone, created, urgency, sticky, icon, sound, command
+        case id, title, body, kind, trigger, recurring, zone, created, urgency, sticky, icon, sound, command, actions
+        case appID = "app_id"
         case nextDue = "next_due"
         case nextDueLocal = "next_due_local"
     }
@@ -333,6 +337,8 @@ struct ReminderJSON: Encodable {
         icon = reminder.presentation.icon
         sound = reminder.presentation.sound
         command = reminder.command.map(CommandJSON.init)
+        appID = reminder.appID
+        actions = reminder.presentation.actions.isEmpty ? nil : reminder.presentation.actions
     }
 }
 

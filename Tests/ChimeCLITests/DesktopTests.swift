@@ -24,10 +24,11 @@ final class NotificationServer {
     private(set) var environment: [String: String] = [:]
     private var restartedPID: pid_t?
 
-    init() throws {
+    /// - Parameter services: a directory of D-Bus service files the bus activates (none by default).
+    init(services: URL? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-desktop-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let start = try Self.run([Self.script, "start", directory.path])
+        let start = try Self.run([Self.script, "start", directory.path] + (services.map { [$0.path] } ?? []))
         guard start.status == 0 else { throw ServerError(message: "notification-server start failed: \(start.output)") }
         for line in try String(contentsOf: directory.appendingPathComponent("env"), encoding: .utf8).split(separator: "\n") {
             let assignment = line.replacingOccurrences(of: "export ", with: "")

@@ -223,3 +223,191 @@ struct RemindersServiceTests {
         #expect(ChimeBus.objectPath == "/io/github/chime/Chime")
     }
 }
+
+/// Whose reminders a caller sees (apps scheduling over D-Bus, a Flatpak sandbox's id from the
+/// sandbox), and the actions sent back to the app that scheduled.
+struct RemindersOwnershipTests {
+    typealias Fixture = RemindersServiceTests.Fixture
+
+    /// A fake `/proc`: process `pid`'s root holds `.flatpak-info` with `text`.
+    static func proc(in directory: URL, pid: UInt32, flatpakInfo text: String?) throws -> String {
+        let root = directory.appendingPathComponent("proc/\(pid)/root")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        if let text { try text.write(to: root.appendingPathComponent(".flatpak-info"), atomically: true, encoding: .utf8) }
+        return directory.appendingPathComponent("proc").path
+    }
+
+    @Test func flatpakInfoNamesTheSandboxesApp() throws {
+        let info = """
+            [Application]
+            name=org.example.Notes
+            runtime=runtime/org.gnome.Platform/x86_64/45
+
+            [Instance]
+            instance-id=123
+            """
+        #expect(FlatpakInfo.appID(keyfile: info) == "org.example.Notes")
+        #expect(FlatpakInfo.appID(keyfile: "# comment\n[Application]\n name = org.example.Spaced \n") == "org.example.Spaced")
+        #expect(FlatpakInfo.appID(keyfile: "[Runtime]\nname=org.gnome.Platform\n") == nil)
+        #expect(FlatpakInfo.appID(keyfile: "") == nil)
+
+        let fixture = try Fixture()
+        let proc = try Self.proc(in: fixture.directory, pid: 42, flatpakInfo: info)
+        _ = try Self.proc(in: fixture.directory, pid: 43, flatpakInfo: nil)
+        #expect(FlatpakInfo.appID(pid: 42, procRoot: proc) == "org.example.Notes")
+        #expect(FlatpakInfo.appID(pid: 43, procRoot: proc) == nil)
+        #expect(FlatpakInfo.appID(pid: 44, procRoot: proc) == nil)
+    }
+
+    @Test func aSandboxedAppSchedulesAsItselfAndSeesOnlyItsOwn() throws {
+        let fixture = try Fixture()
+        let proc = try Self.proc(in: fixture.directory, pid: 42, flatpakInfo: "[Application]\nname=org.example.Notes\n")
+        _ = try Self.proc(in: fixture.directory, pid: 7, flatpakInfo: nil)
+        let service = RemindersService(store: fixture.store, clock: { RemindersServiceTests.now }, poke: {}, procRoot: proc, userID: 1000)
+
+        // Another user's call is refused, whatever it is.
+        let other = #expect(throws: BusRefusal.self) { try service.identify(uid: 1001, pid: 7) { _ in false } }
+        #expect(other?.name == "org.freedesktop.DBus.Error.AccessDenied")
+        #expect(throws: BusRefusal.self) { try service.identify(uid: nil, pid: 7) { _ in false } }
+
+        let notes = try service.identify(uid: 1000, pid: 42) { _ in false }
+        #expect(notes == .sandboxed("org.example.Notes"))
+        let terminal = try service.identify(uid: 1000, pid: 7) { _ in false }
+        #expect(terminal == .everyone)
+
+        // The sandbox's id, not the caller's word.
+        _ = try service.schedule(["title": .string("Mine"), "in": .string("5m"), "id": .string("mine")], caller: notes)
+        #expect(try service.get("mine")["app-id"] == .string("org.example.Notes"))
+        let lying = #expect(throws: ChimeError.self) {
+            try service.schedule(["title": .string("T"), "in": .string("5m"), "app-id": .string("org.example.Bank")], caller: notes)
+        }
+        #expect(lying?.code == .usage && lying?.message.contains("'org.example.Bank'") == true, "\(lying?.message ?? "")")
+        _ = try service.schedule(["title": .string("Same"), "in": .string("6m"), "app-id": .string("org.example.Notes")], caller: notes)
+
+        // The command line's reminder and another app's: not listed, not found, not cancelled.
+        _ = try service.schedule(["title": .string("Theirs"), "in": .string("5m"), "id": .string("theirs")])
+        _ = try service.schedule([
+            "title": .string("Bank"), "in": .string("5m"), "id": .string("bank"), "app-id": .string("org.example.Bank"),
+        ])
+        let ids = { (caller: BusCaller) in
+            try service.list(caller: caller).compactMap { item -> String? in
+                if case .string(let id) = item["id"] { id } else { nil }
+            }
+        }
+        #expect(try ids(notes).count == 2 && ids(notes).contains("mine"))
+        #expect(try ids(.everyone).count == 4)
+        for id in ["theirs", "bank", "nothing"] {
+            let calls: [() throws -> Void] = [
+                { _ = try service.get(id, caller: notes) }, { _ = try service.cancel(id, caller: notes) },
+                { try service.done(id, caller: notes) }, { try service.snooze(id, duration: "10m", caller: notes) },
+            ]
+            for call in calls {
+                let error = #expect(throws: ChimeError.self) { try call() }
+                #expect(
+                    error?.code == .notFound
+                        && error?.message == "no pending reminder has the id '\(id)': see 'chime list' for pending reminders"
+                )
+            }
+        }
+        // Nor replaced under the same id.
+        let taken = #expect(throws: ChimeError.self) {
+            try service.schedule(["title": .string("Mine now"), "in": .string("5m"), "id": .string("bank")], caller: notes)
+        }
+        #expect(taken?.code == .conflict)
+        #expect(try service.get("bank")["title"] == .string("Bank"))
+        #expect(try service.cancel("mine", caller: notes) == "cancelled")
+        #expect(try ids(.everyone).count == 3)
+    }
+
+    @Test func anUnsandboxedProgramIsTheAppWhoseNameItOwns() throws {
+        let fixture = try Fixture()
+        let service = fixture.service
+        _ = try service.schedule(["title": .string("A"), "in": .string("5m"), "id": .string("a"), "app-id": .string("org.example.A")])
+        _ = try service.schedule(["title": .string("B"), "in": .string("5m"), "id": .string("b"), "app-id": .string("org.example.B")])
+        _ = try service.schedule(["title": .string("Plain"), "in": .string("5m"), "id": .string("plain")])
+        let uid = getuid()
+        let a = try service.identify(uid: uid, pid: nil) { $0 == "org.example.A" }
+        #expect(a == BusCaller(scope: ["org.example.A"]))
+        #expect(try service.list(caller: a).map { $0["id"] } == [.string("a")])
+        #expect(throws: ChimeError.self) { try service.cancel("b", caller: a) }
+        #expect(try service.identify(uid: uid, pid: nil) { _ in false } == .everyone)
+        // An unsandboxed program is taken at its word for the id it schedules under.
+        let c = try service.schedule(["title": .string("C"), "in": .string("5m"), "app-id": .string("org.example.C")], caller: a)
+        #expect(try service.get(c)["app-id"] == .string("org.example.C"))
+        for bad in ["single", "org..x", "org.9x", "org.ex ample", String(repeating: "a.", count: 130) + "b"] {
+            let error = #expect(throws: ChimeError.self) {
+                try service.schedule(["title": .string("T"), "in": .string("5m"), "app-id": .string(bad)])
+            }
+            #expect(error?.code == .usage && error?.message.hasPrefix("invalid app-id") == true, "\(error?.message ?? "")")
+        }
+    }
+
+    @Test func actionsAreKeptShownAndRoutedToAnActivatableApp() throws {
+        let fixture = try Fixture()
+        let applications = fixture.directory.appendingPathComponent("data/applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Notes\nDBusActivatable=true\n"
+            .write(to: applications.appendingPathComponent("org.example.Notes.desktop"), atomically: true, encoding: .utf8)
+        try "[Desktop Entry]\nType=Application\nName=Plain\nExec=plain\n"
+            .write(to: applications.appendingPathComponent("org.example.Plain.desktop"), atomically: true, encoding: .utf8)
+        let service = RemindersService(
+            store: fixture.store,
+            clock: { RemindersServiceTests.now },
+            environment: ["XDG_DATA_HOME": fixture.directory.appendingPathComponent("data").path, "XDG_DATA_DIRS": "/nonexistent"],
+            poke: {}
+        )
+        let actions = [Note.Action(key: "open", label: "Open"), Note.Action(key: "later.today", label: "Later today")]
+        _ = try service.schedule([
+            "title": .string("Notes"), "in": .string("5m"), "id": .string("n"), "app-id": .string("org.example.Notes"),
+            "actions": .actions(actions),
+        ])
+        _ = try service.schedule([
+            "title": .string("Plain"), "in": .string("5m"), "id": .string("p"), "app-id": .string("org.example.Plain"),
+            "actions": .actions(actions),
+        ])
+        _ = try service.schedule(["title": .string("Mine"), "in": .string("5m"), "id": .string("m"), "actions": .actions(actions)])
+        #expect(try service.get("n")["actions"] == .actions(actions))
+        #expect(try fixture.store.reminder(id: "n").presentation.actions == actions)
+
+        // The alert shows them instead of Done and Snooze, each answering as action:KEY.
+        var note = Note(id: "n", title: "Notes", postedAt: RemindersServiceTests.now)
+        try fixture.store.reminder(id: "n").presentation.apply(to: &note)
+        let family = PlainReminders(store: fixture.store)
+        family.decorate(
+            &note,
+            for: PendingOccurrence(
+                key: OccurrenceKey(reminderKey: 1, dueMicros: 0),
+                reminderID: "n",
+                title: "Notes",
+                body: "",
+                presentation: try fixture.store.reminder(id: "n").presentation
+            )
+        )
+        #expect(note.actions.map(\.key) == ["action:open", "action:later.today"])
+        #expect(note.actions.map(\.label) == ["Open", "Later today"])
+
+        // Routed only to an app whose desktop entry is D-Bus activatable, and only its own actions.
+        #expect(service.route(id: "n", answer: "action:open").map { "\($0.appID) \($0.action)" } == "org.example.Notes open")
+        #expect(service.route(id: "n", answer: "done") == nil)
+        #expect(service.route(id: "n", answer: "closed") == nil)
+        #expect(service.route(id: "p", answer: "action:open") == nil)
+        #expect(service.route(id: "m", answer: "action:open") == nil)
+        #expect(ApplicationID.objectPath("org.example.Notes") == "/org/example/Notes")
+        #expect(ApplicationID.objectPath("org.example.my-app") == "/org/example/my_app")
+
+        for (value, saying) in [
+            (BusValue.actions([]), "0 given; expected 1 to 3"),
+            (.actions(Array(repeating: Note.Action(key: "a", label: "A"), count: 4)), "4 given"),
+            (.actions([Note.Action(key: "a", label: "A"), Note.Action(key: "a", label: "B")]), "given twice"),
+            (.actions([Note.Action(key: "app.open", label: "Open"), Note.Action(key: "-x", label: "X")]), "invalid action key '-x'"),
+            (.actions([Note.Action(key: "open now", label: "Open")]), "invalid action key"),
+            (.actions([Note.Action(key: "open", label: " ")]), "invalid action label"),
+            (.strings(["open"]), "'actions' must be an array of (key, label) pairs (D-Bus type a(ss)), not as"),
+        ] {
+            let error = #expect(throws: ChimeError.self) {
+                try service.schedule(["title": .string("T"), "in": .string("5m"), "actions": value])
+            }
+            #expect(error?.code == .usage && error?.message.contains(saying) == true, "\(error?.message ?? "") should say \(saying)")
+        }
+    }
+}

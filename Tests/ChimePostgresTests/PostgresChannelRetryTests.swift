@@ -15,7 +15,7 @@ import Testing
                     try store.appliedMigrations() == [
                         "0001-reminders-and-ledger", "0002-channels-and-retries", "0003-pending-retries-index",
                         "0004-pending-by-due-then-claimed", "0005-presentation", "0006-answers-and-quiet",
-                        "0007-commands",
+                        "0007-commands", "0008-app-id-and-actions",
                     ]
                 )
                 let columns = try store.count(

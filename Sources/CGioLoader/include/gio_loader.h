@@ -45,6 +45,8 @@
     F(g_dbus_node_info_new_for_xml)                                                                                      \
     F(g_dbus_node_info_lookup_interface)                                                                                 \
     F(g_bus_own_name_on_connection)                                                                                      \
+    F(g_dbus_connection_call_sync)                                                                                       \
+    F(g_dbus_method_invocation_get_sender)                                                                               \
     F(g_dbus_method_invocation_get_method_name)                                                                          \
     F(g_dbus_method_invocation_get_parameters)                                                                           \
     F(g_dbus_method_invocation_return_value)                                                                             \
