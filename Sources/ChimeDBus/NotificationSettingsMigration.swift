@@ -46,13 +46,15 @@ public enum NotificationSettingsMigration {
     }
 
     /// Runs the carry-over unless the marker says it ran. GNOME's settings are read only in a
-    /// GNOME session (`XDG_CURRENT_DESKTOP`) or when `GSETTINGS_BACKEND` names a backend (tests
+    /// GNOME session (`XDG_CURRENT_DESKTOP`, with a session bus) or when `GSETTINGS_BACKEND` names a backend (tests
     /// use `keyfile`): elsewhere GLib would fall back to a memory backend and say so on stderr.
     public static func runOnce(environment: [String: String] = ProcessInfo.processInfo.environment) -> Outcome {
         let marker = markerPath(environment: environment)
         if FileManager.default.fileExists(atPath: marker) { return .ranBefore }
         let desktop = environment["XDG_CURRENT_DESKTOP"]?.uppercased() ?? ""
-        guard desktop.contains("GNOME") || !(environment["GSETTINGS_BACKEND"] ?? "").isEmpty,
+        // GNOME's dconf backend writes through the session bus: without one, nothing would be kept.
+        let gnome = desktop.contains("GNOME") && SessionBusAddress.find(environment: environment, export: false) != nil
+        guard gnome || !(environment["GSETTINGS_BACKEND"] ?? "").isEmpty,
             chime_gio_open() == nil,
             let source = gio.g_settings_schema_source_get_default(),
             let main = gio.g_settings_schema_source_lookup(source, schemaID, 1),
