@@ -53,10 +53,11 @@ public final class PlainReminders: ReminderFamily {
 
     public func prepare(reason: WakeReason) throws {}
 
-    /// The icon-theme name of Chime's icon, as the desktop entry names it (`Icon=chime`; the
-    /// package installs it to hicolor/scalable/apps/chime.svg): a plain reminder's alert carries
-    /// it unless the reminder names its own (`--icon`).
-    public static let icon = "chime"
+    /// The icon-theme name of Chime's icon, its application id, as the desktop entry names it
+    /// (`Icon=io.github.chime.Chime`; the package installs it to
+    /// hicolor/scalable/apps/io.github.chime.Chime.svg): a plain reminder's alert carries it
+    /// unless the reminder names its own (`--icon`).
+    public static let icon = ApplicationID.current
 
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
         if note.icon == nil || note.icon?.isEmpty == true { note.icon = Self.icon }

@@ -333,7 +333,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             libnotify.notify_notification_set_timeout(notification, persistent ? NOTIFY_EXPIRES_NEVER : NOTIFY_EXPIRES_DEFAULT)
         }
         libnotify.notify_notification_set_category(notification, note.category ?? (note.isSummary ? "x-chime.summary" : "x-chime.reminder"))
-        libnotify.notify_notification_set_hint_string(notification, "desktop-entry", "chime")
+        libnotify.notify_notification_set_hint_string(notification, "desktop-entry", ApplicationID.current)
         // Kept on screen after a button is pressed (`resident`), so that Chime can replace it by
         // what the answer recorded (``confirm(_:with:)``) rather than the server dropping it.
         if note.sticky || !note.actions.isEmpty {

@@ -217,7 +217,7 @@ public struct StartAtLogin: Sendable {
         Name=Chime reminder runner
         Comment=Fires Chime's reminders at their time
         Exec=\(execArgument(executable)) run
-        Icon=chime
+        Icon=\(ApplicationID.current)
         Terminal=false
         NoDisplay=true
         X-GNOME-Autostart-enabled=true

@@ -80,6 +80,7 @@ struct Run: AsyncParsableCommand {
         // The notifier: the flag, else the environment or the config file (Settings), else auto,
         // on either store.
         let chosen = notifier ?? NotifierChoice(rawValue: config.text(.notifier)) ?? .auto
+        if chosen == .auto || chosen == .desktop { Self.carryNotificationSettingsOver(logger: logger) }
         if let url = try global.postgresURL() { return try await runPostgres(url, notifier: chosen, config: config, logger: logger) }
         guard channels.isEmpty, lease == nil else {
             throw ChimeError(
@@ -120,6 +121,20 @@ struct Run: AsyncParsableCommand {
             throw error
         }
         await NotifierChoice.shutDown(sink)
+    }
+
+    /// A person's GNOME notification settings for Chime 0.2.0's desktop id, carried over to
+    /// Chime's application id once (NotificationSettingsMigration); one line when it did.
+    static func carryNotificationSettingsOver(logger: Logger) {
+        switch NotificationSettingsMigration.runOnce() {
+        case .carried(let keys):
+            logger.info(
+                "Notification settings carried over from \(ApplicationID.previous).desktop to \(ApplicationID.current).desktop: \(keys.joined(separator: ", "))"
+            )
+        case .failed(let reason):
+            logger.warning("Notification settings of \(ApplicationID.previous).desktop not carried over: \(reason)")
+        case .notApplicable, .ranBefore, .nothingToCarry: break
+        }
     }
 
     /// The D-Bus service, when a session bus exists (one line in the log either way); a name

@@ -273,11 +273,11 @@ struct HoldsAndListTests {
         #expect(badConfig["exists"] as? Bool == true && badConfig["valid"] as? Bool == false)
         #expect((badConfig["problem"] as? String)?.isEmpty == false)
     }
-    @Test("A plain reminder's alert carries Chime's icon, the name the desktop entry uses, as the real server received it")
+    @Test("A plain reminder's alert carries Chime's icon and desktop-entry hint, its application id, as the real server received them")
     func plainAlertCarriesChimeIcon() async throws {
         let entry = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("packaging/chime.desktop")
-        #expect(try String(contentsOf: entry, encoding: .utf8).contains("\nIcon=chime\n"))
+            .deletingLastPathComponent().appendingPathComponent("packaging/io.github.chime.Chime.desktop")
+        #expect(try String(contentsOf: entry, encoding: .utf8).contains("\nIcon=io.github.chime.Chime\n"))
         let server = try NotificationServer()
         defer { server.stop() }
         let sandbox = try Sandbox(extra: server.environment)
@@ -294,8 +294,13 @@ struct HoldsAndListTests {
         // Notify(app_name, replaces_id, app_icon, summary, body, …)
         let strings = NotificationServer.stringArguments(ofLastNotifyIn: server.monitorLog)
         try #require(strings.count >= 4, "\(server.monitorLog)")
-        #expect(strings[1] == "chime", "\(strings)")
+        #expect(strings[1] == "io.github.chime.Chime", "\(strings)")
         #expect(strings[2] == "Tea is ready")
+        // The hints: … dict entry( string "desktop-entry" variant string "io.github.chime.Chime" ) …
+        let call = server.monitorLog.components(separatedBy: "member=Notify\n").last ?? ""
+        let hint = call.components(separatedBy: #"string "desktop-entry""#).dropFirst().first ?? ""
+        let value = hint.split(whereSeparator: \.isWhitespace).prefix(3).joined(separator: " ")
+        #expect(value == #"variant string "io.github.chime.Chime""#, "\(call)")
         #expect(await runner.terminate() == 0)
     }
 }

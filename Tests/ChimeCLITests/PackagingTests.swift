@@ -1,3 +1,5 @@
+import ChimeCore
+import ChimeDBus
 import ChimeTesting
 import Foundation
 import Testing
@@ -49,7 +51,7 @@ struct PackagingTests {
         #expect(title.contains("\"chime \(version)\""), "packaging/chime.1: \(title); the changelog says \(version)")
     }
 
-    @Test(arguments: ["chime.desktop", "chime-runner.desktop"])
+    @Test(arguments: ["io.github.chime.Chime.desktop", "chime-runner.desktop"])
     func desktopEntryIsValid(_ name: String) throws {
         let sandbox = try Sandbox()
         let path = Self.packaging.appendingPathComponent(name).path
@@ -57,30 +59,53 @@ struct PackagingTests {
         #expect(result.status == 0 && result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stdout)\(result.stderr)")
     }
 
-    /// Chime's own entry: hidden from menus, and named by the alerts' `desktop-entry=chime` hint
-    /// (LibnotifyNotifier) so notification settings list them as Chime, with its icon.
+    /// Chime's own entry: named by its application id, the D-Bus name and the alerts'
+    /// `desktop-entry` hint (LibnotifyNotifier), hidden from menus, so notification settings list
+    /// the alerts as Chime, with its icon (of the same name). Not DBusActivatable: the name
+    /// serves Reminders1, not org.freedesktop.Application. Chime 0.2.0's chime.desktop is gone.
     @Test func chimeDesktopEntryNamesChimesAlerts() throws {
-        let text = try String(contentsOf: Self.packaging.appendingPathComponent("chime.desktop"), encoding: .utf8)
+        #expect(ChimeBus.name == ApplicationID.current)
+        let name = ApplicationID.current + ".desktop"
+        let text = try String(contentsOf: Self.packaging.appendingPathComponent(name), encoding: .utf8)
         let lines = Set(text.split(separator: "\n").map(String.init))
-        for expected in ["NoDisplay=true", "X-GNOME-UsesNotifications=true", "Icon=chime", "Exec=chime", "Name=Chime"] {
-            #expect(lines.contains(expected), "chime.desktop lacks \(expected)")
+        let expected = ["NoDisplay=true", "X-GNOME-UsesNotifications=true", "Icon=\(ApplicationID.current)", "Exec=chime", "Name=Chime"]
+        for line in expected {
+            #expect(lines.contains(line), "\(name) lacks \(line)")
         }
+        #expect(!lines.contains { $0.hasPrefix("DBusActivatable") })
+        #expect(!FileManager.default.fileExists(atPath: Self.packaging.appendingPathComponent("chime.desktop").path))
+        let icons = Self.packaging.deletingLastPathComponent().appendingPathComponent("Resources/icons")
+        #expect(FileManager.default.fileExists(atPath: icons.appendingPathComponent(ApplicationID.current + ".svg").path))
+        let autostart = try String(contentsOf: Self.packaging.appendingPathComponent("chime-runner.desktop"), encoding: .utf8)
+        #expect(autostart.contains("\nIcon=\(ApplicationID.current)\n"))
     }
 
-    /// The quickstart installs chime.desktop in $XDG_DATA_HOME/applications, where the gateway
+    /// scripts/package-deb ships the entry and icon under the application id, the icon's old name
+    /// as a link, and not the old entry (so that dpkg removes it on upgrade).
+    @Test func packageShipsTheEntryUnderTheApplicationId() throws {
+        let script = try String(
+            contentsOf: Self.packaging.deletingLastPathComponent().appendingPathComponent("scripts/package-deb"),
+            encoding: .utf8
+        )
+        #expect(script.contains("\"$root/usr/share/applications/io.github.chime.Chime.desktop\""))
+        #expect(script.contains("\"$root/usr/share/icons/hicolor/scalable/apps/io.github.chime.Chime.svg\""))
+        #expect(!script.contains("applications/chime.desktop"))
+    }
+
+    /// The quickstart installs io.github.chime.Chime.desktop in $XDG_DATA_HOME/applications, where the gateway
     /// writes its launcher overrides: it is not Chime's override, so the gateway neither lists
     /// nor removes it.
     @Test func gatewayLeavesChimesOwnDesktopEntryAlone() throws {
         let sandbox = try Sandbox()
         let applications = try #require(sandbox.environment["XDG_DATA_HOME"]) + "/applications"
         try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
-        let original = try Data(contentsOf: Self.packaging.appendingPathComponent("chime.desktop"))
-        let installed = applications + "/chime.desktop"
+        let original = try Data(contentsOf: Self.packaging.appendingPathComponent("io.github.chime.Chime.desktop"))
+        let installed = applications + "/io.github.chime.Chime.desktop"
         try original.write(to: URL(fileURLWithPath: installed))
 
         let list = try sandbox.chime("gate", "list", "--json")
         #expect(list.status == 0, "\(list.stderr)")
-        #expect(!list.stdout.contains("chime.desktop"), "\(list.stdout)")
+        #expect(!list.stdout.contains("io.github.chime.Chime.desktop"), "\(list.stdout)")
         let off = try sandbox.chime("gate", "off")
         #expect(off.status == 0, "\(off.stderr)")
         #expect(FileManager.default.contents(atPath: installed) == original)

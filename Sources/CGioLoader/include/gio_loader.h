@@ -1,5 +1,6 @@
-// GIO's GDBus (and the GLib it needs): their headers for the types and constants, their
-// functions opened with dlopen when `chime run` starts its D-Bus service, not by the dynamic
+// GIO's GDBus and GSettings (and the GLib they need): their headers for the types and constants, their
+// functions opened with dlopen when `chime run` starts its D-Bus service (or carries GNOME
+// notification settings over to Chime's application id: NotificationSettingsMigration), not by the dynamic
 // loader at every start of chime (`chime --version`, `in`, `list`, `cancel` map no GLib: see
 // CLibnotifyLoader's header for the figures, and StartupTests). A table of pointers, each typed
 // from the library's own header (__typeof__), so a changed signature is a compile error.
@@ -50,7 +51,21 @@
     F(g_dbus_method_invocation_get_method_name)                                                                          \
     F(g_dbus_method_invocation_get_parameters)                                                                           \
     F(g_dbus_method_invocation_return_value)                                                                             \
-    F(g_dbus_method_invocation_return_dbus_error)
+    F(g_dbus_method_invocation_return_dbus_error)                                                                        \
+    F(g_strfreev)                                                                                                        \
+    F(g_object_unref)                                                                                                    \
+    F(g_variant_print)                                                                                                   \
+    F(g_settings_schema_source_get_default)                                                                              \
+    F(g_settings_schema_source_lookup)                                                                                   \
+    F(g_settings_schema_list_keys)                                                                                       \
+    F(g_settings_schema_unref)                                                                                           \
+    F(g_settings_new_full)                                                                                               \
+    F(g_settings_get_user_value)                                                                                         \
+    F(g_settings_set_value)                                                                                              \
+    F(g_settings_set_string)                                                                                             \
+    F(g_settings_get_strv)                                                                                               \
+    F(g_settings_set_strv)                                                                                               \
+    F(g_settings_sync)
 
 #define CHIME_GIO_FIELD(name) __typeof__(name) *_Nonnull name;
 
