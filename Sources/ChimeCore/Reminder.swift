@@ -156,10 +156,10 @@ public struct ScheduleResult: Sendable, Hashable {
     }
 }
 
-/// A D-Bus application id, as desktop entries and GApplication name apps (`org.example.App`):
-/// 2 or more elements of letters, digits, '_' and '-' (none starting with a digit), joined by
-/// '.', at most 255 bytes.
-public enum ApplicationID {
+/// Another program's D-Bus application id, as desktop entries and GApplication name apps
+/// (`org.example.App`): 2 or more elements of letters, digits, '_' and '-' (none starting with a
+/// digit), joined by '.', at most 255 bytes.
+extension ApplicationID {
     public static func validate(_ id: String) throws(ChimeError) {
         let elements = id.split(separator: ".", omittingEmptySubsequences: false)
         let valid =
