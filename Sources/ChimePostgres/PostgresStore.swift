@@ -60,9 +60,20 @@ public final class PostgresStore: Sendable {
         return try await body(store)
     }
 
-    /// `body` in a transaction: BEGIN, COMMIT, or ROLLBACK when `body` throws (its own error rethrown).
+    /// `body` in a transaction: BEGIN, COMMIT, or ROLLBACK when `body` throws (its own error
+    /// rethrown). A transaction PostgreSQL ended as a deadlock's victim (SQLSTATE 40P01) or for a
+    /// serialization failure (40001) is run again, up to twice more, as PostgreSQL's manual asks
+    /// of its clients: a `chime cancel` racing two runners' claims once failed so. (Every body
+    /// here keeps its state in its own variables: nothing of the failed attempt survives.)
     func transaction<Result>(_ body: (PostgresSession) throws -> Result) throws -> Result {
-        try client.transaction(body)
+        var attempt = 1
+        while true {
+            do {
+                return try client.transaction(body)
+            } catch let error as PostgresError where attempt < 3 && ["40P01", "40001"].contains(error.sqlState ?? "") {
+                attempt += 1
+            }
+        }
     }
 
     /// The database's clock: the instant every comparison of this store uses.
