@@ -59,12 +59,13 @@ struct HooksEndToEndTests {
         #expect(first.first == "focus.started|1|10|Focus session #1")
         #expect(first.last?.hasPrefix("focus.given_up|1|") == true, "\(first)")
 
-        // And a session that ends while it runs runs focus_completed once
+        // And a session that ends while it runs (started by the library) runs focus_started, then focus_completed once
         let session = try startSession(in: sandbox, endingIn: 1.5)
         #expect(try sandbox.chime("focus", "pause").status == 0)
         #expect(try sandbox.chime("focus", "resume").status == 0)
-        let all = try await Self.lines(out, count: 3)
-        #expect(all.count == 3, "\(all) \(runner.stderr)")
+        let all = try await Self.lines(out, count: 4)
+        #expect(all.count == 4, "\(all) \(runner.stderr)")
+        #expect(all[2] == "focus.started|\(session.id)|10|Focus session #\(session.id)")
         #expect(all.last == "focus.completed|\(session.id)|10|Focus session #\(session.id)")
         #expect(await runner.terminate() == 0)
         #expect(runner.stderr.contains("Hook ended"), "\(runner.stderr)")
@@ -74,10 +75,10 @@ struct HooksEndToEndTests {
         #expect(await again.waitUntilStarted(), "runner did not start: \(again.stderr)")
         try await Task.sleep(for: .seconds(1))
         #expect(await again.terminate() == 0)
-        #expect(try await Self.lines(out, count: 4, timeout: 0.2).count == 3)
+        #expect(try await Self.lines(out, count: 5, timeout: 0.2).count == 4)
         let runs = try ReminderStore(path: sandbox.store, schemas: chimeSchemas).hookRuns()
-        #expect(runs.map(\.run?.state) == [.exited, .exited, .exited], "\(runs)")
-        #expect(runs.map(\.run?.exitStatus) == [0, 0, 0])
+        #expect(runs.map(\.run?.state) == [.exited, .exited, .exited, .exited], "\(runs)")
+        #expect(runs.map(\.run?.exitStatus) == [0, 0, 0, 0])
     }
 
     @Test("A dose taken runs dose_taken once with CHIME_DOSE_MEDICATION; an event with no hook is dropped")
