@@ -120,8 +120,8 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
             let whole = rule.unit == .minute ? " in whole minutes" : ""
             return "a duration from \"\(lower)\" to \"\(Trigger.formatInterval(rule.range.upperBound))\"\(whole)"
         case .command:
-            return "an argv whose program is found, such as [\"notify-send\", \"Done\"], "
-                + "or { shell = \"CMD\", timeout = \"30s\" } (timeout 1s to 1d, default 10m), or [] for none"
+            return "an argv such as [\"notify-send\", \"Done\"] (its program found in PATH), or a table with argv or shell, "
+                + "and timeout (\"1s\" to \"1d\", default \"10m\"); [] for none"
         }
     }
 
