@@ -92,7 +92,7 @@ extension ChimeApp {
     /// store's, plain reminders', quiet's) and each family's.
     public static let configKeys: [ConfigKey] =
         [.notifier, .webhookURL] + ConfigKey.pushKeys + [.store, .snooze] + FocusFamily.configKeys + DoseFamily.configKeys + [.quietHours]
-        + GateBook.configKeys
+        + GateBook.configKeys + ConfigKey.hooks
 
     /// Reads the config file and the environment, for every key (``Config/load(keys:environment:)``).
     public static func loadConfig(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ChimeError) -> Config {

@@ -100,7 +100,7 @@ public struct Config: Sendable {
         for key in keys {
             guard let text = environment[key.environmentVariable], !text.isEmpty else { continue }
             // CHIME_STORE is taken as it always was: any path, relative to the working directory.
-            let value = key == .store ? .text(text) : key.parse(text: text)
+            let value = key == .store ? .text(text) : key.parse(text: text, searchPath: environment["PATH"])
             guard let value else {
                 throw ChimeError(
                     .config,
@@ -194,6 +194,16 @@ public struct Config: Sendable {
     public var quietHours: QuietSettings.Window? {
         if case .window(let window) = setting(.quietHours).value { return window }
         return nil
+    }
+
+    /// The hooks the file or the environment names, by event (``HookEvent/names``).
+    public var hooks: [String: ReminderCommand] {
+        var hooks: [String: ReminderCommand] = [:]
+        for name in HookEvent.names {
+            guard let key = keys.first(where: { $0.rawValue == HookEvent.keyName(name) }) else { continue }
+            if let command = setting(key).value.command { hooks[name] = command }
+        }
+        return hooks
     }
 
     /// Whether the store's path comes from the file (so its directory, named by a person, is not created).

@@ -58,7 +58,7 @@ enum ConfigFile {
                 throw ChimeError(.config, "\(at): unknown key '\(dotted)': expected \(Self.list(keys)) in [\(section ?? "")]")
             }
             let typed = Self.typed(value)
-            let parsed = key.parse(toml: typed, home: environment["HOME"])
+            let parsed = key.parse(toml: typed, home: environment["HOME"], searchPath: environment["PATH"])
             guard let parsed else {
                 // A URL's secrets redacted, inside the quotes of a string.
                 // A long value cut (``ConfigTOMLValue/shortened(_:)``): a 5 MB value is not echoed.
@@ -95,6 +95,8 @@ enum ConfigFile {
         case .string: .string(value.string ?? "")
         case .int: .integer(value.int ?? 0)
         case .bool: .boolean(value.bool ?? false)
+        case .array: .array((value.array.map { Array($0) } ?? []).map(typed))
+        case .table: .table(Dictionary((value.table.map { Array($0) } ?? []).map { ($0.0, typed($0.1)) }, uniquingKeysWith: { a, _ in a }))
         default: .other(value.tomlValue.debugDescription)
         }
     }

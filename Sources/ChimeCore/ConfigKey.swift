@@ -35,6 +35,9 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case flag
         /// A length of time, by an option's rule (its range and unit).
         case duration(OptionDuration)
+        /// A hook's command: an argv (an array of strings in the file), or a table with `argv`
+        /// or `shell` and an optional `timeout`; `[]` for none (``HookEvent``).
+        case command
     }
 
     /// The dotted name: `notifier`, `reminders.snooze`.
@@ -116,6 +119,9 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
             let lower = rule.range.lowerBound == 0 ? "0s" : Trigger.formatInterval(rule.range.lowerBound)
             let whole = rule.unit == .minute ? " in whole minutes" : ""
             return "a duration from \"\(lower)\" to \"\(Trigger.formatInterval(rule.range.upperBound))\"\(whole)"
+        case .command:
+            return "an argv such as [\"notify-send\", \"Done\"] (its program found in PATH), or a table with argv or shell, "
+                + "and timeout (\"1s\" to \"1d\", default \"10m\"); [] for none"
         }
     }
 
@@ -127,7 +133,8 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a value from text (the environment's, or a string in the file).
     /// - Parameter home: what `~/` stands for in the store's path (nil: this process's `$HOME`).
-    public func parse(text: String, home: String? = nil) -> ConfigValue? {
+    /// - Parameter searchPath: the PATH a hook's program is looked for in (nil: this process's).
+    public func parse(text: String, home: String? = nil, searchPath: String? = nil) -> ConfigValue? {
         switch rule {
         case .choice(let words): return words.contains(text) ? .text(text) : nil
         case .webhookURL: return text.isEmpty || (try? WebhookURL(text)) != nil ? .text(text) : nil
@@ -150,7 +157,34 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case .duration(let rule):
             guard let seconds = try? rule.seconds(text) else { return nil }
             return .seconds(seconds)
+        case .command:
+            // The environment's form: JSON, an array (argv) or an object like the file's table.
+            if text.isEmpty || text == "[]" { return .command(nil) }
+            guard let json = try? JSONSerialization.jsonObject(with: Data(text.utf8)) else { return nil }
+            if let argv = json as? [String] { return Self.command(argv: argv, shell: nil, timeout: nil, searchPath: searchPath) }
+            guard let object = json as? [String: String] else { return nil }
+            guard Set(object.keys).isSubset(of: ["argv", "shell", "timeout"]) else { return nil }
+            return Self.command(argv: nil, shell: object["shell"], timeout: object["timeout"], searchPath: searchPath)
         }
+    }
+
+    /// A hook's command from the file's or the environment's parts (`argv` or `shell`, and
+    /// `timeout`), checked as `--exec` checks one; nil when it is not one.
+    public static func command(argv: [String]?, shell: String?, timeout: String?, searchPath: String?) -> ConfigValue? {
+        if argv?.isEmpty == true, shell == nil, timeout == nil { return .command(nil) }
+        let program: ReminderCommand.Program
+        switch (argv, shell) {
+        case (let argv?, nil): program = .argv(argv)
+        case (nil, let shell?): program = .shell(shell)
+        default: return nil
+        }
+        var limit = ReminderCommand.defaultTimeout
+        if let timeout {
+            guard let seconds = try? ReminderCommand.timeoutRule.seconds(timeout) else { return nil }
+            limit = .seconds(seconds)
+        }
+        let path = searchPath ?? ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return (try? ReminderCommand(program, timeout: limit).validated(searchPath: path)).map { .command($0) }
     }
 
     /// `~/…` under `$HOME`; an absolute path as it is; a PostgreSQL store's URL (checked where it
@@ -174,6 +208,8 @@ public enum ConfigValue: Sendable, Hashable {
     case flag(Bool)
     /// Quiet hours: a window, or nil for none.
     case window(QuietSettings.Window?)
+    /// A hook's command, or nil for none.
+    case command(ReminderCommand?)
 
     /// How the file writes it (and `config show` prints it): `"10m"`, `5`, `true`, `"off"`.
     public var text: String {
@@ -183,18 +219,38 @@ public enum ConfigValue: Sendable, Hashable {
         case .number(let number): String(number)
         case .flag(let value): String(value)
         case .window(let window): window?.description ?? "off"
+        case .command(let command): command.map(Self.commandTOML) ?? "[]"
         }
     }
 
     /// The TOML literal: quoted unless a number or a boolean.
     public var toml: String {
         switch self {
-        case .number, .flag: text
+        case .number, .flag, .command: text
         default: "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
     }
 
     public var seconds: Int64? { if case .seconds(let seconds) = self { seconds } else { nil } }
+
+    /// A hook's command, nil for none (or another kind of value).
+    public var command: ReminderCommand? { if case .command(let command) = self { command } else { nil } }
+
+    /// A command as the file writes it: `["a", "b"]`, or `{ shell = "…", timeout = "30s" }`.
+    static func commandTOML(_ command: ReminderCommand) -> String {
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        let seconds = command.timeout.components.seconds
+        let timeout =
+            seconds == ReminderCommand.defaultTimeout.components.seconds ? "" : ", timeout = \(quoted(Trigger.formatInterval(seconds)))"
+        switch command.program {
+        case .argv(let argv):
+            let list = "[" + argv.map(quoted).joined(separator: ", ") + "]"
+            return timeout.isEmpty ? list : "{ argv = \(list)\(timeout) }"
+        case .shell(let line): return "{ shell = \(quoted(line))\(timeout) }"
+        }
+    }
 }
 
 extension ConfigKey {

@@ -38,6 +38,8 @@ public actor Scheduler {
     /// Starts reminders' commands (`--exec`); nil: none is run (the commands wait in the ledger's
     /// reminders, never recorded as started).
     public nonisolated let commands: (any CommandLauncher)?
+    /// The hooks the config names, by event (``HookEvent/names``), run through ``commands``.
+    public nonisolated let hooks: [String: ReminderCommand]
     /// Told after each pass of ``run(waker:)`` (the D-Bus service reads its properties again).
     private let afterPass: @Sendable () -> Void
 
@@ -56,9 +58,11 @@ public actor Scheduler {
         log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
         families: [any ReminderFamily] = [],
         commands: (any CommandLauncher)? = nil,
+        hooks: [String: ReminderCommand] = [:],
         afterPass: @escaping @Sendable () -> Void = {}
     ) {
         self.commands = commands
+        self.hooks = hooks
         self.afterPass = afterPass
         self.store = store
         self.notifier = notifier
@@ -268,6 +272,7 @@ public actor Scheduler {
                 }
             }
             prepareFamilies(reason)
+            startHooks()
             let next = await runPass()
             let live = await updateLiveNotes()
             afterPass()
@@ -698,6 +703,50 @@ public actor Scheduler {
         }
     }
 
+    // MARK: Hooks
+
+    /// Runs the hook of each family event recorded since the last pass, once: recorded as
+    /// running before it is spawned. An event the config names no hook for is forgotten.
+    public func startHooks() {
+        guard let commands else { return }
+        let pending: [HookRecord]
+        do {
+            pending = try store.pendingHooks()
+        } catch {
+            storeFailed(error)
+            return
+        }
+        for record in pending {
+            let event = record.event
+            do {
+                guard let command = hooks[event.name] else {
+                    try store.dropHook(record.id)
+                    continue
+                }
+                let startedAt = clock.now()
+                guard try store.beginHook(record.id, command: command, at: startedAt) else { continue }
+                let pid: Int32
+                do {
+                    pid = try commands.launch(command, for: record.launchKey, environment: event.hookEnvironment)
+                } catch {
+                    let reason = (error as? ChimeError)?.message ?? String(describing: error)
+                    log(.hookEnded(event: event.name, subject: event.subject, outcome: "failed to start: \(reason)"))
+                    let run = CommandRun(state: .failed, startedAt: startedAt, finishedAt: clock.now(), error: reason)
+                    try store.finishHook(record.id, run)
+                    continue
+                }
+                runningHooks[record.id] = event
+                log(.hookStarted(event: event.name, subject: event.subject, pid: pid))
+                try store.hookSpawned(record.id, pid: pid)
+            } catch {
+                storeFailed(error)
+            }
+        }
+    }
+
+    /// The events of the hooks this process started and that have not ended, by row.
+    private var runningHooks: [Int64: HookEvent] = [:]
+
     /// The reminder ids of the commands this process started and that have not ended, for the log.
     private var runningCommands: [OccurrenceKey: String] = [:]
 
@@ -717,6 +766,16 @@ public actor Scheduler {
             run.state = .interrupted
             run.error = CommandRun.interruptedReason
         }
+        if let id = HookRecord.hookID(end.key) {
+            let event = runningHooks.removeValue(forKey: id)
+            log(.hookEnded(event: event?.name ?? "-", subject: event?.subject ?? "-", outcome: run.summary))
+            do {
+                try store.finishHook(id, run)
+            } catch {
+                storeFailed(error)
+            }
+            return
+        }
         log(.commandEnded(id: runningCommands.removeValue(forKey: end.key), outcome: run.summary))
         do {
             try store.finishCommand(end.key, run)
@@ -731,6 +790,8 @@ public actor Scheduler {
         do {
             let ids = try store.interruptCommands(at: clock.now())
             if !ids.isEmpty { log(.commandsInterrupted(ids: ids)) }
+            let events = try store.interruptHooks(at: clock.now())
+            if !events.isEmpty { log(.hooksInterrupted(events: events)) }
         } catch {
             storeFailed(error)
         }
@@ -840,4 +901,11 @@ public enum SchedulerEvent: Sendable, Hashable {
     /// At start-up: these reminders' commands were running when the last runner stopped;
     /// recorded as interrupted, not run again.
     case commandsInterrupted(ids: [String])
+    /// The hook of `event` (about `subject`) started, as process `pid`.
+    case hookStarted(event: String, subject: String, pid: Int32)
+    /// A hook ended: "exit 0", "timed out", "failed to start: …".
+    case hookEnded(event: String, subject: String, outcome: String)
+    /// At start-up: these events' hooks were running when the last runner stopped; recorded as
+    /// interrupted, not run again.
+    case hooksInterrupted(events: [String])
 }

@@ -165,6 +165,19 @@ public protocol SchedulerStore: Sendable {
     /// At start-up: each command recorded as running whose runner is gone (it stopped while the
     /// command ran) is recorded as interrupted, never run again. Returns their reminder ids.
     func interruptCommands(at instant: Date) throws -> [String]
+    /// Family events recorded and not yet handled (``HookEvent``), oldest first.
+    func pendingHooks() throws -> [HookRecord]
+    /// Records, before it is spawned, that hook row `id` runs `command` from `instant`: true the
+    /// first time, false when it was handled before (it never runs again).
+    func beginHook(_ id: Int64, command: ReminderCommand, at instant: Date) throws -> Bool
+    /// Records the process id of a hook ``beginHook(_:command:at:)`` recorded.
+    func hookSpawned(_ id: Int64, pid: Int32) throws
+    /// Records how a hook's run ended.
+    func finishHook(_ id: Int64, _ run: CommandRun) throws
+    /// Forgets an event no hook follows (the config names none for it).
+    func dropHook(_ id: Int64) throws
+    /// At start-up: hooks recorded as running are recorded as interrupted. Returns their events.
+    func interruptHooks(at instant: Date) throws -> [String]
 }
 
 extension SchedulerStore {
@@ -219,6 +232,19 @@ extension SchedulerStore {
     public func finishCommand(_ key: OccurrenceKey, _ run: CommandRun) throws {}
 
     public func interruptCommands(at instant: Date) throws -> [String] { [] }
+
+    /// A store that keeps no hook runs (PostgreSQL, whose stores hold no families) runs none.
+    public func pendingHooks() throws -> [HookRecord] { [] }
+
+    public func beginHook(_ id: Int64, command: ReminderCommand, at instant: Date) throws -> Bool { false }
+
+    public func hookSpawned(_ id: Int64, pid: Int32) throws {}
+
+    public func finishHook(_ id: Int64, _ run: CommandRun) throws {}
+
+    public func dropHook(_ id: Int64) throws {}
+
+    public func interruptHooks(at instant: Date) throws -> [String] { [] }
 
     /// Claims what is due at `now` (no look-ahead).
     public func claimDue(now: Date, systemZone: TimeZone) throws -> [PendingOccurrence] {

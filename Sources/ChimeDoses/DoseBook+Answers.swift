@@ -160,6 +160,16 @@ extension DoseBook {
                 """,
             arguments: [status.rawValue, status == .taken ? now.micros : nil, notes, now.micros, dose.id]
         )
+        if status != .pending {
+            let event = hookEvent(
+                "dose.\(status.rawValue)",
+                doseID: dose.id,
+                title: entry.title,
+                medication: entry.medicationName,
+                scheduled: dose.scheduled
+            )
+            try ReminderStore.recordHook(event, at: now, in: db)
+        }
         if status != .pending, let occurrence = dose.occurrence {
             _ = try ReminderStore.cancel(id: occurrence, at: now.micros, in: db)
         } else if let occurrence = dose.occurrence, dose.scheduled > now {
@@ -223,6 +233,8 @@ extension DoseBook {
             arguments: [medication.id, schedule.id, now.micros, zone.identifier, notes ?? ""]
         )
         let id = db.lastInsertedRowID
+        let event = hookEvent("dose.taken", doseID: id, title: medication.alertTitle, medication: medication.name, scheduled: now)
+        try ReminderStore.recordHook(event, at: now, in: db)
         let refill = try takeFromStock(medication.id, now: now, in: db)
         return AnsweredDose(entry: try entryFor(id: id, in: db), previous: nil, warning: warning, refill: refill)
     }
@@ -396,5 +408,19 @@ extension DoseBook {
         let name: String = row[14]
         let medication = Medication(name: name, amount: row[15], unit: row[16])
         return DoseEntry(dose: dose, medicationName: name, label: medication.label, title: medication.alertTitle)
+    }
+}
+
+extension DoseBook {
+    /// A dose's event for its hook (``HookEvent``): `CHIME_ID` its id, `CHIME_TITLE` its alert's
+    /// title, `CHIME_DOSE_MEDICATION` the medication's name, `CHIME_DOSE_SCHEDULED` its time.
+    static func hookEvent(_ name: String, doseID: Int64, title: String, medication: String, scheduled: Date) -> HookEvent {
+        HookEvent(
+            name,
+            subject: String(doseID),
+            environment: [
+                "CHIME_TITLE": title, "CHIME_DOSE_MEDICATION": medication, "CHIME_DOSE_SCHEDULED": TimeText.iso(scheduled),
+            ]
+        )
     }
 }

@@ -100,6 +100,18 @@ public struct DoseBook: Sendable {
                 arguments: [unseen, nowMicros, doseID]
             )
             if let occurrence { _ = try ReminderStore.cancel(id: occurrence, at: nowMicros, in: db) }
+            let medication = Medication(name: row[5], amount: row[6], unit: row[7])
+            try ReminderStore.recordHook(
+                Self.hookEvent(
+                    "dose.missed",
+                    doseID: doseID,
+                    title: medication.alertTitle,
+                    medication: medication.name,
+                    scheduled: Date(micros: row[3])
+                ),
+                at: now,
+                in: db
+            )
             settled.missed.append(doseID)
             if unseen {
                 let label = Medication(name: row[5], amount: row[6], unit: row[7]).label

@@ -75,6 +75,7 @@ public struct FocusTimer: Sendable {
             )
             let session = try Self.fetch(id: db.lastInsertedRowID, in: db)!
             try Self.scheduleAlert(for: session, at: time, in: db)
+            try ReminderStore.recordHook(Self.hookEvent("focus.started", session), at: time.wall, in: db)
             return session
         }
     }
@@ -121,6 +122,7 @@ public struct FocusTimer: Sendable {
             abandoned.segment = nil
             abandoned.endReason = .gaveUp
             try Self.cancelAlert(of: session, at: time, in: db)
+            try ReminderStore.recordHook(Self.hookEvent("focus.given_up", abandoned), at: time.wall, in: db)
             return abandoned
         }
     }
@@ -234,6 +236,7 @@ public struct FocusTimer: Sendable {
             session.focusMicros = session.lengthMicros
             session.segment = nil
             try update(session, in: db)
+            try ReminderStore.recordHook(hookEvent("focus.completed", session), at: time.wall, in: db)
             // The alert fires now if its instant still lies ahead (the clock was set back).
             if let due = try ReminderStore.pendingDue(id: session.reminderID, in: db), due > time.wall {
                 _ = try ReminderStore.moveOnce(id: session.reminderID, to: time.wall, in: db)
@@ -245,6 +248,20 @@ public struct FocusTimer: Sendable {
             _ = try ReminderStore.moveOnce(id: session.reminderID, to: end, in: db)
         }
         return .open(session)
+    }
+
+    /// A session's event for its hook (``HookEvent``): `CHIME_ID` its number, `CHIME_TITLE`,
+    /// `CHIME_FOCUS_MINUTES` its length, `CHIME_FOCUS_SECONDS` the focus time it had.
+    static func hookEvent(_ name: String, _ session: FocusSession) -> HookEvent {
+        HookEvent(
+            name,
+            subject: String(session.id),
+            environment: [
+                "CHIME_TITLE": "Focus session #\(session.id)",
+                "CHIME_FOCUS_MINUTES": String(session.lengthMicros / 60_000_000),
+                "CHIME_FOCUS_SECONDS": String(session.focusMicros / 1_000_000),
+            ]
+        )
     }
 
     /// The wall-clock instant the active `session` ends, read at `time`.

@@ -163,6 +163,18 @@ public struct GateBook: Sendable {
                     event.programID, Self.micros(event.at), Int64((event.pauseSeconds * 1e6).rounded()), outcome, reason,
                     event.quote?.text, event.quote?.author, event.quote?.source, event.quote?.interest.rawValue,
                 ])
+                // Exit and Proceed are the gate's events a hook can follow (``HookEvent``).
+                if outcome == "exit" || outcome == "proceed" {
+                    let hook = HookEvent(
+                        "gate.\(outcome)",
+                        subject: String(db.lastInsertedRowID),
+                        environment: [
+                            "CHIME_TITLE": event.programID, "CHIME_GATE_PROGRAM": event.programID,
+                            "CHIME_GATE_PAUSE_SECONDS": String(Int(event.pauseSeconds.rounded())),
+                        ]
+                    )
+                    try ReminderStore.recordHook(hook, at: event.at, in: db)
+                }
             }
         }
     }

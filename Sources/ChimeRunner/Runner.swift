@@ -38,6 +38,7 @@ public final class Runner: Service {
         store: ReminderStore,
         notifier: any Notifier,
         families: [any ReminderFamily],
+        hooks: [String: ReminderCommand] = [:],
         logger: Logger,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         observe: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
@@ -79,6 +80,7 @@ public final class Runner: Service {
             },
             families: families,
             commands: ProcessLauncher(thread: .shared, workingDirectory: environment["HOME"]),
+            hooks: hooks,
             afterPass: afterPass
         )
     }
@@ -130,6 +132,15 @@ public final class Runner: Service {
                 log.info("Command started", metadata: ["reminder.id": .string(id), "pid": "\(pid)"])
             case let .commandEnded(id, outcome):
                 log.info("Command ended", metadata: ["reminder.id": .string(id ?? "-"), "outcome": .string(outcome)])
+            case let .hookStarted(event, subject, pid):
+                log.info("Hook started", metadata: ["event": .string(event), "subject": .string(subject), "pid": "\(pid)"])
+            case let .hookEnded(event, subject, outcome):
+                log.info("Hook ended", metadata: ["event": .string(event), "subject": .string(subject), "outcome": .string(outcome)])
+            case let .hooksInterrupted(events):
+                log.warning(
+                    "Hooks interrupted: the last runner stopped while they ran; not run again",
+                    metadata: ["events": .string(events.joined(separator: ","))]
+                )
             case let .commandsInterrupted(ids):
                 log.warning(
                     "Commands interrupted: the last runner stopped while they ran; not run again",

@@ -165,6 +165,36 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration("v12: hooks run on the families' events") { db in
+                try db.execute(
+                    sql: """
+                        -- One family event a hook may follow (HookEvent: focus.completed, dose.taken…), recorded by
+                        -- the family in the transaction that makes it happen; the runner runs the config's hook for
+                        -- it once: pending, then running (recorded before it is spawned), then how it ended.
+                        CREATE TABLE hook_run (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            event TEXT NOT NULL,
+                            -- What it is about: a focus session's or a dose's id (CHIME_ID).
+                            subject TEXT NOT NULL,
+                            -- The hook's environment beyond CHIME_EVENT and CHIME_ID (JSON object of strings).
+                            environment TEXT NOT NULL DEFAULT '{}',
+                            recorded_us INTEGER NOT NULL,
+                            state TEXT NOT NULL DEFAULT 'pending'
+                                CHECK (state IN ('pending', 'running', 'exited', 'timed_out', 'interrupted', 'failed')),
+                            -- The command as it ran (ReminderCommand's JSON), its process, times, exit status
+                            -- (128 + N for signal N), first lines of output, and why it failed or stopped.
+                            command TEXT,
+                            pid INTEGER,
+                            started_us INTEGER,
+                            ended_us INTEGER,
+                            exit INTEGER,
+                            output TEXT,
+                            error TEXT
+                        );
+                        CREATE INDEX hook_run_open ON hook_run(state) WHERE state IN ('pending', 'running');
+                        """
+                )
+            },
         ]
     )
 }

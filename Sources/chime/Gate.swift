@@ -756,6 +756,8 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
             surfaces.append { _ in try TerminalGateSurface() }
         }
         let decision = try await launch.run(surfaces: surfaces)
+        // The runner runs the hooks of Exit and Proceed (the `[hooks]` table): it looks now.
+        _ = RunnerControl.poke(storePath: context.store.path)
         switch decision {
         case .start(let reason):
             if let reason { Output.note("chime: \(name) starts without a gate: \(reason)") }

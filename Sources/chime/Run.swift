@@ -108,6 +108,7 @@ struct Run: AsyncParsableCommand {
                 store: store,
                 notifier: SignallingNotifier(sink, signals: signals),
                 families: families,
+                hooks: config.hooks,
                 logger: logger,
                 observe: signals.observe,
                 afterPass: signals.passed

@@ -161,7 +161,7 @@ struct ConfigCLITests {
             return Dictionary(uniqueKeysWithValues: list.map { ($0["key"] as? String ?? "", $0) })
         }
         var shown = try settings()
-        #expect(shown.count == 21)
+        #expect(shown.count == 29)
         #expect(shown["webhook_url"]?["value"] as? String == "" && shown["webhook_url"]?["source"] as? String == "default")
         #expect(shown["notifier"]?["value"] as? String == "console")
         #expect(shown["notifier"]?["source"] as? String == "file")
@@ -223,15 +223,17 @@ struct ConfigCLITests {
         #expect(try String(contentsOfFile: seen, encoding: .utf8) == path + "\n")
 
         // A second edit keeps the file; $VISUAL comes before $EDITOR; a bad result is exit 78
-        // and one line (the appended line is in [gate], the example's last section).
-        let bad = try Sandbox(extra: ["XDG_CONFIG_HOME": config, "VISUAL": script, "EDITOR": "false", "APPEND": "determination = 11"])
+        // and one line (the appended line is in [hooks], the example's last section).
+        let bad = try Sandbox(extra: ["XDG_CONFIG_HOME": config, "VISUAL": script, "EDITOR": "false", "APPEND": "gate_exit = 11"])
         let broken = try bad.chime("config", "edit")
         #expect(broken.status == 78)
         let line = example.split(separator: "\n", omittingEmptySubsequences: false).count + 1
         #expect(
-            broken.stderr == "chime: config file \(path):\(line): invalid gate.determination 11: expected a whole number from 1 to 10\n"
+            broken.stderr.hasPrefix("chime: config file \(path):\(line): invalid hooks.gate_exit 11: expected an argv "),
+            "\(broken.stderr)"
         )
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == example + "# fine\ndetermination = 11\n")
+        #expect(broken.stderr.split(separator: "\n").count == 1)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == example + "# fine\ngate_exit = 11\n")
         // With it bad, a command stops.
         #expect(try bad.chime("list").status == 78)
     }

@@ -122,11 +122,11 @@ struct BadConfigTests {
         ),
         (
             "notifer = \"auto\"\n",
-            "config file /c/config.toml:1: unknown key 'notifer': expected notifier, webhook_url, ntfy_url, ntfy_topic, ntfy_token, ntfy_token_file, gotify_url, gotify_token, gotify_token_file or store at the top level, or a section [reminders], [focus], [doses], [quiet] or [gate]"
+            "config file /c/config.toml:1: unknown key 'notifer': expected notifier, webhook_url, ntfy_url, ntfy_topic, ntfy_token, ntfy_token_file, gotify_url, gotify_token, gotify_token_file or store at the top level, or a section [reminders], [focus], [doses], [quiet], [gate] or [hooks]"
         ),
         (
             "[remiders]\nsnooze = \"5m\"\n",
-            "config file /c/config.toml:1: unknown section [remiders]: expected [reminders], [focus], [doses], [quiet] or [gate]"
+            "config file /c/config.toml:1: unknown section [remiders]: expected [reminders], [focus], [doses], [quiet], [gate] or [hooks]"
         ),
         ("[reminders]\nsnoze = \"5m\"\n", "config file /c/config.toml:2: unknown key 'reminders.snoze': expected snooze in [reminders]"),
         (
@@ -168,7 +168,7 @@ struct BadConfigTests {
         ),
         (
             "[focus]\nlength = [\"25m\"]\n",
-            "config file /c/config.toml:2: invalid focus.length [ '25m' ]: expected a duration from \"10m\" to \"2h\" in whole minutes"
+            "config file /c/config.toml:2: invalid focus.length [\"25m\"]: expected a duration from \"10m\" to \"2h\" in whole minutes"
         ),
         (
             "notifier = \"auto\n",

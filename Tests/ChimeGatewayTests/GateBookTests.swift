@@ -74,6 +74,22 @@ import Testing
         #expect(try given.book.lastQuote() == Self.seneca)
     }
 
+    @Test func exitAndProceedRecordAHookEventEachOtherOutcomesNone() throws {
+        let given = try Given()
+        let t = given.clock.now()
+        try given.book.record([
+            GateEvent(programID: "firefox", at: t, pauseSeconds: 30, outcome: .deepen),
+            GateEvent(programID: "firefox", at: t + 30, pauseSeconds: 30.4, outcome: .exit),
+            GateEvent(programID: "code", at: t + 60, pauseSeconds: 15, outcome: .proceed),
+            GateEvent(programID: "code", at: t + 90, pauseSeconds: 0, outcome: .notGated(reason: "no display and no terminal")),
+        ])
+        let hooks = try given.book.store.pendingHooks()
+        #expect(hooks.map(\.event.name) == ["gate.exit", "gate.proceed"])
+        #expect(hooks.map { $0.event.environment["CHIME_GATE_PROGRAM"] } == ["firefox", "code"])
+        #expect(hooks.map { $0.event.environment["CHIME_GATE_PAUSE_SECONDS"] } == ["30", "15"])
+        #expect(hooks.map(\.recordedAt) == [t + 30, t + 60])
+    }
+
     @Test func theGraceReadsTheProgramsLatestProceedOnly() throws {
         let given = try Given()
         let t = given.clock.now()

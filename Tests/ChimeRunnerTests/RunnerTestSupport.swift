@@ -49,6 +49,7 @@ struct Harness {
         configuration: Scheduler.Configuration = Scheduler.Configuration(),
         directory: TemporaryDirectory? = nil,
         commands: (any CommandLauncher)? = nil,
+        hooks: [String: ReminderCommand] = [:],
         schedulerStore: (ReminderStore) -> any SchedulerStore = { $0 }
     ) throws {
         let directory = try directory ?? TemporaryDirectory()
@@ -62,7 +63,8 @@ struct Harness {
             configuration: configuration,
             systemZone: { Harness.utc },
             log: { events.record($0) },
-            commands: commands
+            commands: commands,
+            hooks: hooks
         )
     }
 
