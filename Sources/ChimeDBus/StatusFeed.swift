@@ -89,12 +89,20 @@ public final class StatusFeed: @unchecked Sendable {
                 status.focus = .paused(remaining: Int(remaining))
             }
         }
+        // The session's own reminder (its end) is the focus countdown already.
+        if status.focus != .none, case .dictionary(let next) = properties["Next"], next["kind"] == .string(FocusKind.name) {
+            status.next = nil
+        }
         if case .dictionary(let quiet) = properties["Quiet"], quiet["active"] == .bool(true), case .int64(let until) = quiet["until_us"] {
             let reasons = if case .strings(let reasons) = quiet["reasons"] { reasons } else { [String]() }
             status.quiet = StatusSnapshot.Quiet(until: date(until), reasons: reasons)
         }
         return status
     }
+
+    /// The kind of a focus session's reminder (ChimeFocus's `FocusTimer.kind`, which this
+    /// module does not import).
+    enum FocusKind { static let name = "focus" }
 
     private static func date(_ micros: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(micros) / 1e6) }
 
@@ -138,6 +146,8 @@ public final class StatusFeed: @unchecked Sendable {
             data,
             nil
         )
+        // The bus gone (the session ended): GDBus raises SIGTERM, which ends the feed with 0.
+        gio.g_dbus_connection_set_exit_on_close(connection, 1)
         ownerChanged(hasOwner: true)
     }
 

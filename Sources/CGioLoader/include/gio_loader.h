@@ -24,6 +24,7 @@
     F(g_source_destroy)                                                                                                  \
     F(g_timeout_source_new)                                                                                              \
     F(g_dbus_connection_signal_subscribe)                                                                                \
+    F(g_dbus_connection_set_exit_on_close)                                                                               \
     F(g_variant_new_string)                                                                                              \
     F(g_variant_new_boolean)                                                                                             \
     F(g_variant_new_int64)                                                                                               \
