@@ -352,6 +352,7 @@ public final class ChimeBusServer: @unchecked Sendable {
         case "x": return .int64(Int64(gio.g_variant_get_int64(value)))
         case "i": return .int32(gio.g_variant_get_int32(value))
         case "b": return .bool(gio.g_variant_get_boolean(value) != 0)
+        case "a{sv}": return .dictionary(readDictionary(value))
         case "a(ss)":
             return .actions(
                 (0..<gio.g_variant_n_children(value)).map { index in

@@ -27,7 +27,7 @@ struct Chime: AsyncParsableCommand {
             ),
             CommandGroup(
                 name: "Runner",
-                subcommands: [Run.self, Doctor.self, Quiet.self, ServiceCommand.self, ConfigCommand.self, StoreCommand.self]
+                subcommands: [Run.self, Status.self, Doctor.self, Quiet.self, ServiceCommand.self, ConfigCommand.self, StoreCommand.self]
             ),
             CommandGroup(name: "Focus", subcommands: [Focus.self, ForestCommand.self, Stats.self]),
             CommandGroup(

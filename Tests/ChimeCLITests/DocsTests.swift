@@ -45,6 +45,9 @@ struct DocsTests {
             "writes into the home's bash-completion directory, which the guide says to make first (CompletionTests load the scripts)"
         ),
         "chime config edit": (.notRun, "opens an editor"),
+        "chime status --format waybar": (
+            .exits(7), "reads the runner over D-Bus; the test's store has no session bus (StatusTests run it on one)"
+        ),
         "chime gate -- code .": (.notRun, "starts the program 'code'"),
     ]
 
@@ -175,7 +178,7 @@ struct DocsTests {
 
     /// Whether `example` starts a runner or watches a countdown: it runs until stopped.
     static func runsUntilStopped(_ example: String) -> Bool {
-        example == "chime run" || example.hasPrefix("chime run ") || example.contains(" --watch")
+        example == "chime run" || example.hasPrefix("chime run ") || example.contains(" --watch") || example.contains(" --follow")
     }
 
     // MARK: - Finding the pages, the examples and the links

@@ -38,6 +38,8 @@ struct ExamplesTests {
         "chime run --channel kitchen": (
             .notRun, "a runner on the PostgreSQL store that CHIME_STORE names, until stopped (PostgresRunnerCLITests runs them)"
         ),
+        "chime status": (.exits(7), "reads the runner over D-Bus; the test's store has no session bus (StatusTests run it on one)"),
+        "chime status --follow --format waybar": (.notRun, "follows the runner until stopped (StatusTests run --follow)"),
         "chime focus start --watch": (.replacedBy("chime focus start"), "then watches the countdown until the session ends (25 minutes)"),
         "chime focus status --watch": (.notRun, "watches the countdown until the session ends"),
         "chime dose take": (.exits(3), "needs a dose due now; a store made now has none, and the test cannot wait for one"),

@@ -1,5 +1,5 @@
 // GIO's GDBus and GSettings (and the GLib they need): their headers for the types and constants, their
-// functions opened with dlopen when `chime run` starts its D-Bus service (or carries GNOME
+// functions opened with dlopen when `chime run` starts its D-Bus service or `chime status` reads it (or carries GNOME
 // notification settings over to Chime's application id: NotificationSettingsMigration), not by the dynamic
 // loader at every start of chime (`chime --version`, `in`, `list`, `cancel` map no GLib: see
 // CLibnotifyLoader's header for the figures, and StartupTests). A table of pointers, each typed
@@ -21,6 +21,10 @@
     F(g_source_set_callback)                                                                                             \
     F(g_source_attach)                                                                                                   \
     F(g_source_unref)                                                                                                    \
+    F(g_source_destroy)                                                                                                  \
+    F(g_timeout_source_new)                                                                                              \
+    F(g_dbus_connection_signal_subscribe)                                                                                \
+    F(g_dbus_connection_set_exit_on_close)                                                                               \
     F(g_variant_new_string)                                                                                              \
     F(g_variant_new_boolean)                                                                                             \
     F(g_variant_new_int64)                                                                                               \
