@@ -30,7 +30,13 @@ struct PostgresCLITests {
             let scheduled = try jsonObject(tea.stdout)
             #expect((scheduled["reminder"] as? [String: Any])?["id"] as? String == "tea")
             #expect(scheduled["runner"] as? Bool == false)
-            let quiet = try sandbox.chime("every", "day", "at", "09:00", "Stand-up", "-q")
+            // Two hours from now, so that it comes after "Tea again" (in 30m) whenever the test runs
+            // (at 09:00 it failed between 08:30 and 09:00).
+            let later = DateFormatter()
+            later.dateFormat = "HH:mm"
+            later.timeZone = TimeZone(identifier: "UTC")  // the sandbox's TZ
+            let standupTime = later.string(from: Date().addingTimeInterval(2 * 3600))
+            let quiet = try sandbox.chime("every", "day", "at", standupTime, "Stand-up", "-q")
             #expect(quiet.status == 0, "\(quiet)")
             let standup = quiet.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(!standup.isEmpty && !standup.contains(" "), "\(quiet)")
