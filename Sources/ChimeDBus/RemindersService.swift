@@ -223,9 +223,11 @@ public struct RemindersService: Sendable {
             ])
         }
         var focus: [String: BusValue] = ["state": .string("none")]
-        if case .open(let session) = try FocusTimer(store: store, clock: machineClock).current() {
+        // Read, not settled: settling here could complete the session before the runner's focus
+        // part does, and its "Tree planted!" would then come as a new alert, not in place.
+        if let session = try FocusTimer(store: store, clock: machineClock).openWithoutSettling() {
             let time = machineClock.now()
-            let remaining = session.remainingSeconds(at: time)
+            let remaining = max(0, session.remainingSeconds(at: time))
             focus = [
                 "state": .string(session.state.rawValue), "id": .int64(session.id), "length_s": .int64(Int64(session.lengthSeconds)),
                 "remaining_s": .int64(Int64(remaining)), "stage": .int32(Int32(session.stage(at: time))),

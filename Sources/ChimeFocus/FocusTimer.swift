@@ -161,6 +161,13 @@ public struct FocusTimer: Sendable {
         try settle()
     }
 
+    /// The open session (active or paused) as stored, without settling: a read only, for a
+    /// reader beside the runner (the D-Bus properties), which must not complete a session the
+    /// runner's focus part completes, with its alert, at its end.
+    public func openWithoutSettling() throws(ChimeError) -> FocusSession? {
+        try store.read { db in try Self.fetchOpen(in: db) }
+    }
+
     /// The most recent session, whatever its state (after settling).
     public func latest() throws(ChimeError) -> FocusSession? {
         _ = try settle()
