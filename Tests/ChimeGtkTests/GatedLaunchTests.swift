@@ -67,21 +67,30 @@ import Glibc
             try display.run(GatedLaunchTests.chime, arguments, environment: environment)
         }
 
+        /// Where the errors of `gio launch` and of what it starts (`chime gate open`, the
+        /// window) go: a failure's message shows them.
+        var errors: String { root.appendingPathComponent("launched.err").path }
+
         /// `gio launch` of the gated entry with `arguments`, as a launcher does (it returns
         /// once the program, here `chime gate open`, is started).
         func launch(_ arguments: [String]) throws {
-            let status = try display.run("/usr/bin/gio", ["launch", entry] + arguments, environment: environment).status
+            let status = try display.run("/usr/bin/gio", ["launch", entry] + arguments, environment: environment, errors: errors).status
             #expect(status == 0)
         }
 
-        /// The gate's window, once shown.
-        func window(timeout: Double = 20) async throws -> String {
+        /// The gate's window, once shown. A deadline, not a pause: a loaded machine may take
+        /// long to start GTK, and a failure says what ran and what it wrote.
+        func window(timeout: Double = 45) async throws -> String {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 if let window = try display.windows(named: GatedLaunchTests.title).first { return window }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            throw SpawnError(message: "no gate window within \(timeout) s")
+            let written = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            throw SpawnError(
+                message:
+                    "no gate window within \(timeout) s; windows: \(display.windowNames()); errors of the launch: \(written.isEmpty ? "none" : written)"
+            )
         }
 
         /// The buttons of a gate window showing this quote, from `chime-gate-window` itself.

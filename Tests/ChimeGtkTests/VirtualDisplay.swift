@@ -75,12 +75,18 @@ final class VirtualDisplay {
         return environment
     }
 
-    /// Runs a program on this display to completion: its status and standard output.
+    /// Runs a program on this display to completion: its status and standard output. Its errors
+    /// (and those of what it leaves running) go to `errors`.
     @discardableResult
-    func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+    func run(
+        _ path: String,
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        errors: String = "/dev/null"
+    ) throws -> (status: Int32, output: String) {
         let output = directory.appendingPathComponent("run-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: output) }
-        let pid = try Spawn.start(path, arguments, environment: environment ?? self.environment, output: output.path, errors: "/dev/null")
+        let pid = try Spawn.start(path, arguments, environment: environment ?? self.environment, output: output.path, errors: errors)
         let status = Spawn.wait(pid)
         return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }
@@ -89,6 +95,15 @@ final class VirtualDisplay {
     /// GTK's hidden client-leader window carries the title too).
     func windows(named title: String) throws -> [String] {
         try run("/usr/bin/xdotool", ["search", "--onlyvisible", "--name", title]).output.split(separator: "\n").map(String.init)
+    }
+
+    /// The names of every window on the display, mapped or not (for a failure's message).
+    func windowNames() -> [String] {
+        guard let ids = try? run("/usr/bin/xdotool", ["search", "--name", ""]).output.split(separator: "\n") else { return [] }
+        return ids.compactMap { id in
+            let name = (try? run("/usr/bin/xdotool", ["getwindowname", String(id)]).output)?.trimmingCharacters(in: .whitespacesAndNewlines)
+            return name.flatMap { $0.isEmpty ? nil : "\(id) '\($0)'" }
+        }
     }
 
     /// A window's position and size (`xdotool getwindowgeometry --shell`): X, Y, WIDTH, HEIGHT.
