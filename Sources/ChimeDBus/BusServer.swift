@@ -57,7 +57,7 @@ public final class ChimeBusServer: @unchecked Sendable {
             throw ChimeError(.failure, "libgio could not be loaded: " + String(cString: problem))
         }
         let server = ChimeBusServer(service: service, onName: onName, log: log)
-        let loop = GioThread(name: "chime-dbus")
+        let loop = MainLoopThread.onGioGLib(name: "chime-dbus")
         let failure: String? = loop.runAndWait {
             var error: UnsafeMutablePointer<GError>?
             let flags = GDBusConnectionFlags(
@@ -175,25 +175,20 @@ public final class ChimeBusServer: @unchecked Sendable {
                 let parameters = Self.tuple([
                     Self.variant(.string(action)), Self.array([], of: "v"), Self.dictionary([:]),
                 ])
-                var error: UnsafeMutablePointer<GError>?
-                let reply = gio.g_dbus_connection_call_sync(
-                    connection,
+                switch Self.call(
+                    connection!,
                     appID,
                     ApplicationID.objectPath(appID),
                     "org.freedesktop.Application",
                     "ActivateAction",
                     parameters,
-                    nil,
-                    G_DBUS_CALL_FLAGS_NONE,
-                    -1,
-                    nil,
-                    &error
-                )
-                if let reply {
+                    timeoutMs: -1
+                ) {
+                case .success(let reply):
                     gio.g_variant_unref(reply)
                     log("Action '\(action)' of reminder \(id) sent to \(appID)", false)
-                } else {
-                    log("Action '\(action)' of reminder \(id) could not be sent to \(appID): \(Self.message(error))", true)
+                case .failure(let why):
+                    log("Action '\(action)' of reminder \(id) could not be sent to \(appID): \(why.message)", true)
                 }
             }
             thread.name = "chime-dbus-action"
@@ -207,26 +202,16 @@ public final class ChimeBusServer: @unchecked Sendable {
     /// `GetConnectionUnixProcessID` (u), `GetNameOwner` (s). Nil when the bus cannot say. On
     /// the worker, never the loop thread (a synchronous call).
     private func askBus(_ method: String, _ argument: String) -> BusValue? {
-        guard let connection else { return nil }
-        var error: UnsafeMutablePointer<GError>?
-        guard
-            let reply = gio.g_dbus_connection_call_sync(
+        guard let connection,
+            case .success(let reply) = Self.call(
                 connection,
                 "org.freedesktop.DBus",
                 "/org/freedesktop/DBus",
                 "org.freedesktop.DBus",
                 method,
-                Self.tuple([Self.variant(.string(argument))]),
-                nil,
-                G_DBUS_CALL_FLAGS_NONE,
-                5000,
-                nil,
-                &error
+                Self.tuple([Self.variant(.string(argument))])
             )
-        else {
-            if let error { gio.g_error_free(error) }
-            return nil
-        }
+        else { return nil }
         defer { gio.g_variant_unref(reply) }
         let value = gio.g_variant_get_child_value(reply, 0)!
         defer { gio.g_variant_unref(value) }
@@ -412,6 +397,42 @@ public final class ChimeBusServer: @unchecked Sendable {
         }
     }
 
+    /// The reason a call failed, GLib's message.
+    struct CallFailure: Error {
+        let message: String
+    }
+
+    /// A method call on `connection`, waiting for the reply up to `timeoutMs` (-1: GDBus's
+    /// default): the reply (the caller unrefs it), or why there is none. `parameters` is
+    /// consumed (a floating reference). Never on the loop thread.
+    static func call(
+        _ connection: OpaquePointer,
+        _ destination: String,
+        _ path: String,
+        _ interface: String,
+        _ method: String,
+        _ parameters: OpaquePointer,
+        flags: GDBusCallFlags = G_DBUS_CALL_FLAGS_NONE,
+        timeoutMs: Int32 = 5000
+    ) -> Result<OpaquePointer, CallFailure> {
+        var error: UnsafeMutablePointer<GError>?
+        let reply = gio.g_dbus_connection_call_sync(
+            connection,
+            destination,
+            path,
+            interface,
+            method,
+            parameters,
+            nil,
+            flags,
+            timeoutMs,
+            nil,
+            &error
+        )
+        guard let reply else { return .failure(CallFailure(message: message(error))) }
+        return .success(reply)
+    }
+
     static func tuple(_ items: [OpaquePointer]) -> OpaquePointer {
         var items: [OpaquePointer?] = items
         return gio.g_variant_new_tuple(&items, gsize(items.count))!
@@ -424,54 +445,24 @@ public final class ChimeBusServer: @unchecked Sendable {
     }
 }
 
-/// A thread running a GLib main loop on a context of its own: GDBus calls the service's
-/// methods on it (the context that is the thread's default when the object is registered).
-///
-/// `@unchecked Sendable`: `context` is only handed to GLib functions that are thread-safe
-/// (`g_source_attach`); everything else runs on the loop thread.
-final class GioThread: @unchecked Sendable {
-    let context: OpaquePointer
-
-    init(name: String) {
-        context = gio.g_main_context_new()!  // GLib aborts rather than return NULL
-        let address = UInt(bitPattern: context)
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let context = OpaquePointer(bitPattern: address)
-            gio.g_main_context_push_thread_default(context)
-            let loop = gio.g_main_loop_new(context, 0)
-            started.signal()
-            gio.g_main_loop_run(loop)
-        }
-        thread.name = name
-        thread.start()
-        started.wait()
-    }
-
-    /// Runs `body` on the loop thread and waits for its result (from another thread only).
-    func runAndWait<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
-        let result = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let work = Work {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        chime_gio_enqueue(
-            context,
-            { data in
-                Unmanaged<Work>.fromOpaque(data!).takeRetainedValue().body()
-                return 0  // G_SOURCE_REMOVE
-            },
-            Unmanaged.passRetained(work).toOpaque()
+extension MainLoopThread {
+    /// A GLib thread (see ``MainLoopThread``) on the GLib that GIO's loader opened: GDBus calls
+    /// the service's methods on it (the context that is the thread's default when the object is
+    /// registered).
+    static func onGioGLib(name: String) -> MainLoopThread {
+        MainLoopThread(
+            name: name,
+            functions: .init(
+                newContext: { gio.g_main_context_new()! },  // GLib aborts rather than return NULL
+                run: { context, started in
+                    gio.g_main_context_push_thread_default(context)
+                    let loop = gio.g_main_loop_new(context, 0)
+                    started()
+                    gio.g_main_loop_run(loop)
+                },
+                enqueue: { context, function, data in chime_gio_enqueue(context, function, data) }
+            )
         )
-        done.wait()
-        return result.withLock { $0! }
-    }
-
-    private final class Work {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
     }
 }
 

@@ -18,7 +18,7 @@ private var gio: chime_gio_api { chime_gio().pointee }
 /// runs on the feed's GLib thread.
 public final class StatusFeed: @unchecked Sendable {
     private let connection: OpaquePointer
-    private let thread: GioThread
+    private let thread: MainLoopThread
     private let format: StatusFormat
     private let zone: TimeZone
     private let write: @Sendable (String) -> Void
@@ -29,7 +29,7 @@ public final class StatusFeed: @unchecked Sendable {
 
     private init(
         connection: OpaquePointer,
-        thread: GioThread,
+        thread: MainLoopThread,
         format: StatusFormat,
         zone: TimeZone,
         write: @escaping @Sendable (String) -> Void
@@ -58,7 +58,7 @@ public final class StatusFeed: @unchecked Sendable {
         write: @escaping @Sendable (String) -> Void
     ) throws(ChimeError) -> StatusFeed {
         try open()
-        let thread = GioThread(name: "chime-status")
+        let thread = MainLoopThread.onGioGLib(name: "chime-status")
         let connected: Result<UInt, ChimeError> = thread.runAndWait {
             do throws(ChimeError) {
                 return .success(UInt(bitPattern: try connect(address)))
@@ -225,25 +225,17 @@ public final class StatusFeed: @unchecked Sendable {
 
     /// The runner's properties, or nil when no runner owns the name (never starting one).
     private static func getAll(_ connection: OpaquePointer) -> [String: BusValue]? {
-        var error: UnsafeMutablePointer<GError>?
         guard
-            let reply = gio.g_dbus_connection_call_sync(
+            case .success(let reply) = ChimeBusServer.call(
                 connection,
                 ChimeBus.name,
                 ChimeBus.objectPath,
                 "org.freedesktop.DBus.Properties",
                 "GetAll",
                 ChimeBusServer.tuple([ChimeBusServer.variant(.string(ChimeBus.interface))]),
-                nil,
-                G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                5000,
-                nil,
-                &error
+                flags: G_DBUS_CALL_FLAGS_NO_AUTO_START
             )
-        else {
-            if let error { gio.g_error_free(error) }
-            return nil
-        }
+        else { return nil }
         defer { gio.g_variant_unref(reply) }
         let all = gio.g_variant_get_child_value(reply, 0)!
         defer { gio.g_variant_unref(all) }

@@ -21,10 +21,10 @@ import Synchronization
 ///   and says so on ``availability``.
 ///
 /// `@unchecked Sendable`: its mutable state (`shown`, `names`, `present`) is touched only on
-/// the GLib thread, through ``GLibThread/run(_:)``; `current` is behind a mutex.
+/// the GLib thread, through ``MainLoopThread/run(_:)``; `current` is behind a mutex.
 public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private let current: Mutex<DesktopStatus>
-    private let loop: GLibThread
+    private let loop: MainLoopThread
     private let connection: OpaquePointer
     private let timeoutMs: Int32
     private let follows: Bool
@@ -39,7 +39,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// Whether a server owned the name at the last look (GLib thread).
     private var present: Bool
 
-    private init(status: DesktopStatus, loop: GLibThread, connection: OpaquePointer, timeoutMs: Int32, follows: Bool) {
+    private init(status: DesktopStatus, loop: MainLoopThread, connection: OpaquePointer, timeoutMs: Int32, follows: Bool) {
         self.current = Mutex(status)
         self.present = status.isAvailable
         self.loop = loop
@@ -91,7 +91,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             return .failure(DesktopStatus(busAddress: address, problem: problem + ".", remedy: "Install the libnotify4 package"))
         }
         let timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        let loop = GLibThread(name: "chime-glib")
+        let loop = MainLoopThread.onLibnotifyGLib(name: "chime-glib")
         let outcome: ConnectOutcome = await loop.run {
             var error: UnsafeMutablePointer<GError>?
             guard let connection = libnotify.g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
