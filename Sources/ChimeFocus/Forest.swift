@@ -44,17 +44,19 @@ public struct ForestStats: Sendable, Hashable {
     /// The stats as labelled rows, as `chime stats` prints them and the app shows them:
     /// `Trees planted 12`, `Current streak 3 days`, `Completion rate 92%` (`—` with no sessions).
     public var summaryRows: [(label: String, value: String)] {
-        func dayCount(_ count: Int) -> String { count == 1 ? "1 day" : "\(count) days" }
-        return [
+        [
             ("Trees planted", "\(totalTrees)"),
             ("Focus time", formattedTotalFocusTime),
             ("Today", "\(todaysTrees) \(todaysTrees == 1 ? "tree" : "trees"), \(formattedTodaysFocusTime)"),
-            ("Current streak", dayCount(currentStreak)),
-            ("Longest streak", dayCount(longestStreak)),
+            ("Current streak", Self.days(currentStreak)),
+            ("Longest streak", Self.days(longestStreak)),
             ("Sessions", "\(totalSessions) (\(abandonedCount) abandoned)"),
             ("Completion rate", totalSessions == 0 ? "—" : "\(String(format: "%.0f", completionRate))%"),
         ]
     }
+
+    /// `1 day`, `3 days`: a streak's length.
+    public static func days(_ count: Int) -> String { count == 1 ? "1 day" : "\(count) days" }
 
     /// One local day's trees, for the last-days chart: `date` as `2026-11-22`.
     public struct Day: Sendable, Hashable {

@@ -187,7 +187,7 @@ public final class FocusStatsViewModel: Sendable {
                 state.stats = stats
                 state.rows = rows
                 state.lastDays = ForestStats.lastDays(days, today: today)
-                state.currentStreakText = rows.first { $0.label == "Current streak" }?.value ?? ""
+                state.currentStreakText = ForestStats.days(stats.currentStreak)
                 state.showStreakBanner = stats.currentStreak > 0
                 state.error = nil
             }

@@ -150,4 +150,25 @@ struct TimerViewModelTests {
         #expect(state.countdown == "09:58")
         #expect(state.lengthSeconds == 600)
     }
+
+    @Test func aSuspendDoesNotGrowTheTreeAndARestartEndsIt() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        let model = TimerViewModel(timer: h.timer, zone: ViewModelHarness.utc)
+        let id = try #require(model.start().sessionID)
+        h.wall.advance(by: 60)
+        // Time asleep is not focus time.
+        h.machine.suspend(for: 3_600)
+        #expect(model.refresh().countdown == "24:00")
+        // After a restart the runner abandons it (the seed's rule): the screen says so.
+        h.machine.reboot()
+        guard case .abandoned = try h.timer.settle() else {
+            Issue.record("not abandoned")
+            return
+        }
+        let ended = model.refresh()
+        #expect(ended.phase == .abandoned)
+        #expect(ended.sessionID == id)
+        #expect(ended.message?.hasPrefix("The last one, #\(id), was abandoned: the machine restarted during it") == true)
+    }
 }
