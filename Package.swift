@@ -46,6 +46,7 @@ let package = Package(
         .library(name: "ChimePostgres", targets: ["ChimePostgres"]),
         .library(name: "ChimeWebhook", targets: ["ChimeWebhook"]),
         .library(name: "ChimeDBus", targets: ["ChimeDBus"]),
+        .library(name: "ChimeViewModels", targets: ["ChimeViewModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -199,6 +200,13 @@ let package = Package(
             ],
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]
         ),
+        // The seeds' view models for the app (DESIGN.md "The app"): what each screen shows and
+        // what a person does there, over the families' use cases; no GTK, GLib or D-Bus.
+        .target(
+            name: "ChimeViewModels",
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway"],
+            swiftSettings: strict
+        ),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
         .target(name: "ChimeTesting", dependencies: ["ChimeCore"], swiftSettings: strict),
         // The composition root: the families' tables and runner parts, listed once for chime,
@@ -294,6 +302,13 @@ let package = Package(
         .testTarget(
             name: "ChimeDBusTests",
             dependencies: ["ChimeCore", "ChimeStore", "ChimeDBus", "ChimeApp", "ChimeTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ChimeViewModelsTests",
+            dependencies: [
+                "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeViewModels", "ChimeTesting",
+            ],
             swiftSettings: strict
         ),
         .testTarget(

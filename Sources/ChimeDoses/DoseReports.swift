@@ -29,6 +29,16 @@ public struct DoseCounts: Sendable, Hashable, Encodable {
         total = entries.count
     }
 
+    /// `5 doses: 1 pending, 3 taken, 1 missed (1 overdue)`: the statuses with a dose, in
+    /// order (`chime doses`, the app's history).
+    public var summary: String {
+        var parts: [String] = []
+        for status in DoseStatus.allCases where self[status] > 0 { parts.append("\(self[status]) \(status.rawValue)") }
+        var summary = "\(plural(total, "dose")): " + parts.joined(separator: ", ")
+        if overdue > 0 { summary += " (\(overdue) overdue)" }
+        return summary
+    }
+
     /// The count of one status.
     public subscript(status: DoseStatus) -> Int {
         switch status {
@@ -37,6 +47,17 @@ public struct DoseCounts: Sendable, Hashable, Encodable {
         case .missed: missed
         case .skipped: skipped
         }
+    }
+}
+
+extension Dose {
+    /// Its status for a person at `now`: `overdue`, `taken at 08:05`, `missed (no answer)`,
+    /// times in the dose's zone (`chime doses`, the app's history).
+    public func statusText(at now: Date) -> String {
+        var text = isOverdue(at: now) ? "overdue" : status.rawValue
+        if let takenAt { text += " at \(TimeText.clock(takenAt, in: timeZone))" }
+        if autoMissed { text += " (no answer)" }
+        return text
     }
 }
 

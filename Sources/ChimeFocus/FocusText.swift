@@ -155,6 +155,49 @@ public enum FocusText {
         return lines
     }
 
+    /// How an ended session ended, in a sentence (`chime focus status`, the app's timer); nil
+    /// for an open one.
+    public static func outcome(_ session: FocusSession, zone: TimeZone) -> String? {
+        let ended = session.endedAt.map { TimeText.local($0, in: zone) } ?? "at an unknown time"
+        switch (session.state, session.endReason) {
+        case (.completed, _):
+            return "The last one, #\(session.id), was completed \(ended): \(minutes(session.focusMicros)) of focus."
+        case (.abandoned, .restarted?):
+            return "The last one, #\(session.id), was abandoned: the machine restarted during it (by \(ended)), "
+                + "so its focus time since the last start or resume is unknown; \(minutes(session.focusMicros)) counted."
+        case (.abandoned, _):
+            return "The last one, #\(session.id), was given up \(ended) after \(minutes(session.focusMicros)) of focus."
+        default:
+            return nil
+        }
+    }
+
+    /// The empty forest (the seed's empty state): a title and a line under it.
+    public static let emptyForestTitle = "Plant your first tree"
+    public static let emptyForestMessage = "Start a 25-minute focus session to grow your forest"
+
+    /// The forest's heading: `My Forest: 3 trees planted`.
+    public static func forestHeading(count: Int) -> String {
+        "My Forest: \(count) \(count == 1 ? "tree" : "trees") planted"
+    }
+
+    /// A tree's heading: `Tree #3 (focus session #12)` (`chime forest show`, the app's detail).
+    public static func treeTitle(_ session: FocusSession, number: Int) -> String {
+        "Tree #\(number) (focus session #\(session.id))"
+    }
+
+    /// A tree's details (the seed's detail view), labelled: Completed, Focus Time, Started, and
+    /// Paused when it was paused a minute or more; times local in `zone`.
+    public static func treeDetail(_ session: FocusSession, zone: TimeZone) -> [(label: String, value: String)] {
+        var rows = [
+            ("Completed", session.endedAt.map { TimeText.local($0, in: zone) } ?? "Unknown"),
+            ("Focus Time", minutes(session.focusMicros)),
+            ("Started", TimeText.local(session.startedAt, in: zone)),
+        ]
+        if session.pausedMicros >= 60_000_000 { rows.append(("Paused", minutes(session.pausedMicros))) }
+        return rows
+    }
+
     /// `Nov 22` in `zone`.
     public static func shortDay(_ date: Date, zone: TimeZone) -> String {
         let (local, _) = ZoneMath.civil(date, in: zone)

@@ -168,6 +168,14 @@ public struct FocusTimer: Sendable {
         try store.read { db in try Self.fetchOpen(in: db) }
     }
 
+    /// The most recent session, whatever its state, as stored (without settling: see
+    /// ``openWithoutSettling()``).
+    public func latestWithoutSettling() throws(ChimeError) -> FocusSession? {
+        try store.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM focus_session ORDER BY id DESC LIMIT 1").map(Self.session(from:))
+        }
+    }
+
     /// The most recent session, whatever its state (after settling).
     public func latest() throws(ChimeError) -> FocusSession? {
         _ = try settle()

@@ -41,6 +41,49 @@ public struct ForestStats: Sendable, Hashable {
         return hours > 0 ? "\(hours)h \(minutes)m" : "\(minutes)m"
     }
 
+    /// The stats as labelled rows, as `chime stats` prints them and the app shows them:
+    /// `Trees planted 12`, `Current streak 3 days`, `Completion rate 92%` (`—` with no sessions).
+    public var summaryRows: [(label: String, value: String)] {
+        [
+            ("Trees planted", "\(totalTrees)"),
+            ("Focus time", formattedTotalFocusTime),
+            ("Today", "\(todaysTrees) \(todaysTrees == 1 ? "tree" : "trees"), \(formattedTodaysFocusTime)"),
+            ("Current streak", Self.days(currentStreak)),
+            ("Longest streak", Self.days(longestStreak)),
+            ("Sessions", "\(totalSessions) (\(abandonedCount) abandoned)"),
+            ("Completion rate", totalSessions == 0 ? "—" : "\(String(format: "%.0f", completionRate))%"),
+        ]
+    }
+
+    /// `1 day`, `3 days`: a streak's length.
+    public static func days(_ count: Int) -> String { count == 1 ? "1 day" : "\(count) days" }
+
+    /// One local day's trees, for the last-days chart: `date` as `2026-11-22`.
+    public struct Day: Sendable, Hashable {
+        public var date: String
+        public var trees: Int
+        public var focusMicros: Int64
+
+        public init(date: String, trees: Int, focusMicros: Int64) {
+            self.date = date
+            self.trees = trees
+            self.focusMicros = focusMicros
+        }
+    }
+
+    /// The `count` local days up to `today` (oldest first), each with its trees and focus time
+    /// (`chime stats --json`'s `last_30_days`, the app's chart).
+    public static func lastDays(_ days: [Int: DayTotals], today: Int, count: Int = 30) -> [Day] {
+        ((today - count + 1)...today).map { day in
+            let civil = ZoneMath.civilFromDays(day)
+            return Day(
+                date: String(format: "%04d-%02d-%02d", civil.year, civil.month, civil.day),
+                trees: days[day]?.trees ?? 0,
+                focusMicros: days[day]?.focusMicros ?? 0
+            )
+        }
+    }
+
     /// The stats from completed trees per local day (`day` numbers as ``ZoneMath/daysFromCivil(year:month:day:)``),
     /// the abandoned count, and today's local day.
     public static func from(days: [Int: DayTotals], abandoned: Int, today: Int) -> ForestStats {
@@ -149,6 +192,20 @@ public struct Forest: Sendable {
                 arguments: [number - 1]
             ).map(FocusTimer.session(from:))
         }
+    }
+
+    /// Tree `number`, or a not-found error saying which numbers the forest has.
+    /// - Throws: `.notFound`: `no tree #7: the forest has 3 trees, #1 to #3`.
+    public func requireTree(number: Int) throws(ChimeError) -> FocusSession {
+        if let tree = try tree(number: number) { return tree }
+        let count = try treeCount()
+        let has =
+            switch count {
+            case 0: "the forest has no trees yet ('chime focus start' plants one)"
+            case 1: "the forest has 1 tree, #1"
+            default: "the forest has \(count) trees, #1 to #\(count)"
+            }
+        throw ChimeError(.notFound, "no tree #\(number): \(has)")
     }
 
     /// Trees and focus time per local day in `zone`, and the abandoned count.

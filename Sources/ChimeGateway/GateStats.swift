@@ -33,6 +33,20 @@ public struct GateStats: Sendable, Equatable, Codable {
     public var trend: [GateDay]
     public var streak: GateStreak
 
+    /// The figures as labelled rows, as `chime gate stats` prints them and the app shows them:
+    /// Hours reclaimed `1.5`, Conscious exits `4`, Average pause `42 s` (`—` with none),
+    /// Intentionality score `80 %` (`—`), and Streak with its message while it runs.
+    public var summaryRows: [(label: String, value: String)] {
+        var rows = [
+            ("Hours reclaimed", String(format: "%.1f", hoursReclaimed)),
+            ("Conscious exits", "\(consciousExits)"),
+            ("Average pause", averagePauseSeconds.map { String(format: "%.0f s", $0) } ?? "—"),
+            ("Intentionality score", intentionalityScore.map { "\(Int(($0 * 100).rounded())) %" } ?? "—"),
+        ]
+        if streak.showsBanner { rows.append(("Streak", streak.message)) }
+        return rows
+    }
+
     /// How many days the trend covers.
     public static let trendDays = 30
 
@@ -197,7 +211,7 @@ public struct GateTally: Sendable, Equatable {
 }
 
 /// One local day of the trend.
-public struct GateDay: Sendable, Equatable, Codable {
+public struct GateDay: Sendable, Hashable, Codable {
     /// The day, "2026-03-08".
     public var date: String
     public var exits = 0
@@ -276,4 +290,6 @@ public struct GateStreak: Sendable, Equatable, Codable {
 /// The hub's greeting, as in the seed.
 public enum GateHub {
     public static let greeting = "Your Mindful Hub."
+    /// The hub with no gated program.
+    public static let noPrograms = "No program is gated yet"
 }

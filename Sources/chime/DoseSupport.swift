@@ -27,29 +27,6 @@ struct DoseContext {
     }
 }
 
-/// Parsers for the medication options, each naming its option in the error.
-enum DoseInput {
-    /// "every day", "weekdays", "mon-fri", "mon,wed,fri" (a leading "every" is allowed).
-    static func days(_ text: String) throws(ChimeError) -> WeekdaySet {
-        var words = text.trimmingCharacters(in: .whitespaces)
-        if words.lowercased().hasPrefix("every ") { words = String(words.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
-        do {
-            return try WeekdaySet.parse(words)
-        } catch {
-            throw ChimeError.invalid(
-                "days",
-                text,
-                expected: "every day, weekdays, weekends, a range such as mon-fri, or a list such as mon,wed,fri"
-            )
-        }
-    }
-
-    /// "08:00,20:00", "8am,8pm", "noon": the times of day `chime at` reads, separated by commas.
-    static func times(_ text: String) throws(ChimeError) -> [LocalTime] {
-        try LocalTime.spokenList(text)
-    }
-}
-
 /// How a dose appears in `--json` output (absent values as null).
 struct DoseJSON: Encodable {
     var id: Int64

@@ -318,22 +318,13 @@ struct DosesCommand: AsyncParsableCommand {
                 var line = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + number
                 line +=
                     "  \(TimeText.clock(dose.scheduled, in: zone))  \(DisplayWidth.padded(UserText.oneLine(entry.label), to: labelWidth))"
-                let status = dose.isOverdue(at: now) ? "overdue" : dose.status.rawValue
-                line += "  \(status)"
-                if let taken = dose.takenAt { line += " at \(TimeText.clock(taken, in: zone))" }
-                if dose.autoMissed { line += " (no answer)" }
+                line += "  \(dose.statusText(at: now))"
                 if zone.identifier != TimeZone.current.identifier { line += "  [\(zone.identifier)]" }
                 if !dose.notes.isEmpty { line += "  — \(UserText.oneLine(dose.notes))" }
                 lines.append(line)
             }
             lines.append("")
-            var parts: [String] = []
-            for status in DoseStatus.allCases {
-                if counts[status] > 0 { parts.append("\(counts[status]) \(status.rawValue)") }
-            }
-            var summary = "\(plural(entries.count, "dose")): " + parts.joined(separator: ", ")
-            if counts.overdue > 0 { summary += " (\(counts.overdue) overdue)" }
-            lines.append(summary)
+            lines.append(counts.summary)
             return lines
         }
     }

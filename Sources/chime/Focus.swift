@@ -343,20 +343,6 @@ struct FocusStatus: AsyncParsableCommand {
         }
     }
 
-    /// How an ended session ended, in a sentence.
-    static func outcome(_ session: FocusSession) -> String? {
-        let zone = TimeZone.current
-        let ended = session.endedAt.map { TimeText.local($0, in: zone) } ?? "at an unknown time"
-        switch (session.state, session.endReason) {
-        case (.completed, _):
-            return "The last one, #\(session.id), was completed \(ended): \(FocusText.minutes(session.focusMicros)) of focus."
-        case (.abandoned, .restarted?):
-            return "The last one, #\(session.id), was abandoned: the machine restarted during it (by \(ended)), "
-                + "so its focus time since the last start or resume is unknown; \(FocusText.minutes(session.focusMicros)) counted."
-        case (.abandoned, _):
-            return "The last one, #\(session.id), was given up \(ended) after \(FocusText.minutes(session.focusMicros)) of focus."
-        default:
-            return nil
-        }
-    }
+    /// How an ended session ended, in a sentence (``FocusText/outcome(_:zone:)``).
+    static func outcome(_ session: FocusSession) -> String? { FocusText.outcome(session, zone: .current) }
 }

@@ -53,11 +53,10 @@ struct TreeJSON: Report {
     var lines: [String] {
         let zone = TimeZone.current
         var lines = TreeArt.lines(stage: TreeStage.grown).map { "    " + $0 }
-        lines.append("Tree #\(number) (focus session #\(session.id))")
-        lines.append("  Completed   \(TimeText.local(session.endedAt!, in: zone))")
-        lines.append("  Focus Time  \(FocusText.minutes(session.focusMicros))")
-        lines.append("  Started     \(TimeText.local(session.startedAt, in: zone))")
-        if session.pausedMicros >= 60_000_000 { lines.append("  Paused      \(FocusText.minutes(session.pausedMicros))") }
+        lines.append(FocusText.treeTitle(session, number: number))
+        lines += FocusText.treeDetail(session, zone: zone).map {
+            "  " + $0.label.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.value
+        }
         return lines
     }
 }
@@ -109,8 +108,8 @@ struct ForestGrid: AsyncParsableCommand {
             return
         }
         guard count > 0 else {
-            Output.line("Plant your first tree")
-            Output.line("Start a 25-minute focus session to grow your forest: chime focus start")
+            Output.line(FocusText.emptyForestTitle)
+            Output.line(FocusText.emptyForestMessage + ": chime focus start")
             return
         }
         let perRow = max(1, columns / (TreeArt.width + 2))
@@ -118,7 +117,7 @@ struct ForestGrid: AsyncParsableCommand {
         let screenful = max(1, (rows - 3) / (TreeArt.height + 3)) * perRow
         let shown = all ? count : min(count, limit ?? screenful)
         let trees = try forest.trees(limit: shown)
-        Output.line("My Forest: \(count) \(count == 1 ? "tree" : "trees") planted")
+        Output.line(FocusText.forestHeading(count: count))
         Output.line("")
         var text = ""
         for line in FocusText.grid(trees, newest: count, width: columns, zone: .current) { text += line + "\n" }
@@ -171,16 +170,7 @@ struct ForestShow: AsyncParsableCommand {
         let store = try global.openStore(.read)
         try FocusTimer(store: store).settle()
         let forest = Forest(store: store)
-        guard let tree = try forest.tree(number: wanted) else {
-            let count = try forest.treeCount()
-            let has =
-                switch count {
-                case 0: "the forest has no trees yet ('chime focus start' plants one)"
-                case 1: "the forest has 1 tree, #1"
-                default: "the forest has \(count) trees, #1 to #\(count)"
-                }
-            throw ChimeError(.notFound, "no tree #\(wanted): \(has)")
-        }
+        let tree = try forest.requireTree(number: wanted)
         emit(TreeJSON(tree, number: wanted), json: global.json)
     }
 }
@@ -261,13 +251,8 @@ struct Stats: AsyncParsableCommand {
             longestStreak = stats.longestStreak
             abandoned = stats.abandonedCount
             completionRate = (stats.completionRate * 10).rounded() / 10
-            last30Days = ((today - 29)...today).map { day in
-                let civil = ZoneMath.civilFromDays(day)
-                return Day(
-                    date: String(format: "%04d-%02d-%02d", civil.year, civil.month, civil.day),
-                    trees: days[day]?.trees ?? 0,
-                    focusSeconds: (days[day]?.focusMicros ?? 0) / 1_000_000
-                )
+            last30Days = ForestStats.lastDays(days, today: today).map {
+                Day(date: $0.date, trees: $0.trees, focusSeconds: $0.focusMicros / 1_000_000)
             }
             self.stats = stats
             self.days = days
@@ -275,18 +260,8 @@ struct Stats: AsyncParsableCommand {
         }
 
         var lines: [String] {
-            func dayCount(_ count: Int) -> String { count == 1 ? "1 day" : "\(count) days" }
-            return [
-                "Trees planted    \(stats.totalTrees)",
-                "Focus time       \(stats.formattedTotalFocusTime)",
-                "Today            \(stats.todaysTrees) \(stats.todaysTrees == 1 ? "tree" : "trees"), \(stats.formattedTodaysFocusTime)",
-                "Current streak   \(dayCount(stats.currentStreak))",
-                "Longest streak   \(dayCount(stats.longestStreak))",
-                "Sessions         \(stats.totalSessions) (\(stats.abandonedCount) abandoned)",
-                "Completion rate  " + (stats.totalSessions == 0 ? "—" : "\(String(format: "%.0f", stats.completionRate))%"),
-                "",
-                "Trees per day, last 30 days",
-            ] + FocusText.chart(days: days, today: today)
+            stats.summaryRows.map { $0.label.padding(toLength: 17, withPad: " ", startingAt: 0) + $0.value }
+                + ["", "Trees per day, last 30 days"] + FocusText.chart(days: days, today: today)
         }
     }
 }

@@ -224,7 +224,7 @@ struct GateHub: AsyncParsableCommand, RunsWithBadConfig {
             }
             lines.append("")
             if programs.isEmpty {
-                lines.append("No program is gated yet: 'chime gate add ID' (ids: 'chime gate add --pick').")
+                lines.append(ChimeGateway.GateHub.noPrograms + ": 'chime gate add ID' (ids: 'chime gate add --pick').")
             } else {
                 lines.append("Gated programs:")
                 lines += programs.map(\.line)
@@ -858,11 +858,7 @@ struct GateStatsCommand: AsyncParsableCommand {
 
         var lines: [String] {
             var lines = [GateStats.header, ""]
-            lines.append(String(format: "Hours reclaimed:       %.1f", stats.hoursReclaimed))
-            lines.append("Conscious exits:       \(stats.consciousExits)")
-            lines.append("Average pause:         " + (stats.averagePauseSeconds.map { String(format: "%.0f s", $0) } ?? "—"))
-            lines.append("Intentionality score:  " + (stats.intentionalityScore.map { "\(Int(($0 * 100).rounded())) %" } ?? "—"))
-            if stats.streak.showsBanner { lines.append("Streak:                \(stats.streak.message)") }
+            lines += stats.summaryRows.map { ($0.label + ":").padding(toLength: 23, withPad: " ", startingAt: 0) + $0.value }
             lines.append("")
             lines.append("Last 30 days (exits ▇, proceeds ░):")
             let peak = max(stats.trend.map { max($0.exits, $0.proceeds) }.max() ?? 0, 1)

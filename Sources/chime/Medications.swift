@@ -170,53 +170,10 @@ struct MedicationOptions: ParsableArguments {
     }
 }
 
-/// A medication for a person: its label, schedules, next dose, and more with `full`.
+/// A medication for a person (``MedicationText/lines(_:full:nextBySchedule:now:zone:)``), now,
+/// in the system's zone.
 func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) -> [String] {
-    var lines: [String] = []
-    let medication = detail.medication
-    let zone = TimeZone.current
-    let now = Date()
-    var heading = "\(medication.id)  \(UserText.oneLine(medication.label))"
-    if !medication.isActive { heading += "  (inactive)" }
-    lines.append(heading)
-    // Each dose once, with one offset: the next dose in its schedule's zone, and beside another
-    // schedule only that schedule's own next dose.
-    var nextZone = zone
-    for schedule in detail.schedules where schedule.isEnabled || full {
-        var line = "    \(schedule.summary)"
-        if !schedule.isEnabled { line += "  (replaced)" }
-        let scheduleZone = schedule.zone.resolve(system: zone)
-        if let next = nextBySchedule[schedule.id] {
-            if let first = detail.nextDose, abs(next.timeIntervalSince(first)) < 0.001 {
-                nextZone = scheduleZone
-            } else if full {
-                line += "  next \(TimeText.local(next, in: scheduleZone))"
-            }
-        }
-        lines.append(line)
-    }
-    if let next = detail.nextDose {
-        lines.append("    Next dose: \(TimeText.local(next, in: nextZone)) (\(TimeText.relative(next, from: now)))")
-    } else if !medication.isActive {
-        lines.append("    No doses while inactive: 'chime med reactivate \(medication.id)'")
-    }
-    guard full else { return lines }
-    if !medication.instructions.isEmpty { lines.append("    Instructions: \(UserText.oneLine(medication.instructions))") }
-    if !medication.prescribedBy.isEmpty { lines.append("    Prescribed by: \(UserText.oneLine(medication.prescribedBy))") }
-    var dates = "    From \(CivilDay.format(medication.startDay))"
-    dates += medication.endDay.map { " to \(CivilDay.format($0))" } ?? ", no end date"
-    lines.append(dates)
-    lines.append(
-        "    Overdue after \(Trigger.formatInterval(Int64(medication.grace))), missed after "
-            + "\(Trigger.formatInterval(Int64(medication.missedAfter))) or at the next dose"
-    )
-    if let stock = medication.stock {
-        var line = "    Stock: \(plural(stock, "dose"))"
-        if let days = detail.stockDaysLeft { line += ", about \(plural(days, "day")) left" }
-        line += "; refill reminder \(plural(medication.refillDays, "day")) before it runs out"
-        lines.append(line)
-    }
-    return lines
+    MedicationText.lines(detail, full: full, nextBySchedule: nextBySchedule, now: Date(), zone: .current)
 }
 
 /// A medication after a change (`med add`, `edit`, `deactivate`, `reactivate`): the headline
@@ -326,8 +283,8 @@ struct MedList: AsyncParsableCommand {
 
         var lines: [String] {
             guard !details.isEmpty else {
-                if search != nil { return ["No medication matches '\(UserText.oneLine(search ?? ""))'."] }
-                return ["No medications yet. Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00"]
+                if let search { return [MedicationText.noMatch(search)] }
+                return [MedicationText.noMedications + " Add one: chime med add Aspirin --amount 100 --unit mg --at 08:00"]
             }
             return details.flatMap { describe($0, full: false) }
         }
@@ -378,12 +335,7 @@ struct MedShow: AsyncParsableCommand {
         }
 
         var lines: [String] {
-            let last =
-                adherence.counted == 0
-                ? "    Adherence, last 30 days: no doses due yet"
-                : "    Adherence, last 30 days: \(adherence.percentText) (\(adherence.taken) taken, \(adherence.missed) missed, "
-                    + "\(adherence.skipped) skipped)"
-            return describe(detail, full: true, nextBySchedule: nextBySchedule) + [last]
+            describe(detail, full: true, nextBySchedule: nextBySchedule) + ["    " + MedicationText.adherence30Days(adherence)]
         }
     }
 }

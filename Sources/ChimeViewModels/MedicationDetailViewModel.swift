@@ -1,0 +1,405 @@
+import ChimeCore
+import ChimeDoses
+import Foundation
+import Synchronization
+
+/// A field of the medication form, as validation names it.
+public enum MedicationField: String, Sendable, Hashable, CaseIterable {
+    case name, amount, unit, instructions, prescribedBy, startDate, endDate, stock
+    /// The schedule's times of day and days (the schedule editor's fields).
+    case times, days
+}
+
+/// The schedule as a form (the seed's `ScheduleViewModel` inputs): times as typed, the days
+/// as toggles, or as needed.
+public struct ScheduleForm: Sendable, Hashable {
+    /// `08:00,20:00` (or `8am,8pm`: what `chime med add --at` reads).
+    public var times: String
+    public var days: WeekdaySet
+    /// Doses are logged when taken, with no reminders; times and days are not used.
+    public var asNeeded: Bool
+
+    public init(times: String = "08:00", days: WeekdaySet = .everyDay, asNeeded: Bool = false) {
+        self.times = times
+        self.days = days
+        self.asNeeded = asNeeded
+    }
+
+    /// The enabled schedule of `detail` as a form.
+    public init(_ schedule: DoseSchedule?) {
+        self.init(
+            times: schedule?.times.map(\.description).joined(separator: ",") ?? "",
+            days: schedule?.days ?? .everyDay,
+            asNeeded: schedule?.frequency == .asNeeded
+        )
+    }
+
+    /// Day `isoWeekday` (1 Monday … 7 Sunday) on or off.
+    public mutating func toggleDay(isoWeekday: Int) {
+        guard let day = WeekdaySet(isoWeekday: isoWeekday) else { return }
+        if days.contains(day) { days.remove(day) } else { days.insert(day) }
+    }
+
+    public mutating func selectAllDays() { days = .everyDay }
+    public mutating func selectWeekdays() { days = .weekdays }
+    public mutating func selectWeekends() { days = .weekend }
+    public mutating func clearDays() { days = [] }
+
+    public var isEveryday: Bool { days == .everyDay }
+    public var isWeekdaysOnly: Bool { days == .weekdays }
+    public var isWeekendsOnly: Bool { days == .weekend }
+
+    /// `every day 08:00,20:00`, `as needed`, as `chime med list` words a schedule; nil while
+    /// the times do not parse.
+    public var summary: String? {
+        if asNeeded { return "as needed" }
+        guard let times = try? DoseInput.times(self.times), !times.isEmpty, !days.isEmpty else { return nil }
+        return Trigger.weekly(times: times.sorted(), days: days, zone: .floating).summary
+    }
+
+    /// The schedule draft, checked by the family's rules; each error named by its field.
+    func validated() -> (draft: ScheduleDraft?, errors: [MedicationField: String]) {
+        if asNeeded {
+            return (try? ScheduleDraft(times: [], asNeeded: true).validated(), [:])
+        }
+        var errors: [MedicationField: String] = [:]
+        var times: [LocalTime]?
+        do {
+            let parsed = try DoseInput.times(self.times)
+            _ = try ScheduleDraft(times: parsed).validated()
+            times = parsed
+        } catch {
+            errors[.times] = error.message
+        }
+        do {
+            // Checked with a time that is valid, so that the error is the days'.
+            _ = try ScheduleDraft(times: [LocalTime(hour: 8, minute: 0)!], days: days).validated()
+        } catch {
+            errors[.days] = error.message
+        }
+        guard errors.isEmpty, let times else { return (nil, errors) }
+        return (ScheduleDraft(times: times, days: days), [:])
+    }
+
+    /// The change that makes `current` this form; nil when nothing changed.
+    func change(from current: ScheduleForm, times: [LocalTime]?) -> ScheduleChange? {
+        guard self != current else { return nil }
+        if asNeeded { return ScheduleChange(asNeeded: true) }
+        return ScheduleChange(times: times, days: days)
+    }
+}
+
+/// A medication as a form (the seed's `MedicationDetailViewModel` inputs), every field as typed.
+public struct MedicationForm: Sendable, Hashable {
+    public var name: String
+    public var amount: String
+    public var unit: String
+    public var instructions: String
+    public var prescribedBy: String
+    /// `2026-01-05`.
+    public var startDate: String
+    /// Empty: no end date (the seed's `hasEndDate` off).
+    public var endDate: String
+    /// Empty: the stock is not counted.
+    public var stock: String
+    public var schedule: ScheduleForm
+
+    public init(
+        name: String = "",
+        amount: String = "",
+        unit: String = "",
+        instructions: String = "",
+        prescribedBy: String = "",
+        startDate: String,
+        endDate: String = "",
+        stock: String = "",
+        schedule: ScheduleForm = ScheduleForm()
+    ) {
+        self.name = name
+        self.amount = amount
+        self.unit = unit
+        self.instructions = instructions
+        self.prescribedBy = prescribedBy
+        self.startDate = startDate
+        self.endDate = endDate
+        self.stock = stock
+        self.schedule = schedule
+    }
+
+    /// A stored medication as a form.
+    public init(_ detail: MedicationDetail) {
+        let medication = detail.medication
+        self.init(
+            name: medication.name,
+            amount: Medication.format(amount: medication.amount),
+            unit: medication.unit,
+            instructions: medication.instructions,
+            prescribedBy: medication.prescribedBy,
+            startDate: CivilDay.format(medication.startDay),
+            endDate: medication.endDay.map(CivilDay.format) ?? "",
+            stock: medication.stock.map(String.init) ?? "",
+            schedule: ScheduleForm(detail.schedules.last { $0.isEnabled })
+        )
+    }
+}
+
+/// The form checked: the drafts when valid, else an error per field (the family's messages,
+/// as the CLI prints them: `invalid amount 'abc': expected a plain decimal number …`).
+struct CheckedForm {
+    var draft: MedicationDraft?
+    var schedule: ScheduleDraft?
+    var errors: [MedicationField: String]
+
+    /// Each field is checked on its own against a draft whose other fields are valid, so
+    /// that every field with a problem is named, not only the first.
+    init(_ form: MedicationForm, today: Int) {
+        var errors: [MedicationField: String] = [:]
+        func check(_ field: MedicationField, _ body: () throws(ChimeError) -> Void) {
+            do { try body() } catch { errors[field] = error.message }
+        }
+        var startDay: Int?
+        check(.startDate) { () throws(ChimeError) in startDay = try CivilDay.parse(form.startDate.trimmed, field: "start date") }
+        let valid = MedicationDraft(name: "Medication", amount: "1", unit: "mg", startDay: startDay ?? today)
+        func checkDraft(_ field: MedicationField, _ change: (inout MedicationDraft) -> Void) {
+            check(field) { () throws(ChimeError) in
+                var draft = valid
+                change(&draft)
+                _ = try draft.validated()
+            }
+        }
+        checkDraft(.name) { $0.name = form.name }
+        check(.amount) { () throws(ChimeError) in _ = try MedicationDraft.amount(form.amount) }
+        checkDraft(.unit) { $0.unit = form.unit }
+        checkDraft(.instructions) { $0.instructions = form.instructions }
+        checkDraft(.prescribedBy) { $0.prescribedBy = form.prescribedBy }
+        var endDay: Int?
+        if !form.endDate.trimmed.isEmpty {
+            check(.endDate) { () throws(ChimeError) in
+                let end = try CivilDay.parse(form.endDate.trimmed, field: "end date")
+                var draft = valid
+                draft.endDay = end
+                _ = try draft.validated()
+                endDay = end
+            }
+        }
+        var stock: Int?
+        if !form.stock.trimmed.isEmpty {
+            check(.stock) { () throws(ChimeError) in
+                guard let count = Int(form.stock.trimmed) else {
+                    throw ChimeError.invalid("stock", form.stock, expected: "a count of doses, 0 or more")
+                }
+                var draft = valid
+                draft.stock = count
+                _ = try draft.validated()
+                stock = count
+            }
+        }
+        let schedule = form.schedule.validated()
+        errors.merge(schedule.errors) { first, _ in first }
+        self.errors = errors
+        self.schedule = schedule.draft
+        guard errors.isEmpty, let startDay else { return }
+        var draft = MedicationDraft(name: form.name, amount: form.amount, unit: form.unit, startDay: startDay)
+        draft.instructions = form.instructions
+        draft.prescribedBy = form.prescribedBy
+        draft.endDay = endDay
+        draft.stock = stock
+        self.draft = draft
+    }
+}
+
+/// What the medication detail shows and edits (the seed's `MedicationDetailViewModel` outputs).
+public struct MedicationDetailState: Sendable, Hashable {
+    /// nil: a new medication, not saved yet.
+    public var medicationID: Int64?
+    public var form: MedicationForm
+    /// The problems of the form by field (the seed's `validationErrors`), the family's words.
+    public var fieldErrors: [MedicationField: String]
+    /// The medication as `chime med show` prints it (empty for a new one).
+    public var lines: [String]
+    /// `Adherence, last 30 days: 50% (1 taken, 0 missed, 1 skipped)`, as `chime med show`.
+    public var adherenceText: String?
+    public var isActive: Bool
+    /// A save or another action failed (not a field's problem): as the CLI words it.
+    public var error: ChimeError?
+
+    /// The seed's `isValid`.
+    public var isValid: Bool { fieldErrors.isEmpty }
+    public func validationError(for field: MedicationField) -> String? { fieldErrors[field] }
+    public func hasError(for field: MedicationField) -> Bool { fieldErrors[field] != nil }
+}
+
+/// A medication's detail and its editor, with the schedule editor (the seed's
+/// `MedicationDetailViewModel` and `ScheduleViewModel`) over ``DoseBook``: the form is checked
+/// as it changes, field by field, by the family's rules; save adds or edits through the
+/// family's use cases.
+public final class MedicationDetailViewModel: Sendable {
+    public let book: DoseBook
+    private let current: Mutex<MedicationDetailState>
+    /// The form as last loaded, to save only what changed.
+    private let loaded: Mutex<MedicationForm?>
+
+    /// A new medication (starting today).
+    public init(book: DoseBook) {
+        self.book = book
+        let today = CivilDay.format(CivilDay.of(book.clock.now(), in: book.systemZone()))
+        current = Mutex(
+            MedicationDetailState(
+                medicationID: nil,
+                form: MedicationForm(startDate: today),
+                fieldErrors: [:],
+                lines: [],
+                adherenceText: nil,
+                isActive: true,
+                error: nil
+            )
+        )
+        loaded = Mutex(nil)
+        revalidate()
+    }
+
+    /// The medication `id`, to show and edit.
+    public convenience init(book: DoseBook, medicationID id: Int64) {
+        self.init(book: book)
+        current.withLock { $0.medicationID = id }
+        refresh(reloadForm: true)
+    }
+
+    public var state: MedicationDetailState { current.withLock { $0 } }
+
+    /// A person types: the form changes and is checked again (the seed validates as you type).
+    @discardableResult
+    public func edit(_ change: (inout MedicationForm) -> Void) -> MedicationDetailState {
+        current.withLock { change(&$0.form) }
+        return revalidate()
+    }
+
+    /// Saves the form: adds the medication with its schedule, or saves what changed of it.
+    /// Returns nil (and names the fields in ``MedicationDetailState/fieldErrors``, or the
+    /// failure in ``MedicationDetailState/error``) when it was not saved.
+    @discardableResult
+    public func save() -> MedicationDetail? {
+        let (form, id) = current.withLock { ($0.form, $0.medicationID) }
+        let checked = CheckedForm(form, today: today)
+        current.withLock {
+            $0.fieldErrors = checked.errors
+            $0.error = nil
+        }
+        guard let draft = checked.draft, let schedule = checked.schedule else { return nil }
+        do {
+            let detail: MedicationDetail
+            if let id {
+                guard let changes = changes(from: loaded.withLock({ $0 }), to: form, draft: draft, schedule: schedule) else {
+                    return try book.medication(String(id))
+                }
+                detail = try book.editMedication(String(id), changes)
+            } else {
+                detail = try book.addMedication(draft, schedule: schedule)
+                current.withLock { $0.medicationID = detail.medication.id }
+            }
+            refresh(reloadForm: true)
+            return detail
+        } catch {
+            current.withLock { $0.error = error }
+            return nil
+        }
+    }
+
+    @discardableResult
+    public func deactivate() -> MedicationDetailState { setActive(false) }
+
+    @discardableResult
+    public func reactivate() -> MedicationDetailState { setActive(true) }
+
+    /// Deletes the medication with its schedules and history. - Returns: whether it was deleted.
+    @discardableResult
+    public func delete() -> Bool {
+        guard let id = state.medicationID else { return false }
+        do {
+            _ = try book.deleteMedication(String(id))
+            return true
+        } catch {
+            current.withLock { $0.error = error }
+            return false
+        }
+    }
+
+    /// Reads the medication again (its lines, adherence and active state; the form only
+    /// with `reloadForm`, so that what a person typed is kept).
+    @discardableResult
+    public func refresh(reloadForm: Bool = false) -> MedicationDetailState {
+        guard let id = state.medicationID else { return state }
+        do {
+            let detail = try book.medication(String(id))
+            let reference = String(id)
+            let nextBySchedule = try book.nextDoseBySchedule(reference)
+            let now = book.clock.now()
+            let zone = book.systemZone()
+            let range = DoseRange.last(days: 30, now: now, zone: zone)
+            let adherence = try book.adherence(from: range.from, to: range.to, medication: reference).overall
+            let lines = MedicationText.lines(detail, full: true, nextBySchedule: nextBySchedule, now: now, zone: zone)
+            current.withLock { state in
+                state.lines = lines
+                state.adherenceText = MedicationText.adherence30Days(adherence)
+                state.isActive = detail.medication.isActive
+                if reloadForm { state.form = MedicationForm(detail) }
+                state.error = nil
+            }
+            if reloadForm { loaded.withLock { $0 = MedicationForm(detail) } }
+        } catch {
+            current.withLock { $0.error = error }
+        }
+        return revalidate()
+    }
+
+    // MARK: - Helpers
+
+    private var today: Int { CivilDay.of(book.clock.now(), in: book.systemZone()) }
+
+    @discardableResult
+    private func revalidate() -> MedicationDetailState {
+        let form = state.form
+        let errors = CheckedForm(form, today: today).errors
+        current.withLock { $0.fieldErrors = errors }
+        return state
+    }
+
+    private func setActive(_ active: Bool) -> MedicationDetailState {
+        guard let id = state.medicationID else { return state }
+        do {
+            _ = try book.setActive(String(id), active)
+        } catch {
+            current.withLock { $0.error = error }
+            return state
+        }
+        return refresh()
+    }
+
+    /// Only the fields that differ from `old`; nil when none does.
+    private func changes(
+        from old: MedicationForm?,
+        to form: MedicationForm,
+        draft: MedicationDraft,
+        schedule: ScheduleDraft
+    )
+        -> MedicationChanges?
+    {
+        var changes = MedicationChanges()
+        if form.name != old?.name { changes.name = form.name }
+        if form.amount != old?.amount { changes.amount = form.amount }
+        if form.unit != old?.unit { changes.unit = form.unit }
+        if form.instructions != old?.instructions { changes.instructions = form.instructions }
+        if form.prescribedBy != old?.prescribedBy { changes.prescribedBy = form.prescribedBy }
+        if form.startDate != old?.startDate { changes.startDay = draft.startDay }
+        if form.endDate != old?.endDate { changes.endDay = .some(draft.endDay) }
+        if form.stock != old?.stock { changes.stock = .some(draft.stock) }
+        if let oldSchedule = old?.schedule {
+            changes.scheduleChange = form.schedule.change(from: oldSchedule, times: schedule.asNeeded ? nil : schedule.times)
+        }
+        return changes.isEmpty ? nil : changes
+    }
+}
+
+extension String {
+    var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+}

@@ -1,0 +1,112 @@
+import ChimeCore
+import ChimeGateway
+import ChimeStore
+import ChimeTesting
+import ChimeViewModels
+import Foundation
+import Testing
+
+/// The gateway's hub and statistics (the seed's HubViewModel and StatisticsViewModel) over the
+/// gateway family, on a real store, the injected clock and real launcher overrides in a
+/// temporary data directory.
+struct GatewayViewModelTests {
+    /// A data home and a system data directory under a temporary root, a `firefox` entry
+    /// installed, and a `chime` for the overrides to run.
+    struct Launchers {
+        let root = FileManager.default.temporaryDirectory.path + "/chime-viewmodel-gate-" + UUID().uuidString
+        var chime: String { root + "/usr/bin/chime" }
+
+        func make() throws -> LauncherOverrides {
+            let entry = "[Desktop Entry]\nType=Application\nName=Firefox\nExec=firefox %u\n"
+            for directory in [root + "/home/.local/share", root + "/usr/share/applications", root + "/usr/bin"] {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            try Data(entry.utf8).write(to: URL(fileURLWithPath: root + "/usr/share/applications/firefox.desktop"))
+            try Data("#!/bin/sh\nexit 0\n".utf8).write(to: URL(fileURLWithPath: chime))
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: chime)
+            return LauncherOverrides(data: XDGDataDirectories(home: root + "/home/.local/share", directories: [root + "/usr/share"]))
+        }
+
+        func cleanUp() { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    static func exit(_ at: Date, pause: TimeInterval = 30) -> GateEvent {
+        GateEvent(programID: "firefox", at: at, pauseSeconds: pause, outcome: .exit)
+    }
+
+    @Test func theHubGreetsShowsTheStreakBannerAndTheGatedPrograms() throws {
+        let h = try ViewModelHarness()
+        let launchers = Launchers()
+        defer {
+            h.cleanUp()
+            launchers.cleanUp()
+        }
+        let overrides = try launchers.make()
+        let book = GateBook(store: h.store, clock: h.wall)
+        let model = GateHubViewModel(book: book, overrides: overrides, zone: ViewModelHarness.utc)
+        let empty = model.state
+        #expect(empty.greeting == "Your Mindful Hub.")
+        #expect(!empty.showStreakBanner)
+        #expect(empty.streakMessage == "")
+        #expect(empty.programs.isEmpty)
+        #expect(empty.emptyText == "No program is gated yet")
+        #expect(empty.shouldShowFRE)
+
+        // A mindful day yesterday and today (exits at least as many as proceeds), a gate, a profile.
+        try book.record([Self.exit(h.at(-86_400)), Self.exit(h.at(-60))])
+        _ = try overrides.gate(try DesktopFileID("firefox"), chime: launchers.chime)
+        try book.save(GateProfile(determination: 5, interests: [], grace: GateGrace(), focusOnExit: false, sessionLength: 1_200))
+        let state = model.loadHubData()
+        #expect(state.streakCount == 2)
+        #expect(state.showStreakBanner)
+        #expect(state.streakMessage == "2 mindful days in a row. Keep going.")
+        #expect(state.programs.map(\.id) == ["firefox.desktop"])
+        #expect(state.programs.first?.isOK == true)
+        #expect(state.programs.first?.advice == nil)
+        #expect(state.emptyText == nil)
+        #expect(!state.shouldShowFRE)
+
+        // Two days later without a mindful day, the banner is gone.
+        h.wall.advance(by: 2 * 86_400)
+        #expect(!model.loadHubData().showStreakBanner)
+    }
+
+    @Test func statisticsAreTheFamilysFiguresInTheCLIsWords() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        let book = GateBook(store: h.store, clock: h.wall)
+        let model = GateStatsViewModel(book: book, zone: ViewModelHarness.utc)
+        let empty = model.state
+        #expect(empty.headerTitle == "Proof It's Working.")
+        #expect(empty.totalConsciousExits == 0)
+        #expect(empty.intentionalityScore == nil)
+        #expect(
+            empty.rows == [
+                LabeledValue("Hours reclaimed", "0.0"), LabeledValue("Conscious exits", "0"),
+                LabeledValue("Average pause", "—"), LabeledValue("Intentionality score", "—"),
+            ]
+        )
+        #expect(empty.dailyTrends.count == 30)
+
+        // Three exits and one proceed today: 3 × 20 minutes reclaimed, 3 of 4 intentional.
+        try book.record([
+            Self.exit(h.at(-300), pause: 30), Self.exit(h.at(-200), pause: 40), Self.exit(h.at(-100), pause: 50),
+            GateEvent(programID: "firefox", at: h.at(-50), pauseSeconds: 40, outcome: .proceed),
+        ])
+        let state = model.loadStatistics()
+        #expect(state.totalConsciousExits == 3)
+        #expect(state.hoursReclaimed == 1)
+        #expect(state.averagePauseTime == 40)
+        #expect(state.intentionalityScore == 0.75)
+        #expect(
+            state.rows == [
+                LabeledValue("Hours reclaimed", "1.0"), LabeledValue("Conscious exits", "3"),
+                LabeledValue("Average pause", "40 s"), LabeledValue("Intentionality score", "75 %"),
+                LabeledValue("Streak", "1 mindful day. A fine start."),
+            ]
+        )
+        #expect(state.dailyTrends.last?.date == "2026-01-05")
+        #expect(state.dailyTrends.last?.exits == 3)
+        #expect(state.dailyTrends.last?.proceeds == 1)
+    }
+}
