@@ -79,9 +79,9 @@ public final class PostgresRunner: Sendable {
     /// `waker` on each notification and after each (re)connect. On return, what this runner
     /// claimed and did not post is handed back to the others.
     /// - Parameter onChange: called (on the listener's thread) after each notification that a
-    ///   reminder or the quiet settings changed (``PostgresStore/changesChannel``), from any
-    ///   process on the database: the D-Bus service's `Changed`.
-    public func run(waker: any Waker, onChange: @escaping @Sendable () -> Void = {}) async {
+    ///   reminder or the quiet settings changed (``PostgresStore/changesChannel``), with the
+    ///   server processes of the sessions that sent them: the D-Bus service's `Changed`.
+    public func run(waker: any Waker, onChange: @escaping @Sendable (Set<Int32>) -> Void = { _ in }) async {
         let wrapped = DatabaseClockWaker(waker, clock: ledger.clock)
         listener.start(onWithdraw: wrapped.add, onChange: onChange) { waker.poke() }
         await scheduler.run(waker: wrapped)
@@ -196,7 +196,7 @@ public final class PostgresListener: @unchecked Sendable {
 
     func start(
         onWithdraw: @escaping @Sendable ([Withdrawal]) -> Void = { _ in },
-        onChange: @escaping @Sendable () -> Void = {},
+        onChange: @escaping @Sendable (Set<Int32>) -> Void = { _ in },
         onWake: @escaping @Sendable () -> Void
     ) {
         let already = started.withLock { started in
@@ -251,7 +251,7 @@ public final class PostgresListener: @unchecked Sendable {
 
     private func loop(
         _ onWithdraw: @Sendable ([Withdrawal]) -> Void,
-        _ onChange: @Sendable () -> Void,
+        _ onChange: @Sendable (Set<Int32>) -> Void,
         _ onWake: @Sendable () -> Void
     ) {
         var failures = 0
@@ -282,7 +282,8 @@ public final class PostgresListener: @unchecked Sendable {
                     }
                     if !asked.isEmpty { onWithdraw(asked) }
                     if !received.isEmpty { onWake() }
-                    if received.contains(where: { $0.channel == PostgresStore.changesChannel }) { onChange() }
+                    let changedBy = Set(received.filter { $0.channel == PostgresStore.changesChannel }.map(\.sender))
+                    if !changedBy.isEmpty { onChange(changedBy) }
                 }
             } catch {
                 why = String(describing: error)

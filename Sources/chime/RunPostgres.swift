@@ -118,8 +118,11 @@ extension Run {
                         Glibc.exit(0)
                     }
                 }
-                // A change from any process on the database (NOTIFY chime_changes): Changed([]).
-                await runner.run(waker: waker) { signals.changed([]) }
+                // A change another session made to the database (NOTIFY chime_changes, not sent by
+                // the service's own connection, whose changes it signals by id): Changed([]).
+                await runner.run(waker: waker) { senders in
+                    if !senders.subtracting([serviceStore.client.backendPID]).isEmpty { signals.changed([]) }
+                }
                 withExtendedLifetime(bus) {}
                 serviceStore.client.reset()
                 finished.store(true, ordering: .releasing)

@@ -115,6 +115,11 @@ struct PostgresDBusTests {
             #expect(bad.stderr.contains("\(ChimeBus.name).Error.Invalid: invalid duration '5 minutes': "), "\(bad)")
             #expect(runner.process.isRunning)
 
+            // The service's own changes were told by id only: the database's notifications of them
+            // (sent by the service's own connection) are not taken for another process's change.
+            #expect(monitored().components(separatedBy: ".Changed (['stretch'],)").count == 3, "\(monitored())")
+            #expect(!monitored().contains(".Changed (@as [],)"), "\(monitored())")
+
             // A change from another process on the database: Changed with no ids.
             #expect(try sandbox.chime("in", "1h", "Later", "--id", "later").status == 0)
             #expect(await DBusTests.wait { monitored().contains("\(ChimeBus.interface).Changed (@as [],)") }, "\(monitored())")
