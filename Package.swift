@@ -195,7 +195,7 @@ let package = Package(
         .target(
             name: "ChimeDBus",
             dependencies: [
-                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeFocus", "CGioLoader",
+                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeFocus", "ChimePostgres", "CGioLoader",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]

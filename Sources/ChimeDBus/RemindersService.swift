@@ -12,10 +12,9 @@ import Glibc
 /// What the D-Bus interface does, without D-Bus: each method through the use case and the
 /// parsers the command line uses (ChimeCore's time grammar, the store's schedule, cancel and
 /// answer), its errors the command line's. Runs on the service's worker thread, never on the
-/// GLib thread nor the runner's.
+/// GLib thread nor the runner's. The same on both stores (``ServedStore``: SQLite's or PostgreSQL's).
 public struct RemindersService: Sendable {
-    public let store: ReminderStore
-    private let clock: @Sendable () -> Date
+    public let store: any ServedStore
     /// The focus timer's clocks (wall, awake time, boot).
     private let machineClock: any MachineClock
     private let systemZone: @Sendable () -> TimeZone
@@ -31,6 +30,7 @@ public struct RemindersService: Sendable {
     /// The user the runner runs as: callers of another are refused.
     private let userID: UInt32
 
+    /// On the SQLite store, on `clock`.
     public init(
         store: ReminderStore,
         clock: @escaping @Sendable () -> Date = { Date() },
@@ -43,10 +43,34 @@ public struct RemindersService: Sendable {
         procRoot: String = "/proc",
         userID: UInt32 = getuid()
     ) {
+        self.init(
+            served: SQLiteServedStore(store: store, clock: clock, environment: environment),
+            machineClock: machineClock,
+            systemZone: systemZone,
+            environment: environment,
+            poke: poke,
+            changed: changed,
+            answered: answered,
+            procRoot: procRoot,
+            userID: userID
+        )
+    }
+
+    /// On `served`, on its clock.
+    public init(
+        served: any ServedStore,
+        machineClock: any MachineClock = SystemMachineClock(),
+        systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        poke: @escaping @Sendable () -> Void,
+        changed: @escaping @Sendable ([String]) -> Void = { _ in },
+        answered: @escaping @Sendable (String, String) -> Void = { _, _ in },
+        procRoot: String = "/proc",
+        userID: UInt32 = getuid()
+    ) {
         self.procRoot = procRoot
         self.userID = userID
-        self.store = store
-        self.clock = clock
+        self.store = served
         self.machineClock = machineClock
         self.systemZone = systemZone
         self.environment = environment
@@ -71,7 +95,7 @@ public struct RemindersService: Sendable {
         if let pid, let app = FlatpakInfo.appID(pid: pid, procRoot: procRoot) { return .sandboxed(app) }
         let apps: [String]
         do {
-            apps = try store.pendingAppIDs()
+            apps = try store.pendingAppIDList()
         } catch {
             throw BusRefusal(name: ChimeBus.errorName(error.code), message: error.message)
         }
@@ -114,7 +138,7 @@ public struct RemindersService: Sendable {
     func check(_ id: String, visibleTo caller: BusCaller) throws(ChimeError) {
         try ReminderIdentifier.validate(id)
         guard caller.scope != nil else { return }
-        guard caller.sees(try store.appID(ofReminder: id)) else { throw .noPendingReminder(id: id, lastState: nil) }
+        guard caller.sees(try store.appID(ofReminderWithID: id)) else { throw .noPendingReminder(id: id, lastState: nil) }
     }
 
     /// The app to send the action of an answer to, and the action's name: when `answer` is one
@@ -122,7 +146,7 @@ public struct RemindersService: Sendable {
     /// whose desktop entry is D-Bus activatable (so a closed app is started for it, as for
     /// GNotification); nil otherwise.
     public func route(id: String, answer: String) -> (appID: String, action: String)? {
-        guard let action = Presentation.ownAction(answer), let appID = (try? store.appID(ofReminder: id)) ?? nil,
+        guard let action = Presentation.ownAction(answer), let appID = (try? store.appID(ofReminderWithID: id)) ?? nil,
             DesktopEntries.isDBusActivatable(appID, environment: environment)
         else { return nil }
         return (appID, action)
@@ -150,7 +174,7 @@ public struct RemindersService: Sendable {
         }
         let when = whens[0]
         let value = try Self.text(fields, when) ?? ""
-        let now = clock()
+        let now = try store.clock()
         let trigger: Trigger
         switch when {
         case "in":
@@ -176,10 +200,10 @@ public struct RemindersService: Sendable {
             command: try command(fields),
             appID: appID
         ).validated()
-        if let id, caller.scope != nil, let existing = try? store.reminder(id: id), !caller.sees(existing.appID) {
+        if let id, caller.scope != nil, let existing = try? store.pendingReminder(id: id), !caller.sees(existing.appID) {
             throw ChimeError(.conflict, "the id '\(id)' is in use: give another id, or none for a generated one")
         }
-        let result = try store.schedule(new, replace: true, now: now, systemZone: systemZone())
+        let result = try store.schedule(replacing: new, now: now, systemZone: systemZone())
         poke()
         changed([result.reminder.id])
         return result.reminder.id
@@ -190,13 +214,9 @@ public struct RemindersService: Sendable {
     /// `unconfirmed` (cancelled; the runner did not say in time whether it had shown it).
     public func cancel(_ id: String, caller: BusCaller = .everyone) throws(ChimeError) -> String {
         try check(id, visibleTo: caller)
-        try ChimeApp.refuseCancel([id], store: store)
-        let outcome = try RunnerControl.cancel(ids: [id], store: store, now: clock(), environment: environment)
-        RunnerControl.withdrawThroughRunner(ids: outcome.cancelled.map(\.id), store: store, environment: environment)
-        changed(outcome.cancelled.map(\.id))
-        if !outcome.shown.isEmpty { return "too-late" }
-        if !outcome.unconfirmed.isEmpty { return "unconfirmed" }
-        return "cancelled"
+        let outcome = try store.cancelAsked(id: id)
+        changed(outcome.cancelled)
+        return outcome.outcome
     }
 
     /// The interface's properties, as they are now:
@@ -207,14 +227,8 @@ public struct RemindersService: Sendable {
     ///   `length_s`, `remaining_s`, `stage` (the tree's, 0 to 4), `end_us` while active.
     /// - `Quiet` (a{sv}): `active` (b), and while active `until_us` and `reasons` (as).
     public func properties() throws(ChimeError) -> [String: BusValue] {
-        let now = clock()
-        var next: Reminder?
-        var nextDose: Reminder?
-        try store.eachPending { reminder in
-            guard let due = reminder.nextDue else { return }
-            if next == nil || due < next!.nextDue! { next = reminder }
-            if reminder.kind == "dose", nextDose == nil || due < nextDose!.nextDue! { nextDose = reminder }
-        }
+        let now = try store.clock()
+        let (next, nextDose) = try store.soonest()
         func brief(_ reminder: Reminder?) -> BusValue {
             guard let reminder, let due = reminder.nextDue else { return .dictionary([:]) }
             return .dictionary([
@@ -223,9 +237,7 @@ public struct RemindersService: Sendable {
             ])
         }
         var focus: [String: BusValue] = ["state": .string("none")]
-        // Read, not settled: settling here could complete the session before the runner's focus
-        // part does, and its "Tree planted!" would then come as a new alert, not in place.
-        if let session = try FocusTimer(store: store, clock: machineClock).openWithoutSettling() {
+        if let session = try store.openFocusSession(clock: machineClock) {
             let time = machineClock.now()
             let remaining = max(0, session.remainingSeconds(at: time))
             focus = [
@@ -236,14 +248,7 @@ public struct RemindersService: Sendable {
                 focus["end_us"] = .int64(Self.micros(time.wall.addingTimeInterval(TimeInterval(session.remainingMicros(at: time)) / 1e6)))
             }
         }
-        let quietState: QuietState
-        do {
-            quietState = try store.quietState()
-        } catch let error as ChimeError {
-            throw error
-        } catch {
-            throw ChimeError(.store, String(describing: error))
-        }
+        let quietState = try store.currentQuietState()
         var quiet: [String: BusValue] = ["active": .bool(false)]
         if let period = quietState.period(at: now, zone: systemZone()) {
             quiet = [
@@ -259,7 +264,7 @@ public struct RemindersService: Sendable {
     /// The pending reminders, soonest first, as ``get(_:)`` gives each.
     public func list(caller: BusCaller = .everyone) throws(ChimeError) -> [[String: BusValue]] {
         var reminders: [[String: BusValue]] = []
-        try store.eachPending { if caller.sees($0.appID) { reminders.append(Self.describe($0)) } }
+        try store.eachPendingReminder { if caller.sees($0.appID) { reminders.append(Self.describe($0)) } }
         return reminders
     }
 
@@ -267,19 +272,15 @@ public struct RemindersService: Sendable {
     /// (RFC 3339) with next_due_us (microseconds since the epoch) while one is due.
     public func get(_ id: String, caller: BusCaller = .everyone) throws(ChimeError) -> [String: BusValue] {
         try check(id, visibleTo: caller)
-        return Self.describe(try store.reminder(id: id))
+        return Self.describe(try store.pendingReminder(id: id))
     }
 
     /// Snoozes the alert shown last for `id`, as `chime snooze ID DURATION` does.
     public func snooze(_ id: String, duration: String, caller: BusCaller = .everyone) throws(ChimeError) {
         try check(id, visibleTo: caller)
-        let now = clock()
         let seconds = try PlainReminders.parseSnoozeLength(duration)
-        let until = now.addingTimeInterval(TimeInterval(seconds))
-        let answer = try ChimeApp.answerReminder(id: id, snoozeUntil: until, store: store, now: now)
+        _ = try store.answer(id: id, snoozeFor: TimeInterval(seconds), zone: systemZone())
         poke()
-        let confirmation = PlainReminders.snoozedConfirmation(until: until, title: answer.alert.title, zone: systemZone())
-        RunnerControl.confirmThroughRunner(id: id, confirmation: confirmation, store: store, environment: environment)
         answered(id, PlainReminders.snooze)
         changed([id])
     }
@@ -287,9 +288,7 @@ public struct RemindersService: Sendable {
     /// Marks the alert shown last for `id` done, as `chime done ID` does.
     public func done(_ id: String, caller: BusCaller = .everyone) throws(ChimeError) {
         try check(id, visibleTo: caller)
-        let answer = try ChimeApp.answerReminder(id: id, snoozeUntil: nil, store: store, now: clock())
-        let confirmation = PlainReminders.doneConfirmation(title: answer.alert.title)
-        RunnerControl.confirmThroughRunner(id: id, confirmation: confirmation, store: store, environment: environment)
+        _ = try store.answer(id: id, snoozeFor: nil, zone: systemZone())
         answered(id, PlainReminders.done)
     }
 

@@ -1,6 +1,7 @@
 import CLibpqLoader
 import ChimeCore
 import Foundation
+import Synchronization
 
 // The PostgreSQL store's client: libpq (PostgreSQL 15 docs, chapter 34), Debian's libpq5, the
 // reference client every PostgreSQL tool links. What is written here is the thin part libpq leaves
@@ -361,6 +362,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// A connection broke or could not be made since the last one was made.
     private var lost = false
     private var renewals = 0
+    /// The server process of the connection made last (0 before the first), read without the
+    /// lock: a NOTIFY's sender is told apart by it (``PostgresSession/notifications()``).
+    private let lastBackendPID = Atomic<Int32>(0)
     /// Guarded by `cancelLock`: the current connection's cancel object, for ``cancel()`` from any thread.
     private let cancelLock = NSLock()
     private var canceller: OpaquePointer?
@@ -503,11 +507,16 @@ public final class PostgresConnection: @unchecked Sendable {
             reconnectHandler?()
         }
         session = made
+        lastBackendPID.store(made.backendPID, ordering: .relaxed)
         cancelLock.lock()
         canceller = pq.PQgetCancel(made.connection)
         cancelLock.unlock()
         return made
     }
+
+    /// The server process of the connection made last (0 before the first), without waiting
+    /// for a statement in flight.
+    public var backendPID: Int32 { lastBackendPID.load(ordering: .relaxed) }
 
     /// Guarded by `lock`.
     private func drop() {
@@ -556,6 +565,9 @@ public final class PostgresSession {
 
     /// The connection's socket, to wait on with poll(2) for a NOTIFY (``notifications()``).
     public var socket: Int32 { pq.PQsocket(connection) }
+
+    /// The server process serving this connection (PQbackendPID): a NOTIFY's `sender`.
+    public var backendPID: Int32 { pq.PQbackendPID(connection) }
 
     /// Runs `query` (parameters as text, with their types); a server error throws with its SQLSTATE.
     @discardableResult
@@ -650,14 +662,15 @@ public final class PostgresSession {
 
     /// Reads what the server sent without waiting (PQconsumeInput), and returns the NOTIFY
     /// payloads received since the last call (PostgreSQL 15 docs, 34.9 "Asynchronous
-    /// Notification"). Throws when the connection broke.
-    public func notifications() throws(PostgresError) -> [(channel: String, payload: String)] {
+    /// Notification"), with the server process of the session that sent each. Throws when the
+    /// connection broke.
+    public func notifications() throws(PostgresError) -> [(channel: String, payload: String, sender: Int32)] {
         guard pq.PQconsumeInput(connection) == 1 else {
             throw PostgresError(.connection, cString(pq.PQerrorMessage(connection)))
         }
-        var received: [(channel: String, payload: String)] = []
+        var received: [(channel: String, payload: String, sender: Int32)] = []
         while let notify = pq.PQnotifies(connection) {
-            received.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra)))
+            received.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra), notify.pointee.be_pid))
             pq.PQfreemem(notify)
         }
         return received

@@ -29,6 +29,7 @@ public final class PostgresRunner: Sendable {
     ///   - commands: starts reminders' commands (`--exec`), as the SQLite runner's does
     ///     (ChimeRunner's `ProcessLauncher`); nil: none is run. Only the runner that posted an
     ///     occurrence runs its command, once (the ledger's ``PostgresLedger/beginCommand(_:at:)``).
+    ///   - afterPass: called after each of the Scheduler's passes (the D-Bus service's properties).
     public init(
         ledger: PostgresLedger,
         notifier: any Notifier,
@@ -37,7 +38,8 @@ public final class PostgresRunner: Sendable {
         systemZone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
         log: @escaping @Sendable (SchedulerEvent) -> Void = { _ in },
         listenerLog: @escaping @Sendable (PostgresListener.Event) -> Void = { _ in },
-        commands: (any CommandLauncher)? = nil
+        commands: (any CommandLauncher)? = nil,
+        afterPass: @escaping @Sendable () -> Void = {}
     ) {
         self.ledger = ledger
         self.scheduler = Scheduler(
@@ -48,7 +50,8 @@ public final class PostgresRunner: Sendable {
             systemZone: systemZone,
             log: log,
             families: families,
-            commands: commands
+            commands: commands,
+            afterPass: afterPass
         )
         var options = ledger.store.client.options
         options.applicationName = Self.applicationName(owner: ledger.owner) + " listen"
@@ -75,9 +78,12 @@ public final class PostgresRunner: Sendable {
     /// Runs the Scheduler on `waker` until it says `.shutdown`; the LISTEN connection pokes
     /// `waker` on each notification and after each (re)connect. On return, what this runner
     /// claimed and did not post is handed back to the others.
-    public func run(waker: any Waker) async {
+    /// - Parameter onChange: called (on the listener's thread) after each notification that a
+    ///   reminder or the quiet settings changed (``PostgresStore/changesChannel``), with the
+    ///   server processes of the sessions that sent them: the D-Bus service's `Changed`.
+    public func run(waker: any Waker, onChange: @escaping @Sendable (Set<Int32>) -> Void = { _ in }) async {
         let wrapped = DatabaseClockWaker(waker, clock: ledger.clock)
-        listener.start(onWithdraw: wrapped.add) { waker.poke() }
+        listener.start(onWithdraw: wrapped.add, onChange: onChange) { waker.poke() }
         await scheduler.run(waker: wrapped)
         listener.stop()
         ledger.handBack()
@@ -188,13 +194,17 @@ public final class PostgresListener: @unchecked Sendable {
         close(control.write)
     }
 
-    func start(onWithdraw: @escaping @Sendable ([Withdrawal]) -> Void = { _ in }, onWake: @escaping @Sendable () -> Void) {
+    func start(
+        onWithdraw: @escaping @Sendable ([Withdrawal]) -> Void = { _ in },
+        onChange: @escaping @Sendable (Set<Int32>) -> Void = { _ in },
+        onWake: @escaping @Sendable () -> Void
+    ) {
         let already = started.withLock { started in
             defer { started = true }
             return started
         }
         guard !already else { return }
-        let thread = Thread { [self] in self.loop(onWithdraw, onWake) }
+        let thread = Thread { [self] in self.loop(onWithdraw, onChange, onWake) }
         thread.name = "chime-listen"
         thread.start()
     }
@@ -239,7 +249,11 @@ public final class PostgresListener: @unchecked Sendable {
         }
     }
 
-    private func loop(_ onWithdraw: @Sendable ([Withdrawal]) -> Void, _ onWake: @Sendable () -> Void) {
+    private func loop(
+        _ onWithdraw: @Sendable ([Withdrawal]) -> Void,
+        _ onChange: @Sendable (Set<Int32>) -> Void,
+        _ onWake: @Sendable () -> Void
+    ) {
         var failures = 0
         while true {
             var why = "the connection closed"
@@ -268,6 +282,8 @@ public final class PostgresListener: @unchecked Sendable {
                     }
                     if !asked.isEmpty { onWithdraw(asked) }
                     if !received.isEmpty { onWake() }
+                    let changedBy = Set(received.filter { $0.channel == PostgresStore.changesChannel }.map(\.sender))
+                    if !changedBy.isEmpty { onChange(changedBy) }
                 }
             } catch {
                 why = String(describing: error)

@@ -192,8 +192,8 @@ public enum PostgresSchema {
             statements: [
                 // As the SQLite store's v11: the D-Bus application id of the program that
                 // scheduled a reminder (NULL: chime's own command line), and its own buttons
-                // instead of Done and Snooze (JSON: [{"key": …, "label": …}]). The PostgreSQL
-                // runner serves no D-Bus interface yet: the columns are there for when it does.
+                // instead of Done and Snooze (JSON: [{"key": …, "label": …}]), as the runner's
+                // D-Bus service schedules them.
                 "ALTER TABLE reminder ADD COLUMN app_id text",
                 "ALTER TABLE reminder ADD COLUMN actions text",
             ]

@@ -155,28 +155,63 @@ extension PostgresStore {
         guard !inFlight.isEmpty else { return [] }
         let deadline = ContinuousClock.now + timeout
         while true {
-            var states: [Settled] = []
-            for item in inFlight {
-                let rows = try client.rows(
-                    """
-                    SELECT state, (extract(epoch FROM posted_at) * 1000000)::bigint FROM occurrence
-                    WHERE reminder_key = \(item.key.reminderKey) AND due_us = \(item.key.dueMicros)
-                    """
-                )
-                var settled = Settled.unknown
-                for row in rows {
-                    let (state, posted) = try row.decode((String, Int64?).self)
-                    switch state {
-                    case "posted": settled = .posted(at: posted.map(Date.init(micros:)) ?? Date())
-                    case "posting": settled = .unknown
-                    default: settled = .notPosted
-                    }
-                }
-                states.append(settled)
-            }
+            let states = try settledStates(inFlight)
             if !states.contains(.unknown) || ContinuousClock.now >= deadline { return states }
             try await Task.sleep(for: .milliseconds(50))
         }
+    }
+
+    /// ``settle(_:timeout:)`` blocking the calling thread: for a thread of its own that must not
+    /// wait on Swift's cooperative pool (the D-Bus service's worker).
+    public func settleBlocking(_ inFlight: [InFlight], timeout: Duration) throws -> [Settled] {
+        guard !inFlight.isEmpty else { return [] }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let states = try settledStates(inFlight)
+            if !states.contains(.unknown) || ContinuousClock.now >= deadline { return states }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// What became of each of `inFlight` so far.
+    private func settledStates(_ inFlight: [InFlight]) throws -> [Settled] {
+        var states: [Settled] = []
+        for item in inFlight {
+            let rows = try client.rows(
+                """
+                SELECT state, (extract(epoch FROM posted_at) * 1000000)::bigint FROM occurrence
+                WHERE reminder_key = \(item.key.reminderKey) AND due_us = \(item.key.dueMicros)
+                """
+            )
+            var settled = Settled.unknown
+            for row in rows {
+                let (state, posted) = try row.decode((String, Int64?).self)
+                switch state {
+                case "posted": settled = .posted(at: posted.map(Date.init(micros:)) ?? Date())
+                case "posting": settled = .unknown
+                default: settled = .notPosted
+                }
+            }
+            states.append(settled)
+        }
+        return states
+    }
+
+    /// The app ids of the pending reminders scheduled by apps (``Reminder/appID``), sorted (as
+    /// the SQLite store's).
+    public func pendingAppIDs() throws -> [String] {
+        try client.rows("SELECT DISTINCT app_id FROM reminder WHERE state = 'pending' AND app_id IS NOT NULL ORDER BY 1").map {
+            try $0.decode(String.self)
+        }
+    }
+
+    /// The app id of the latest reminder with `id`, pending or not (the one whose alert was
+    /// answered); nil when it has none or there is no such reminder.
+    public func appID(ofReminder id: String) throws -> String? {
+        for row in try client.rows("SELECT app_id FROM reminder WHERE id = \(id) ORDER BY key DESC LIMIT 1") {
+            return try row.decode(String?.self)
+        }
+        return nil
     }
 
     /// Hands back occurrences `owner` claimed and will not post (a runner stopping): they are due

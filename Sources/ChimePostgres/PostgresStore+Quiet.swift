@@ -105,7 +105,7 @@ extension PostgresStore {
         o.reminder_key, o.due_us, o.missed_count, o.attempts, o.held_us, o.snooze_of_us,
         CASE WHEN o.retry_at IS NULL OR NOT isfinite(o.retry_at) THEN NULL
              ELSE (extract(epoch FROM o.retry_at) * 1000000)::bigint END AS ready_us,
-        o.retry_at = 'infinity' AS held_on, r.id, r.kind, r.title, r.body, r.urgency, r.sticky, r.icon, r.sound,
+        o.retry_at = 'infinity' AS held_on, r.id, r.kind, r.title, r.body, r.urgency, r.sticky, r.icon, r.sound, r.actions,
         CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command
         """
 

@@ -124,7 +124,7 @@ extension PostgresStore {
         FROM reminder r
         WHERE (o.reminder_key, o.due_us) IN (SELECT reminder_key, due_us FROM picked) AND r.key = o.reminder_key
         RETURNING o.reminder_key, o.due_us, o.missed_count, o.attempts, o.held_us, o.snooze_of_us, r.id, r.kind, r.title, r.body,
-            r.urgency, r.sticky, r.icon, r.sound, CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command,
+            r.urgency, r.sticky, r.icon, r.sound, r.actions, CASE WHEN o.snooze_of_us IS NULL THEN r.command END AS command,
             \(unescaped: triggerColumnNames.map { "r." + $0 }.joined(separator: ", "))
         """
     }

@@ -138,20 +138,28 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// The D-Bus service, when a session bus exists (one line in the log either way); a name
-    /// another process owns, or a bus that cannot be reached, is logged, not fatal.
+    /// The D-Bus service on the SQLite store, when a session bus exists (``startBus(signals:logger:service:)``).
     static func startBus(runner: Runner, signals: BusSignals, logger: Logger) -> ChimeBusServer? {
+        startBus(signals: signals, logger: logger) {
+            runner.observePokes { signals.changed([]) }
+            return RemindersService(
+                store: runner.store,
+                poke: { runner.poke() },
+                changed: { signals.changed($0) },
+                answered: { signals.answered(id: $0, answer: $1) }
+            )
+        }
+    }
+
+    /// The D-Bus service, when a session bus exists (one line in the log either way), on the
+    /// service `service` makes; a name another process owns (another runner on this session
+    /// bus, of either store), or a bus that cannot be reached, is logged, not fatal.
+    static func startBus(signals: BusSignals, logger: Logger, service: () -> RemindersService) -> ChimeBusServer? {
         guard let address = SessionBusAddress.find() else {
             logger.info("No session bus: no D-Bus service")
             return nil
         }
-        let service = RemindersService(
-            store: runner.store,
-            poke: { runner.poke() },
-            changed: { signals.changed($0) },
-            answered: { signals.answered(id: $0, answer: $1) }
-        )
-        runner.observePokes { signals.changed([]) }
+        let service = service()
         do {
             let owned = Mutex(false)
             let server = try ChimeBusServer.start(

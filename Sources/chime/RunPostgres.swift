@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeApp
 import ChimeConfig
 import ChimeCore
+import ChimeDBus
 import ChimePostgres
 import ChimeRunner
 import Foundation
@@ -17,6 +18,8 @@ import Glibc
 /// same timerfd waker); its ledger is ChimePostgres's ``PostgresLedger`` (leases, the check before
 /// a post, fenced marks, a reaper in every runner, the database's clock) and a LISTEN connection
 /// pokes it. The families keep to SQLite; plain reminders only, with their commands (`--exec`).
+/// It serves the D-Bus interface on its session bus as the SQLite runner does, on a connection of
+/// its own (each runner on its own machine serves its own session).
 extension Run {
     func runPostgres(_ url: PostgresURL, notifier chosen: NotifierChoice, config: Config, logger: Logger) async throws {
         for channel in channels { try PostgresStore.validateChannel(channel) }
@@ -28,10 +31,9 @@ extension Run {
         let owner = Self.ownerName()
         let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
         let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
+        let signals = BusSignals()
         let serving = channels.isEmpty ? [PostgresStore.defaultChannel] : channels
         let lease = Duration.seconds(lease?.seconds ?? 30)
-        // The service's methods run the SQLite store's use cases (docs/postgresql.md names it).
-        if SessionBusAddress.find() != nil { logger.info("No D-Bus service on a PostgreSQL store") }
         do {
             try await PostgresStore.withCheckedStore(url, applicationName: PostgresRunner.applicationName(owner: owner)) { store in
                 // A runner on a schema an older Chime made would fail every pass: say so at once.
@@ -55,11 +57,14 @@ extension Run {
                 )
                 let runner = PostgresRunner(
                     ledger: ledger,
-                    notifier: sink,
+                    notifier: SignallingNotifier(sink, signals: signals),
                     families: [
                         ChimeApp.plainReminders(store: ledger, logger: logger, snoozeLength: .seconds(config.seconds(.snooze)))
                     ],
-                    log: Runner.schedulerLog(logger),
+                    log: { [log = Runner.schedulerLog(logger)] event in
+                        log(event)
+                        signals.observe(event)
+                    },
                     listenerLog: { event in
                         switch event {
                         case .listening(let count) where count > 1:
@@ -73,13 +78,28 @@ extension Run {
                         }
                     },
                     // Reminders' commands, as the SQLite runner starts them (in the home directory).
-                    commands: ProcessLauncher(thread: .shared, workingDirectory: ProcessInfo.processInfo.environment["HOME"])
+                    commands: ProcessLauncher(thread: .shared, workingDirectory: ProcessInfo.processInfo.environment["HOME"]),
+                    afterPass: signals.passed
                 )
                 logger.info(
                     "Runner started: \(owner) serving \(serving.joined(separator: ", ")) (lease \(formatDuration(lease)), poll \(formatDuration(ledger.poll)))",
                     metadata: ["store": "\(url)"]
                 )
                 let waker = try TimerWaker(socketFD: nil)
+                // The service's statements go over a connection of their own, beside the runner's.
+                let serviceStore = PostgresStore(
+                    url,
+                    options: PostgresConnectionOptions(applicationName: PostgresRunner.applicationName(owner: owner) + " dbus")
+                )
+                serviceStore.setQuietHoursDefault(config.quietHours)
+                let bus = Self.startBus(signals: signals, logger: logger) {
+                    RemindersService(
+                        served: PostgresServedStore(store: serviceStore),
+                        poke: { waker.poke() },
+                        changed: { signals.changed($0) },
+                        answered: { signals.answered(id: $0, answer: $1) }
+                    )
+                }
                 let finished = Atomic(false)
                 waker.relaySignals([SIGTERM, SIGINT]) {
                     logger.info("Signal received: shutting down")
@@ -98,7 +118,13 @@ extension Run {
                         Glibc.exit(0)
                     }
                 }
-                await runner.run(waker: waker)
+                // A change another session made to the database (NOTIFY chime_changes, not sent by
+                // the service's own connection, whose changes it signals by id): Changed([]).
+                await runner.run(waker: waker) { senders in
+                    if !senders.subtracting([serviceStore.client.backendPID]).isEmpty { signals.changed([]) }
+                }
+                withExtendedLifetime(bus) {}
+                serviceStore.client.reset()
                 finished.store(true, ordering: .releasing)
                 if ledger.databaseFailing {
                     logger.warning(

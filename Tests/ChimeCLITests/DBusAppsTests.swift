@@ -1,4 +1,6 @@
+import ChimeCore
 import ChimeDBus
+import ChimePostgres
 import ChimeStore
 import Foundation
 import Testing
@@ -109,6 +111,34 @@ extension DesktopTests {
     /// the action.
     @Test("An app's action: a closed Gio.Application is started by D-Bus activation and receives the pressed action")
     func aClosedAppIsStartedToReceiveItsAction() async throws {
+        try await closedAppReceivesItsAction(store: [:]) { path in
+            let store = try ReminderStore(path: path, schemas: chimeSchemas)
+            return try await ledger(of: "notes", in: store) { $0.first?.response != nil }.map(\.response)
+        }
+    }
+
+    /// The same on a PostgreSQL store: its runner serves D-Bus as the SQLite runner does.
+    @Test("On PostgreSQL: an app's action reaches the closed Gio.Application that scheduled it over D-Bus")
+    func onPostgresAClosedAppIsStartedToReceiveItsAction() async throws {
+        try await withFreshCLIDatabase { url in
+            try await closedAppReceivesItsAction(store: ["CHIME_STORE": url.description]) { _ in
+                let store = PostgresStore(url)
+                defer { store.client.reset() }
+                for _ in 0..<100 {
+                    if let response = try store.lastShown(id: "notes")?.response { return [response] }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return [try store.lastShown(id: "notes")?.response]
+            }
+        }
+    }
+
+    /// The proof above, on the store `store` names (none: the sandbox's SQLite store);
+    /// `responses` reads the answers recorded for reminder `notes` (given the sandbox's store path).
+    func closedAppReceivesItsAction(
+        store: [String: String],
+        responses: (String) async throws -> [String?]
+    ) async throws {
         let appID = "org.example.ChimeTestApp"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-app-\(UUID().uuidString)")
         let services = directory.appendingPathComponent("services")
@@ -166,7 +196,7 @@ extension DesktopTests {
             kill(dunst, SIGKILL)
             _ = NotificationServer.wait(dunst)
         }
-        let sandbox = try Sandbox(extra: server.environment)
+        let sandbox = try Sandbox(extra: server.environment.merging(store) { _, given in given })
         // The app's desktop entry: D-Bus activatable, so its actions are sent back to it.
         let applications = URL(fileURLWithPath: try #require(sandbox.environment["XDG_DATA_HOME"])).appendingPathComponent("applications")
         try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
@@ -175,7 +205,6 @@ extension DesktopTests {
         let runner = try sandbox.startRunner("--notifier", "desktop")
         defer { kill(runner.process.processIdentifier, SIGKILL) }
         #expect(await DBusTests.wait { runner.stderr.contains("D-Bus service: \(ChimeBus.name) on the session bus") }, "\(runner.stderr)")
-        let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas)
 
         // First run: schedules, and exits.
         let first = try NotificationServer.spawn(
@@ -200,8 +229,7 @@ extension DesktopTests {
         #expect(await DBusTests.wait(timeout: 20) { marked().contains("action open") }, "\(marked()) \(runner.stderr)")
         #expect(marked() == "scheduled notes\naction open\n")
         #expect(runner.stderr.contains("Action 'open' of reminder notes sent to \(appID)"), "\(runner.stderr)")
-        let ledger = try await ledger(of: "notes", in: store) { $0.first?.response != nil }
-        #expect(ledger.map(\.response) == ["action:open"])
+        #expect(try await responses(sandbox.store) == ["action:open"])
         #expect(await runner.terminate() == 0)
     }
 }

@@ -39,6 +39,7 @@
     F(PQfnumber)                                                                                                         \
     F(PQconsumeInput)                                                                                                    \
     F(PQnotifies)                                                                                                        \
+    F(PQbackendPID)                                                                                                      \
     F(PQfreemem)                                                                                                         \
     F(PQescapeIdentifier)                                                                                                \
     F(PQgetCancel)                                                                                                       \
