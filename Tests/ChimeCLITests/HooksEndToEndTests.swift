@@ -114,8 +114,8 @@ struct HooksEndToEndTests {
         #expect(try await Self.lines(out, count: 2, timeout: 0.2).count == 1)
     }
 
-    /// `chime history --json`'s hook runs once there are `count` that are not running
-    /// (waiting up to `timeout` seconds).
+    /// `chime history --json`'s hook runs once `count` have ended and `running` run (waiting up
+    /// to `timeout` seconds).
     static func hookRuns(_ sandbox: borrowing Sandbox, count: Int, running: Int = 0, timeout: Double = 10) async throws -> [[String: Any]] {
         let deadline = Date().addingTimeInterval(timeout)
         var hooks: [[String: Any]] = []
@@ -123,8 +123,11 @@ struct HooksEndToEndTests {
             let history = try sandbox.chime("history", "--json")
             let alerts = (try? jsonObject(history.stdout)["alerts"] as? [[String: Any]]) ?? []
             hooks = alerts.filter { $0["kind"] as? String == "hook" }
-            let states = hooks.compactMap { ($0["command"] as? [String: Any])?["state"] as? String }
-            if states.filter({ $0 != "running" }).count >= count, states.filter({ $0 == "running" }).count >= running { return hooks }
+            let runs = hooks.compactMap { $0["command"] as? [String: Any] }
+            let ended = runs.filter { $0["state"] as? String != "running" }.count
+            // A running hook once its process id is recorded (just after it is recorded as running).
+            let started = runs.filter { $0["state"] as? String == "running" && $0["pid"] is Int }.count
+            if ended >= count, started >= running { return hooks }
             try await Task.sleep(for: .milliseconds(100))
         }
         return hooks
