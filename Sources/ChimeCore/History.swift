@@ -3,16 +3,22 @@ import Foundation
 /// One occurrence in the delivery ledger as `chime history` shows it: what fired, when it was
 /// due, when it was shown and through which channel, and what the person did. The same on both
 /// stores: each store's history yields these.
+///
+/// A hook's run (``HookEvent``, the SQLite store's only) is an entry too, of kind `hook`: its
+/// event's subject as `reminderID`, the event's name as `title` (`gate.exit`), its `CHIME_TITLE`
+/// as `detail`, the event's time as `due`, when the hook started as `postedAt`, `hook` as `via`,
+/// and its run as `command`.
 public struct HistoryEntry: Sendable, Hashable {
     public var reminderID: String
-    /// The reminder's family: `plain`, `dose`, `focus`…
+    /// The reminder's family: `plain`, `dose`, `focus`…; `hook` for a hook's run.
     public var kind: String
     public var title: String
     /// For a family's alert, the first line of its body: a dose alert's medication
     /// ("Aspirin 100 mg"), whose title is the same for every dose. Nil for a plain reminder.
     public var detail: String?
     public var due: Date
-    /// `due` (recorded, not shown yet), `posted` or `cancelled`.
+    /// `due` (recorded, not shown yet), `posted` or `cancelled`; a hook's, its run's state
+    /// (`running`, `exited`, `timed_out`, `interrupted`, `failed`).
     public var state: String
     /// Earlier occurrences folded into this one while nothing ran.
     public var missedCount: Int
@@ -24,8 +30,10 @@ public struct HistoryEntry: Sendable, Hashable {
     /// An action's key, or `closed:<reason>`.
     public var response: String?
     public var answeredAt: Date?
-    /// The run of its reminder's command for this occurrence, if it had one.
+    /// The run of its reminder's command for this occurrence, if it had one; a hook's run.
     public var command: CommandRun?
+    /// For a hook's run: the command the config named for its event, as it ran. Nil for an alert.
+    public var hookCommand: ReminderCommand?
 
     public init(
         reminderID: String,
@@ -41,9 +49,11 @@ public struct HistoryEntry: Sendable, Hashable {
         lastError: String?,
         response: String?,
         answeredAt: Date?,
-        command: CommandRun? = nil
+        command: CommandRun? = nil,
+        hookCommand: ReminderCommand? = nil
     ) {
         self.command = command
+        self.hookCommand = hookCommand
         self.reminderID = reminderID
         self.kind = kind
         self.title = title
@@ -59,13 +69,27 @@ public struct HistoryEntry: Sendable, Hashable {
         self.answeredAt = answeredAt
     }
 
+    /// The ``kind`` of a hook's run.
+    public static let hookKind = "hook"
+
+    /// Whether it is a hook's run rather than an alert.
+    public var isHook: Bool { hookCommand != nil }
+
     /// How late it was shown (posted − due), in seconds; nil when not shown.
     public var lateness: TimeInterval? { postedAt.map { $0.timeIntervalSince(due) } }
 
     /// What became of it, in one word a person reads: `taken`, `snoozed`, `done`, `skipped`,
     /// `dismissed`, `expired`, `closed` (an answer); `shown` (no answer); `cancelled`;
-    /// `failing` (not shown yet, the notifier failing) or `due`.
+    /// `failing` (not shown yet, the notifier failing) or `due`. A hook's run: how it ended
+    /// (`exit 0`, `exit 137`, `timed out`, `interrupted`, `failed`) or `running`.
     public var outcome: String {
+        if isHook, let run = command {
+            switch run.state {
+            case .exited: return run.summary
+            case .timedOut: return "timed out"
+            default: return run.state.rawValue
+            }
+        }
         switch state {
         case "cancelled": return "cancelled"
         case "due": return attempts > 0 ? "failing" : "due"

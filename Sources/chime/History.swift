@@ -13,6 +13,9 @@ struct History: AsyncParsableCommand {
         discussion: """
             One line per alert, oldest first: when it was due, how late it was shown,
             where, and RESULT (taken, snoozed, done, skipped, dismissed, expired…).
+            Under an alert whose reminder ran a command: how it ended and the first
+            lines of its output. The [hooks] runs are among the alerts (VIA hook), by
+            their event's time, unless an id is given.
             Examples:
               chime history --last 7d
               chime in 25m "Tea" --id tea
@@ -26,7 +29,9 @@ struct History: AsyncParsableCommand {
         help: ArgumentHelp("Only alerts due within this long before now (such as 7d or 7, 12h; at most 366d).", valueName: "duration")
     )
     var last: String?
-    @Option(help: ArgumentHelp("Only the latest this many alerts (1 to 1000000), still oldest first.", valueName: "n"))
+    @Option(
+        help: ArgumentHelp("Only the latest this many alerts and hook runs (1 to 1000000), still oldest first.", valueName: "n")
+    )
     var limit: Int?
     @OptionGroup var global: GlobalOptions
 
@@ -110,11 +115,14 @@ struct History: AsyncParsableCommand {
             @Nullable var response: String?
             @Nullable var answered: String?
             var result: String
-            /// Its reminder's command's run for this alert; absent when it has none.
+            /// Its reminder's command's run for this alert, or a hook's run; absent when it has none.
             var command: CommandRunJSON?
+            /// A hook's run (kind `hook`): its event and the command the config named for it.
+            var hook: HookJSON?
 
             enum CodingKeys: String, CodingKey {
                 case id, kind, title, detail, due, state, posted, via, missed, attempts, error, response, answered, result, command
+                case hook
                 case dueLocal = "due_local"
                 case lateSeconds = "late_seconds"
             }
@@ -138,8 +146,15 @@ struct History: AsyncParsableCommand {
                 response: entry.response,
                 answered: entry.answeredAt.map(TimeText.iso),
                 result: entry.outcome,
-                command: entry.command.map(CommandRunJSON.init)
+                command: entry.command.map(CommandRunJSON.init),
+                hook: entry.hookCommand.map { HookJSON(event: entry.title, command: CommandJSON($0)) }
             )
+        }
+
+        /// A hook's run in --json: its event (`gate.exit`) and its command (argv or shell, time limit).
+        struct HookJSON: Encodable {
+            var event: String
+            var command: CommandJSON
         }
 
         /// A command's run in --json: its state (running, exited, timed_out, interrupted,
@@ -172,11 +187,12 @@ struct History: AsyncParsableCommand {
         }
 
         /// Under an alert whose reminder runs a command: how its run went, then the first lines
-        /// of its output.
+        /// of its output. Under a hook's run, its command first ("command: notify-send Done: exit 0").
         static func commandLines(_ entry: HistoryEntry) -> [String] {
             guard let run = entry.command else { return [] }
             let output = run.output.split(separator: "\n", omittingEmptySubsequences: false).map { "    | " + UserText.oneLine(String($0)) }
-            return ["  command: " + UserText.oneLine(run.summary)] + (run.output.isEmpty ? [] : output)
+            let hook = entry.hookCommand.map { UserText.oneLine($0.display) + ($0.isShell ? " (sh)" : "") + ": " } ?? ""
+            return ["  command: " + hook + UserText.oneLine(run.summary)] + (run.output.isEmpty ? [] : output)
         }
 
         /// "on time" within a second, else "+2m 5s".
