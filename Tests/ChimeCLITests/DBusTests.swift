@@ -144,8 +144,9 @@ struct DBusTests {
         let monitored = { (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? "" }
         #expect(await Self.wait { monitored().contains("is owned by") }, "\(monitored())")
 
-        // Schedule 1 s ahead: the id comes back, `chime list` shows it, Changed names it.
-        let scheduled = try Self.gdbus("Schedule", "{'title': <'Tea'>, 'body': <'Green'>, 'in': <'1s'>, 'id': <'tea'>}", bus: bus)
+        // Schedule 3 s ahead (time to read the properties before it fires): the id comes back,
+        // `chime list` shows it, Changed names it.
+        let scheduled = try Self.gdbus("Schedule", "{'title': <'Tea'>, 'body': <'Green'>, 'in': <'3s'>, 'id': <'tea'>}", bus: bus)
         #expect(scheduled.stdout == "('tea',)\n", "\(scheduled)")
         #expect(try sandbox.chime("list").stdout.contains("tea"))
         #expect(await Self.wait { monitored().contains("\(ChimeBus.interface).Changed (['tea'],)") }, "\(monitored())")
