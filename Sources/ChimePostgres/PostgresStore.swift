@@ -88,17 +88,19 @@ public final class PostgresStore: Sendable {
 extension PostgresStore {
     /// The reminder columns ``reminder(from:)`` reads: its own, and the trigger's.
     static let reminderColumns =
-        "key, id, kind, title, body, created_us, next_due_us, last_due_us, urgency, sticky, icon, sound, command, "
+        "key, id, kind, title, body, created_us, next_due_us, last_due_us, urgency, sticky, icon, sound, command, app_id, actions, "
         + triggerColumnNames.joined(separator: ", ")
 
     /// A reminder's presentation from a row with the columns urgency, sticky, icon and sound
     /// (migration 0005-presentation).
-    static func presentation(from r: PostgresRow) throws -> Presentation {
+    /// With `actions`: the reminder's own buttons, read from its `actions` column (0008).
+    static func presentation(from r: PostgresRow, actions: [Note.Action] = []) throws -> Presentation {
         Presentation(
             urgency: try r["urgency"].decode(String?.self).flatMap(Note.Urgency.init(rawValue:)),
             sticky: try r["sticky"].decode(Bool.self),
             icon: try r["icon"].decode(String?.self),
-            sound: try r["sound"].decode(String?.self)
+            sound: try r["sound"].decode(String?.self),
+            actions: actions
         )
     }
 
@@ -138,8 +140,9 @@ extension PostgresStore {
             createdAt: Date(micros: try r["created_us"].decode(Int64.self)),
             nextDue: try r["next_due_us"].decode(Int64?.self).map(Date.init(micros:)),
             lastDue: try r["last_due_us"].decode(Int64?.self).map(Date.init(micros:)),
-            presentation: try presentation(from: r),
-            command: try r["command"].decode(String?.self).flatMap(ReminderCommand.init(stored:))
+            presentation: try presentation(from: r, actions: Presentation.actions(stored: try r["actions"].decode(String?.self))),
+            command: try r["command"].decode(String?.self).flatMap(ReminderCommand.init(stored:)),
+            appID: try r["app_id"].decode(String?.self)
         )
         return (try r["key"].decode(Int64.self), reminder)
     }
@@ -231,11 +234,12 @@ extension PostgresStore {
                 """
                 INSERT INTO reminder (id, kind, title, body, trigger_kind, at_us, times, days, zone, interval_s, anchor_us,
                     by_month, by_month_day, until_day, rule_count, count_start_us, created_us, next_due_us, channel,
-                    urgency, sticky, icon, sound, command)
+                    urgency, sticky, icon, sound, command, app_id, actions)
                 VALUES (\(id), \(checked.kind), \(checked.title), \(checked.body), \(c.kind), \(c.atMicros), \(c.times),
                     \(c.days), \(c.zone), \(c.intervalSeconds), \(c.anchorMicros), \(c.byMonth), \(c.byMonthDay),
                     \(c.untilDay), \(c.ruleCount), \(c.countStartMicros), \(nowMicros), \(dueMicros), \(channel),
-                    \(presentation.urgency?.rawValue), \(presentation.sticky), \(presentation.icon), \(presentation.sound), \(checked.command?.stored))
+                    \(presentation.urgency?.rawValue), \(presentation.sticky), \(presentation.icon), \(presentation.sound), \(checked.command?.stored),
+                    \(checked.appID), \(presentation.storedActions))
                 RETURNING key
                 """
             )
@@ -262,7 +266,9 @@ extension PostgresStore {
             kind: checked.kind,
             createdAt: Date(micros: nowMicros),
             nextDue: Date(micros: dueMicros),
-            presentation: presentation
+            presentation: presentation,
+            command: checked.command,
+            appID: checked.appID
         )
         return ScheduleResult(reminder: reminder, replaced: replaced)
     }
