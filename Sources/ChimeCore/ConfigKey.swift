@@ -271,7 +271,8 @@ extension ConfigKey {
         flag: "chime run --webhook-url-file (or --webhook-url, which ps shows)",
         summary: "Where --notifier webhook posts alerts (here a token stays out of ps)",
         rule: .webhookURL,
-        redact: { WebhookURL.redacted($0) },
+        // Its path too: Slack's and Discord's webhooks carry their token there.
+        redact: { Redaction.redacted($0, queryValues: .all, path: true) },
         builtInDefault: { _ in .text("") }
     )
 
