@@ -77,8 +77,8 @@ extension ConfigKey {
         environment: "CHIME_NTFY_TOPIC",
         summary: "The ntfy topic your phone subscribes to (on ntfy.sh, anyone who knows it reads it); shown as ***",
         rule: .topic,
-        // On a public server the topic is the password: shown as a token is.
-        redact: { PushSettings.redactedToken($0) },
+        // On a public server the topic is the password: config show hides it as a token.
+        secret: true,
         builtInDefault: { _ in .text("") }
     )
 

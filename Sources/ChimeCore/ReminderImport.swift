@@ -373,7 +373,8 @@ public enum ReminderImport {
         var position = ""
         for key in codingPath {
             if let index = key.intValue {
-                position += "reminder \(index + 1)"
+                // A reminder's place in the file, or an item's in one of its arrays ("actions").
+                position += position.isEmpty ? "reminder \(index + 1)" : " item \(index + 1)"
             } else if key.stringValue != "reminders" {
                 position += (position.isEmpty ? "" : ": ") + "\"\(key.stringValue)\""
             }

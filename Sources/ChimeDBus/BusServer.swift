@@ -1,5 +1,6 @@
 internal import CGioLoader
 import ChimeCore
+import ChimeStore
 import Foundation
 import Logging
 import Synchronization

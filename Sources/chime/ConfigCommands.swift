@@ -190,7 +190,7 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
             let setting = config.setting(key, flag: flag, stored: stored)
             var line: Int?
             if case .file(_, let at) = setting.source { line = at }
-            let value = secrets ? setting.value.text : key.shown(setting.value.text)
+            let value = secrets ? setting.value.text : key.reported(setting.value.text)
             if value != setting.value.text { hidden = true }
             settings.append(
                 SettingJSON(

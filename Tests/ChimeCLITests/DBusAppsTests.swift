@@ -248,7 +248,8 @@ extension DBusTests {
         let script = try PythonApps.write(PythonApps.listener, named: "listener.py", in: sandbox.directory)
         func listen(_ appID: String, _ name: String) throws -> (pid: pid_t, log: () -> String) {
             let log = sandbox.directory.appendingPathComponent(name + ".log")
-            let pid = try bus.spawn("/usr/bin/python3", [script, appID, log.path], output: sandbox.directory.appendingPathComponent(name + ".out").path)
+            let output = sandbox.directory.appendingPathComponent(name + ".out").path
+            let pid = try bus.spawn("/usr/bin/python3", [script, appID, log.path], output: output)
             return (pid, { (try? String(contentsOf: log, encoding: .utf8)) ?? "" })
         }
         let appA = try listen("org.example.A", "a")
@@ -266,7 +267,10 @@ extension DBusTests {
             let scheduled = try Self.gdbus("Schedule", fields, bus: bus)
             #expect(scheduled.status == 0, "\(scheduled)")
         }
-        #expect(await Self.wait { appA.log().contains("Fired ('a1', ") && other.log().contains("Fired ('tea', ") }, "\(appA.log()) \(other.log())")
+        #expect(
+            await Self.wait { appA.log().contains("Fired ('a1', ") && other.log().contains("Fired ('tea', ") },
+            "\(appA.log()) \(other.log())"
+        )
         // (The JSON notifier's lines are the posts: each signal is sent after its post.)
         var posted = ""
         while !["Secret of A", "Secret of Gone", "Tea"].allSatisfy(posted.contains), let line = await runner.nextLine(timeout: 10) {
@@ -279,7 +283,10 @@ extension DBusTests {
         #expect(await Self.wait { appA.log().contains("Answered ('a1', 'done')") }, "\(appA.log())")
         // A last broadcast: once the other listener has it, it had every earlier signal sent to it.
         _ = try Self.gdbus("Schedule", "{'title': <'Last'>, 'in': <'1h'>, 'id': <'last'>}", bus: bus)
-        #expect(await Self.wait { other.log().contains("Changed (['last'],)") && appA.log().contains("Changed (['last'],)") }, "\(other.log())")
+        #expect(
+            await Self.wait { other.log().contains("Changed (['last'],)") && appA.log().contains("Changed (['last'],)") },
+            "\(other.log())"
+        )
 
         // A had its own: Changed, Fired (with its title), Answered; and the broadcasts.
         #expect(appA.log().contains("Changed (['a1'],)"), "\(appA.log())")

@@ -227,13 +227,14 @@ extension ImportTests {
         let again = try other.chime("import", try write(listing, to: "listing.json", in: sandbox))
         #expect(again.status == 0, "\(again.stderr)")
         // Equal but for when each was created.
-        func comparable(_ reminders: [[String: Any]]) -> [String] {
-            reminders.map { reminder in
-                reminder.filter { $0.key != "created" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
+        func comparable(_ reminders: [[String: Any]]) throws -> [String] {
+            try reminders.map { reminder in
+                let data = try JSONSerialization.data(withJSONObject: reminder.filter { $0.key != "created" }, options: [.sortedKeys])
+                return String(decoding: data, as: UTF8.self)
             }
         }
         let listed = try reminders(sandbox)
-        #expect(comparable(try reminders(other)) == comparable(listed))
+        #expect(try comparable(try reminders(other)) == comparable(listed))
         let notes = try #require(try reminders(other).first { $0["id"] as? String == "notes" })
         #expect(notes["app_id"] as? String == "org.example.Notes")
         #expect((notes["actions"] as? [[String: String]])?.map { $0["key"] ?? "" } == ["open", "later.1"])

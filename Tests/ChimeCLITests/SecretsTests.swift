@@ -249,7 +249,6 @@ struct WebhookSecretTests {
             webhook_url = "https://hooks.slack.example/services/T000/B000/\(Self.token)"
             ntfy_url = "https://ntfy.sh"
             ntfy_topic = "chime-\(Self.token)"
-            store = "postgresql://alice:\(Self.token)@db.example/chime"
 
             """
         )
@@ -266,7 +265,6 @@ struct WebhookSecretTests {
         #expect(value("ntfy_topic", in: settings) == "***")
         #expect(value("gotify_token", in: settings) == "***")
         #expect(value("webhook_url", in: settings) == "https://hooks.slack.example/***")
-        #expect(value("store", in: settings) == "postgresql://alice:***@db.example/chime")
         #expect(value("ntfy_url", in: settings) == "https://ntfy.sh")
 
         // Asked for: each as it is, and no note.
@@ -274,7 +272,6 @@ struct WebhookSecretTests {
         let shown = try #require(try jsonObject(secrets.stdout)["settings"] as? [[String: Any]])
         #expect(value("ntfy_topic", in: shown) == "chime-\(Self.token)")
         #expect(value("webhook_url", in: shown) == "https://hooks.slack.example/services/T000/B000/\(Self.token)")
-        #expect(value("store", in: shown) == "postgresql://alice:\(Self.token)@db.example/chime")
         let plain = try sandbox.chime("config", "show", "--secrets")
         #expect(plain.status == 0 && plain.stdout.contains("chime-\(Self.token)") && plain.stderr.isEmpty, "\(plain)")
 

@@ -94,7 +94,7 @@ struct ImportReaderTests {
                 #"{"title": "x", "in": "5m", "actions": [{"key": "-open", "label": "Open"}]}"#,
                 "reminder 2: invalid action key '-open': expected 1 to 64 letters",
             ),
-            (#"{"title": "x", "in": "5m", "actions": [{"key": "open"}]}"#, #"reminder 2: "actions": "#),
+            (#"{"title": "x", "in": "5m", "actions": [{"key": "open"}]}"#, #"reminder 2: "actions" item 1: missing "label""#),
             (#"{"title": "x", "in": "5m", "actions": [{"key": "a", "label": "A", "icon": "x"}]}"#, #"unknown key "icon""#),
             (
                 #"{"title": "x", "in": "5m", "actions": [{"key": "a", "label": "A"}, {"key": "b", "label": "B"}, {"key": "c", "label": "C"}, {"key": "d", "label": "D"}]}"#,
