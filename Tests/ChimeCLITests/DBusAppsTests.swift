@@ -199,7 +199,8 @@ extension DesktopTests {
         try server.dunstctl("action", "0")
         #expect(await DBusTests.wait(timeout: 20) { marked().contains("action open") }, "\(marked()) \(runner.stderr)")
         #expect(marked() == "scheduled notes\naction open\n")
-        #expect(runner.stderr.contains("Action 'open' of reminder notes sent to \(appID)"), "\(runner.stderr)")
+        // (Logged once the app's reply comes, which may be after its mark.)
+        #expect(await DBusTests.wait { runner.stderr.contains("Action 'open' of reminder notes sent to \(appID)") }, "\(runner.stderr)")
         let ledger = try await ledger(of: "notes", in: store) { $0.first?.response != nil }
         #expect(ledger.map(\.response) == ["action:open"])
         #expect(await runner.terminate() == 0)

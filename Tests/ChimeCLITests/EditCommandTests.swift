@@ -28,6 +28,9 @@ struct EditCommandTests {
         let replaced = try #require(try command(sandbox, "backup"))
         #expect(replaced["argv"] as? [String] == ["/bin/echo", "--title", "x"] && replaced["shell"] == nil, "\(replaced)")
         #expect(argv.stdout.contains("Nightly backup"), "\(argv.stdout)")
+        // The table marks it.
+        let table = try sandbox.chime("list").stdout
+        #expect(table.contains("[exec] Nightly backup"), "\(table)")
 
         // Refused: one line, exit 64, nothing changed.
         let both = try sandbox.chime("edit", "backup", "--no-exec", "--exec-shell", "true")
@@ -42,6 +45,7 @@ struct EditCommandTests {
         let none = try sandbox.chime("edit", "backup", "--no-exec")
         #expect(none.status == 0, "\(none)")
         #expect(try command(sandbox, "backup") == nil)
+        #expect(!(try sandbox.chime("list").stdout.contains("[exec]")))
     }
 
     @Test("On SQLite: --exec-shell, --exec and --no-exec change the command; bad ones change nothing")
