@@ -55,6 +55,9 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
     private let example: (value: ConfigValue, note: String)?
     /// A value as a message may show it (a URL's password redacted).
     private let redact: (@Sendable (String) -> String)?
+    /// Whether `chime config show` hides its value, as a token's (`***`), though a message
+    /// about a bad one names it: a value that works as a password (the ntfy topic).
+    public let secret: Bool
 
     public init(
         _ rawValue: String,
@@ -64,8 +67,10 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         rule: Rule,
         example: (value: ConfigValue, note: String)? = nil,
         redact: (@Sendable (String) -> String)? = nil,
+        secret: Bool = false,
         builtInDefault: @escaping @Sendable (_ environment: [String: String]) -> ConfigValue
     ) {
+        self.secret = secret
         self.rawValue = rawValue
         self.environmentVariable = environment
         self.flag = flag
@@ -101,6 +106,10 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
 
     /// A value of this key as a message or `chime config show` may show it.
     public func shown(_ text: String) -> String { redact?(text) ?? text }
+
+    /// A value of this key as `chime config show` shows it: ``shown(_:)``, or `***` for a
+    /// ``secret`` one.
+    public func reported(_ text: String) -> String { secret ? (text.isEmpty ? "" : "***") : shown(text) }
 
     /// What the key accepts, as the example and error lines say it.
     public var accepted: String {
@@ -271,7 +280,8 @@ extension ConfigKey {
         flag: "chime run --webhook-url-file (or --webhook-url, which ps shows)",
         summary: "Where --notifier webhook posts alerts (here a token stays out of ps)",
         rule: .webhookURL,
-        redact: { WebhookURL.redacted($0) },
+        // Its path too: Slack's and Discord's webhooks carry their token there.
+        redact: { Redaction.redacted($0, queryValues: .all, path: true) },
         builtInDefault: { _ in .text("") }
     )
 

@@ -75,8 +75,10 @@ extension ConfigKey {
     public static let ntfyTopic = ConfigKey(
         "ntfy_topic",
         environment: "CHIME_NTFY_TOPIC",
-        summary: "The ntfy topic your phone subscribes to (on ntfy.sh, anyone who knows it reads it)",
+        summary: "The ntfy topic your phone subscribes to (on ntfy.sh, anyone who knows it reads it); shown as ***",
         rule: .topic,
+        // On a public server the topic is the password: config show hides it as a token.
+        secret: true,
         builtInDefault: { _ in .text("") }
     )
 

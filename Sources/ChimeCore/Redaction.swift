@@ -18,6 +18,18 @@ public enum Redaction {
     ///
     /// By its text, not only through `URLComponents`: a URL that does not parse (a `/` or `?` in
     /// the password) is redacted too, from `://` to its last `@`, erring on hiding more.
+    /// - Parameter path: the path written as `/***` too (a webhook's, where services such as
+    ///   Slack's and Discord's put the token: `https://hooks.slack.com/***`).
+    public static func redacted(_ text: String, queryValues: QueryValues = .password, path: Bool) -> String {
+        let shown = redacted(text, queryValues: queryValues)
+        guard path, let scheme = shown.range(of: "://") else { return shown }
+        let afterScheme = shown[scheme.upperBound...]
+        guard let slash = afterScheme.firstIndex(where: { "/?#".contains($0) }), shown[slash] == "/" else { return shown }
+        let end = shown[slash...].firstIndex(where: { "?#".contains($0) }) ?? shown.endIndex
+        guard shown.distance(from: slash, to: end) > 1 else { return shown }
+        return String(shown[..<slash]) + "/***" + shown[end...]
+    }
+
     public static func redacted(_ text: String, queryValues: QueryValues = .password) -> String {
         var head = ""
         var rest = Substring(text)

@@ -9,7 +9,15 @@ extension Reminder {
     /// - Returns: the reminder as edited (its time moved when `at` is given).
     /// - Throws: `.conflict` for a family's reminder, `.usage` for a bad title or body, a
     ///   recurring reminder given `at`, or a time not after `now`.
-    public func edited(title: String?, body: String?, at: Date?, now: Date) throws(ChimeError) -> Reminder {
+    /// - Parameter command: the command it runs when it fires from now on (``CommandEdit``);
+    ///   nil leaves it as it is.
+    public func edited(
+        title: String?,
+        body: String?,
+        at: Date?,
+        command: CommandEdit? = nil,
+        now: Date
+    ) throws(ChimeError) -> Reminder {
         guard kind == "plain" else { throw ChimeError.notEditable(id: id, kind: kind) }
         let checked = try NewReminder(id: id, title: title ?? self.title, body: body ?? self.body, trigger: trigger).validated()
         var edited = self
@@ -26,6 +34,19 @@ extension Reminder {
             edited.trigger = .once(at)
             edited.nextDue = at
         }
+        switch command {
+        case nil: break
+        case .set(let new): edited.command = try new.validated()
+        case .remove: edited.command = nil
+        }
         return edited
     }
+}
+
+/// What `chime edit` does to a reminder's command (`--exec`, `--exec-shell`, `--no-exec`).
+public enum CommandEdit: Sendable, Hashable {
+    /// Runs this command when it fires, instead of the one it had, if any.
+    case set(ReminderCommand)
+    /// Runs none.
+    case remove
 }

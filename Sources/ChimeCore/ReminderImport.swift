@@ -9,11 +9,11 @@ public enum ReminderImport {
     /// The keys of a reminder: those one writes, and those `chime list --json` prints.
     static let itemKeys = [
         "title", "id", "body", "at", "in", "every", "zone", "trigger", "next_due", "kind", "recurring", "next_due_local", "created",
-        "urgency", "sticky", "icon", "sound", "command",
+        "urgency", "sticky", "icon", "sound", "command", "app_id", "actions",
     ]
     /// The keys of a reminder, in an error message.
     static let expectedItemKeys =
-        "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\", \"sound\" or \"command\" (or the keys 'chime list --json' prints)"
+        "\"title\", \"id\", \"body\", \"at\", \"in\", \"every\", \"zone\", \"urgency\", \"sticky\", \"icon\", \"sound\", \"command\", \"app_id\" or \"actions\" (or the keys 'chime list --json' prints)"
     /// The keys of the object form: `chime list --json` prints "reminders" and "runner".
     static let wrapperKeys = ["reminders", "runner"]
     /// The object form, to the splitter: the array is its "reminders"; "runner" is skipped.
@@ -90,6 +90,10 @@ public enum ReminderImport {
         var sound: String?
         /// The command it runs when it fires, as `chime list --json` prints it.
         var command: CommandItem?
+        /// The app it belongs to, and the app's own buttons, as `chime list --json` prints them
+        /// (a reminder scheduled over D-Bus with `app-id` and `actions`).
+        var appID: String?
+        var actions: [ActionItem]?
 
         init() {}
 
@@ -111,6 +115,23 @@ public enum ReminderImport {
             icon = try string("icon")
             sound = try string("sound")
             command = try container.decodeIfPresent(CommandItem.self, forKey: AnyKey("command"))
+            appID = try string("app_id")
+            actions = try container.decodeIfPresent([ActionItem].self, forKey: AnyKey("actions"))
+        }
+    }
+
+    /// One of a reminder's own buttons in "actions": `{"key": "open", "label": "Open"}`.
+    struct ActionItem: Decodable {
+        static let keys = ["key", "label"]
+        var action: Note.Action
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            try refuseUnknownKeys(container, known: Self.keys, in: decoder.codingPath)
+            action = Note.Action(
+                key: try container.decode(String.self, forKey: AnyKey("key")),
+                label: try container.decode(String.self, forKey: AnyKey("label"))
+            )
         }
     }
 
@@ -283,7 +304,12 @@ public enum ReminderImport {
             throw ChimeError(.usage, "both \(given.map { "\"\($0.0)\"" }.joined(separator: " and ")): give only one of them")
         }
         if let id = item.id { try ReminderIdentifier.validate(id) }
-        var presentation = Presentation(sticky: item.sticky ?? false, icon: item.icon, sound: item.sound)
+        var presentation = Presentation(
+            sticky: item.sticky ?? false,
+            icon: item.icon,
+            sound: item.sound,
+            actions: item.actions?.map(\.action) ?? []
+        )
         if let urgency = item.urgency {
             guard let level = Note.Urgency(rawValue: urgency) else {
                 throw ChimeError.invalid("urgency", urgency, expected: "low, normal or critical")
@@ -297,8 +323,11 @@ public enum ReminderImport {
             body: item.body ?? "",
             trigger: trigger,
             presentation: presentation,
-            command: try item.command?.command(path: path)
+            command: try item.command?.command(path: path),
+            appID: item.appID
         )
+        // The app id and the actions are checked as the D-Bus Schedule checks them
+        // (ApplicationID.validate, Presentation.checkActions).
         return (try new.validated(), listedDue)
     }
 
@@ -344,7 +373,8 @@ public enum ReminderImport {
         var position = ""
         for key in codingPath {
             if let index = key.intValue {
-                position += "reminder \(index + 1)"
+                // A reminder's place in the file, or an item's in one of its arrays ("actions").
+                position += position.isEmpty ? "reminder \(index + 1)" : " item \(index + 1)"
             } else if key.stringValue != "reminders" {
                 position += (position.isEmpty ? "" : ": ") + "\"\(key.stringValue)\""
             }

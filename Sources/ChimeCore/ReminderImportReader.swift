@@ -361,6 +361,7 @@ extension ReminderImport.Item {
         case "urgency": urgency = text
         case "icon": icon = text
         case "sound": sound = text
+        case "app_id": appID = text
         case "sticky":
             guard text == nil else { return false }
             sticky = nil

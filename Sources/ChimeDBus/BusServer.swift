@@ -1,5 +1,6 @@
 internal import CGioLoader
 import ChimeCore
+import ChimeStore
 import Foundation
 import Logging
 import Synchronization
@@ -13,7 +14,7 @@ private var gio: chime_gio_api { chime_gio().pointee }
 /// GDBus calls the methods on a GLib main loop of the service's own thread; each call is read
 /// there and handed to a worker thread, which runs it through ``RemindersService`` (the store,
 /// and for a cancel, the runner's answer) and replies from there: the loop thread never waits
-/// on the store. Signals may be emitted from any thread.
+/// on the store. Signals may be asked for from any thread: they are sent from the worker.
 ///
 /// `@unchecked Sendable`: `connection` is only used with GDBus calls that are thread-safe
 /// (`g_dbus_connection_emit_signal`); the rest is set once on the loop thread before anything
@@ -143,17 +144,18 @@ public final class ChimeBusServer: @unchecked Sendable {
 
     // MARK: Signals
 
-    /// `Fired(s id, x due_us, a{sv} details)`: an occurrence was shown.
+    /// `Fired(s id, x due_us, a{sv} details)`: an occurrence was shown. To the reminder's app
+    /// only, when it has one (``emit(_:about:_:)``).
     public func fired(id: String, due: Date, details: [String: BusValue]) {
-        emit(
-            "Fired",
+        emit("Fired", about: [id]) { _ in
             Self.tuple([Self.variant(.string(id)), Self.variant(.int64(RemindersService.micros(due))), Self.dictionary(details)])
-        )
+        }
     }
 
     /// `Answered(s id, s answer)`: a shown alert was answered (an action's key, or `closed`).
+    /// To the reminder's app only, when it has one.
     public func answered(id: String, answer: String) {
-        emit("Answered", Self.tuple([Self.variant(.string(id)), Self.variant(.string(answer))]))
+        emit("Answered", about: [id]) { _ in Self.tuple([Self.variant(.string(id)), Self.variant(.string(answer))]) }
     }
 
     // MARK: Actions sent back to the app
@@ -229,18 +231,71 @@ public final class ChimeBusServer: @unchecked Sendable {
         return try service.identify(uid: uid, pid: pid) { name in askBus("GetNameOwner", name) == .string(sender) }
     }
 
-    /// `Changed(as ids)`: reminders changed (none named: the change came from elsewhere).
+    /// `Changed(as ids)`: reminders changed (none named: the change came from elsewhere, and
+    /// every listener is told). The ids of apps' reminders go to their apps, each its own.
     public func changed(ids: [String]) {
-        emit("Changed", Self.tuple([Self.variant(.strings(ids))]))
+        emit("Changed", about: ids) { group in Self.tuple([Self.variant(.strings(group))]) }
     }
 
-    private func emit(_ signal: String, _ parameters: OpaquePointer) {
+    /// Sends `signal` about the reminders `ids` (none: about no reminder in particular, to
+    /// every listener), its parameters made by `parameters` for each group of them
+    /// (``recipients(of:appID:)``): those of no app to every listener; those of an app only to
+    /// the connection that owns the app id's bus name (as a `GApplication` owns its id), and to
+    /// no one while no connection does, so that no app learns another's reminders. Sent from
+    /// the worker, in order with the method calls' replies and the other signals: finding whose
+    /// they are reads the store and asks the bus.
+    private func emit(_ signal: String, about ids: [String], _ parameters: @escaping @Sendable ([String]) -> OpaquePointer) {
+        worker.enqueue { [self] in
+            let store = service.store
+            let groups = Self.recipients(of: ids) { id throws(ChimeError) in try store.appID(ofReminder: id) }
+            for (appID, group) in groups {
+                var destination: String?
+                if let appID {
+                    // The owner's unique name, not the app id: a signal to a name with no
+                    // owner could start the app (D-Bus activation), and the owner cannot change
+                    // between this question and the signal.
+                    guard case .string(let owner)? = askBus("GetNameOwner", appID) else { continue }
+                    destination = owner
+                }
+                send(signal, parameters(group), to: destination)
+            }
+        }
+    }
+
+    /// The reminders `ids` grouped by the app they are under, in the order each app first comes
+    /// (nil: no app); `[(nil, [])]` for no ids. A reminder whose app cannot be read (the store
+    /// failing) is left out: better told to no one than to every listener.
+    static func recipients(
+        of ids: [String],
+        appID: (String) throws(ChimeError) -> String?
+    ) -> [(appID: String?, ids: [String])] {
+        guard !ids.isEmpty else { return [(nil, [])] }
+        var groups: [(appID: String?, ids: [String])] = []
+        for id in ids {
+            let app: String?
+            do throws(ChimeError) {
+                app = try appID(id)
+            } catch {
+                continue
+            }
+            if let index = groups.firstIndex(where: { $0.appID == app }) {
+                groups[index].ids.append(id)
+            } else {
+                groups.append((app, [id]))
+            }
+        }
+        return groups
+    }
+
+    /// Emits `signal` with `parameters` (floating) to `destination`, a unique bus name, or to
+    /// every listener (nil).
+    private func send(_ signal: String, _ parameters: OpaquePointer, to destination: String?) {
         guard let connection else {
             gio.g_variant_unref(gio.g_variant_ref_sink(parameters))
             return
         }
         // (Fails only once the connection is closed: nothing to tell anyone then.)
-        _ = gio.g_dbus_connection_emit_signal(connection, nil, ChimeBus.objectPath, ChimeBus.interface, signal, parameters, nil)
+        _ = gio.g_dbus_connection_emit_signal(connection, destination, ChimeBus.objectPath, ChimeBus.interface, signal, parameters, nil)
     }
 
     // MARK: Methods

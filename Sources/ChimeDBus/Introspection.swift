@@ -48,6 +48,11 @@ extension ChimeBus {
             <method name="Done">
               <arg name="id" type="s" direction="in"/>
             </method>
+            <!-- Fired, Answered and Changed about a reminder of an app (scheduled with app-id, or by a
+                 Flatpak app) are sent to that app alone: to the connection that owns the bus name of its
+                 id, and to no one while none does (an app started later reads List). Those about the
+                 reminders of no app, and Changed with no ids, are sent to every listener. Changed naming
+                 the reminders of several apps is split, one per app. -->
             <!-- An occurrence was shown: title (s), body (s), kind (s). -->
             <signal name="Fired">
               <arg name="id" type="s"/>

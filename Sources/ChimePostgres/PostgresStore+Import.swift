@@ -117,7 +117,8 @@ extension PostgresStore {
     /// - Throws: `.usage` for a bad title or body, a time not in the future, or `at` for a
     ///   recurring reminder; `.notFound`; `.conflict` for a family's reminder; `.tooLate`.
     @discardableResult
-    public func edit(id: String, title: String?, body: String?, at: Date?) throws -> Reminder {
+    /// - Parameter command: the command it runs from now on, or none (nil: unchanged).
+    public func edit(id: String, title: String?, body: String?, at: Date?, command: CommandEdit? = nil) throws -> Reminder {
         try ReminderIdentifier.validate(id)
         return try transaction { connection in
             // With a new time, its occurrences are locked before the reminder, in the order a
@@ -152,7 +153,13 @@ extension PostgresStore {
                 // Replaced (scheduled again with its id) between the two reads.
                 throw ChimeError(.conflict, "'\(id)' was scheduled again from elsewhere as it was edited: edit it again")
             }
-            let reminder = try old.edited(title: title, body: body, at: at, now: Date(micros: try Self.now(connection)))
+            let reminder = try old.edited(
+                title: title,
+                body: body,
+                at: at,
+                command: command,
+                now: Date(micros: try Self.now(connection))
+            )
             if let at {
                 // Locked above: a runner's claim skips them until this commits (and then finds
                 // the old one cancelled and the new one not yet due); a mark waits for it.
@@ -179,7 +186,10 @@ extension PostgresStore {
                 )
             }
             try connection.run(
-                "UPDATE reminder SET title = \(reminder.title), body = \(reminder.body) WHERE key = \(key)"
+                """
+                UPDATE reminder SET title = \(reminder.title), body = \(reminder.body), command = \(reminder.command?.stored)
+                WHERE key = \(key)
+                """
             )
             try Self.notifyChange(id: id, connection)
             return reminder

@@ -153,14 +153,21 @@ extension ReminderStore {
     ///   recurring reminder; `.notFound` when no reminder with the id is pending; `.conflict`
     ///   for a family's reminder (a dose alert, a focus session), naming the family's command.
     @discardableResult
-    public func edit(id: String, title: String?, body: String?, at: Date?, now: Date) throws(ChimeError) -> Reminder {
+    public func edit(
+        id: String,
+        title: String?,
+        body: String?,
+        at: Date?,
+        command: CommandEdit? = nil,
+        now: Date
+    ) throws(ChimeError) -> Reminder {
         try write { db in
             guard let row = try Self.fetchPendingRow(id: id, in: db) else { throw try Self.notFound(id: id, in: db) }
-            let reminder = try Self.reminder(from: row).edited(title: title, body: body, at: at, now: now)
+            let reminder = try Self.reminder(from: row).edited(title: title, body: body, at: at, command: command, now: now)
             if let at { guard try Self.moveOnce(id: id, to: at, in: db) else { throw try Self.notFound(id: id, in: db) } }
             try db.execute(
-                sql: "UPDATE reminder SET title = ?, body = ? WHERE key = ?",
-                arguments: [reminder.title, reminder.body, row["key"] as Int64]
+                sql: "UPDATE reminder SET title = ?, body = ?, command = ? WHERE key = ?",
+                arguments: [reminder.title, reminder.body, reminder.command?.stored, row["key"] as Int64]
             )
             return reminder
         }

@@ -466,7 +466,9 @@ struct List: AsyncParsableCommand {
                 return
             } else {
                 if !headerWritten { writeHeader() }
-                row(id: reminder.id, next: next(of: reminder), rule: reminder.trigger.summary, title: ChimeApp.listTitle(of: reminder))
+                // "[exec] ": it runs a command when it fires (--exec, --exec-shell).
+                let title = (reminder.command == nil ? "" : "[exec] ") + ChimeApp.listTitle(of: reminder)
+                row(id: reminder.id, next: next(of: reminder), rule: reminder.trigger.summary, title: title)
             }
             written += 1
             lastID = reminder.id

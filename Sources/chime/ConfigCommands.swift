@@ -107,10 +107,15 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
         commandName: "show",
         abstract: "Print each setting's effective value and where it came from (flag, stored, env, file, default).",
         discussion: """
+            Secrets are shown as ***: tokens, the ntfy topic (on ntfy.sh it works as a
+            password), the password and query values of URLs and a webhook URL's path;
+            --secrets prints them as they are.
             With a bad file: the file's path, its one-line error, exit 78.
             More: man chime (CONFIGURATION)
             """
     )
+    @Flag(name: .customLong("secrets"), help: "Print tokens, the ntfy topic and URLs whole, rather than as ***.")
+    var secrets = false
     @OptionGroup var global: GlobalOptions
 
     struct SettingJSON: Encodable {
@@ -126,6 +131,14 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
         var path: String
         var exists: Bool
         var settings: [SettingJSON]
+        /// Whether a value was shown as *** (a note says how to print it).
+        var hidden = false
+
+        enum CodingKeys: String, CodingKey { case path, exists, settings }
+
+        var notes: [String] {
+            hidden ? ["Secrets are shown as ***: 'chime config show --secrets' prints them (as anyone who sees your screen then can)."] : []
+        }
 
         var lines: [String] {
             var lines = ["Config file: \(path)" + (exists ? "" : " (none: the defaults apply; 'chime config edit' makes one)")]
@@ -161,6 +174,7 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
             storedGate = try? GateBook(store: store).savedProfile()
         }
         var settings: [SettingJSON] = []
+        var hidden = false
         for key in config.keys {
             var flag: (name: String, value: ConfigValue)?
             var stored: (command: String, value: ConfigValue)?
@@ -176,10 +190,12 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
             let setting = config.setting(key, flag: flag, stored: stored)
             var line: Int?
             if case .file(_, let at) = setting.source { line = at }
+            let value = secrets ? setting.value.text : key.reported(setting.value.text)
+            if value != setting.value.text { hidden = true }
             settings.append(
                 SettingJSON(
                     key: key.rawValue,
-                    value: key.shown(setting.value.text),
+                    value: value,
                     source: setting.source.kind,
                     from: setting.source.description,
                     env: key.environmentVariable,
@@ -187,7 +203,7 @@ struct ConfigShow: AsyncParsableCommand, RunsWithBadConfig {
                 )
             )
         }
-        emit(ShowReport(path: config.path, exists: config.fileExists, settings: settings), json: global.json)
+        emit(ShowReport(path: config.path, exists: config.fileExists, settings: settings, hidden: hidden), json: global.json)
     }
 }
 

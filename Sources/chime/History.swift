@@ -329,14 +329,18 @@ struct Show: AsyncParsableCommand {
 struct Edit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
-        abstract: "Change a pending reminder's time, title or body.",
+        abstract: "Change a pending reminder's time, title, body or command.",
         discussion: """
             Plain reminders only, pending ones; a rule is changed by scheduling it again
-            with the same --id. Nothing changes unless all of it can.
+            with the same --id. Nothing changes unless all of it can. --exec or
+            --exec-shell gives it a command to run when it fires (instead of the one it
+            had), --no-exec takes its command away.
             Examples:
               chime in 25m "Tea" --id tea
               chime edit tea --at 16:30
               chime edit tea --title "Green tea" --body "Three minutes"
+              chime edit tea --exec-shell 'echo tea >> ~/tea.log'
+              chime edit tea --no-exec
             More: man chime (chime edit)
             """
     )
@@ -350,13 +354,53 @@ struct Edit: AsyncParsableCommand {
         completion: Completion.zones
     )
     var zone: String?
+    @Flag(name: .customLong("no-exec"), help: "Run no command when it fires (take its command away).")
+    var noExec = false
+    @Option(
+        name: .customLong("exec-shell"),
+        help: ArgumentHelp("Run this command line with /bin/sh when it fires, instead.", valueName: "cmd")
+    )
+    var execShell: String?
+    @Option(
+        name: .customLong("exec-timeout"),
+        help: ArgumentHelp("The new command's time limit (default 10m; 1s to 1d).", valueName: "duration")
+    )
+    var execTimeout: String?
     @OptionGroup var global: GlobalOptions
+    // Last: everything after --exec is the command's argv, options included.
+    @Option(
+        parsing: .remaining,
+        help: ArgumentHelp("Run PROGRAM ARGS... when it fires, instead, no shell; the last option.", valueName: "program")
+    )
+    var exec: [String] = []
 
     func validate() throws {
         try asValidation { () throws(ChimeError) in try ReminderIdentifier.validate(id) }
-        guard at != nil || title != nil || body != nil else {
-            throw ValidationError("nothing to change: give --at, --title or --body")
+        try asValidation { () throws(ChimeError) in _ = try commandEdit() }
+        guard at != nil || title != nil || body != nil || noExec || execShell != nil || execGiven || execTimeout != nil else {
+            throw ValidationError("nothing to change: give --at, --title, --body, --exec, --exec-shell or --no-exec")
         }
+    }
+
+    /// Whether --exec was given (argument-parser leaves `exec` empty for a bare `--exec`).
+    var execGiven: Bool { !exec.isEmpty || ScheduleOptions.execOnCommandLine() }
+
+    /// What becomes of its command: --exec, --exec-shell (with --exec-timeout) or --no-exec.
+    func commandEdit() throws(ChimeError) -> CommandEdit? {
+        let command = try ScheduleOptions.command(
+            exec: exec,
+            given: execGiven,
+            shell: execShell,
+            timeout: execTimeout,
+            path: ProcessInfo.processInfo.environment["PATH"]
+        )
+        if noExec {
+            guard command == nil else {
+                throw ChimeError(.usage, "both --no-exec and a command: give --no-exec alone, or --exec or --exec-shell")
+            }
+            return .remove
+        }
+        return command.map(CommandEdit.set)
     }
 
     func run() async throws {
@@ -365,9 +409,10 @@ struct Edit: AsyncParsableCommand {
         let spoken = try at.map { text throws(ChimeError) in try TimeParsing.spoken(text, now: now, zone: timeZone) }
         if let url = try global.postgresURL() {
             // The new time is judged by the database's clock; a runner posting the reminder now keeps it.
+            let command = try commandEdit()
             let (reminder, runners) = try await global.withPostgres(url) { [id, title, body, instant = spoken?.instant] store in
                 do {
-                    return (try store.edit(id: id, title: title, body: body, at: instant), try store.runnerCount())
+                    return (try store.edit(id: id, title: title, body: body, at: instant, command: command), try store.runnerCount())
                 } catch let error as ChimeError {
                     throw ChimeApp.namingFamily(error)
                 }
@@ -383,7 +428,7 @@ struct Edit: AsyncParsableCommand {
         let store = try global.openStore(.update)
         let reminder: Reminder
         do {
-            reminder = try store.edit(id: id, title: title, body: body, at: spoken?.instant, now: now)
+            reminder = try store.edit(id: id, title: title, body: body, at: spoken?.instant, command: try commandEdit(), now: now)
         } catch {
             throw ChimeApp.namingFamily(error)
         }

@@ -10,7 +10,8 @@ struct Import: AsyncParsableCommand {
         discussion: """
             A JSON array of reminders, each with a "title", optionally "id", "body",
             "zone", and one of "at", "in" or "every" (as the commands read them);
-            'chime list --json' output imports as it is. All of them or none (exit 64).
+            'chime list --json' output imports as it is (an app's reminder with its
+            "app_id" and "actions"). All of them or none (exit 64).
             Example file:
               [{"id": "tea", "title": "Tea", "in": "25m"}]
             More: man chime (chime import)

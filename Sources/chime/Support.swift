@@ -135,7 +135,24 @@ struct ScheduleOptions: ParsableArguments {
     /// The command to run when it fires, from --exec, --exec-shell and --exec-timeout, with
     /// an argv's program found in PATH now; nil when none is given.
     func command(path: String? = ProcessInfo.processInfo.environment["PATH"]) throws(ChimeError) -> ReminderCommand? {
-        let given = execGiven ?? !exec.isEmpty || Self.execOnCommandLine()
+        try Self.command(
+            exec: exec,
+            given: execGiven ?? !exec.isEmpty || Self.execOnCommandLine(),
+            shell: execShell,
+            timeout: execTimeout,
+            path: path
+        )
+    }
+
+    /// The command of --exec (`exec`, `given` whether --exec was given), --exec-shell (`shell`)
+    /// and --exec-timeout (`timeout`), an argv's program found in `path`; nil when none is given.
+    static func command(
+        exec: [String],
+        given: Bool,
+        shell execShell: String?,
+        timeout execTimeout: String?,
+        path: String?
+    ) throws(ChimeError) -> ReminderCommand? {
         if given && execShell != nil {
             throw ChimeError(.usage, "both --exec and --exec-shell: give one (--exec PROGRAM ARGS... runs without a shell)")
         }

@@ -228,8 +228,105 @@ extension DesktopTests {
         try server.dunstctl("action", "0")
         #expect(await DBusTests.wait(timeout: 20) { marked().contains("action open") }, "\(marked()) \(runner.stderr)")
         #expect(marked() == "scheduled notes\naction open\n")
-        #expect(runner.stderr.contains("Action 'open' of reminder notes sent to \(appID)"), "\(runner.stderr)")
+        // (Logged once the app's reply comes, which may be after its mark.)
+        #expect(await DBusTests.wait { runner.stderr.contains("Action 'open' of reminder notes sent to \(appID)") }, "\(runner.stderr)")
         #expect(try await responses(sandbox.store) == ["action:open"])
+        #expect(await runner.terminate() == 0)
+    }
+}
+
+extension PythonApps {
+    /// A listener, as an app or a status bar listens: owns the bus name APP-ID (`-`: none),
+    /// subscribes to every signal of the interface (from any sender), writes `ready`, then each
+    /// signal received as `NAME ARGS` to the file LOG, and runs until stopped.
+    static let listener = """
+        import sys
+        import gi
+        gi.require_version("Gio", "2.0")
+        from gi.repository import Gio, GLib
+
+        app_id, log = sys.argv[1], sys.argv[2]
+        out = open(log, "a", buffering=1)
+        bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+
+        def received(connection, sender, path, interface, signal, parameters):
+            out.write(signal + " " + str(parameters) + "\\n")
+
+        bus.signal_subscribe(None, "io.github.chime.Chime.Reminders1", None, "/io/github/chime/Chime", None,
+                             Gio.DBusSignalFlags.NONE, received)
+        if app_id != "-":
+            bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+                          GLib.Variant("(su)", (app_id, 4)), GLib.VariantType("(u)"), Gio.DBusCallFlags.NONE, 5000, None)
+        bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId",
+                      None, GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 5000, None)
+        out.write("ready\\n")
+        GLib.MainLoop().run()
+        """
+}
+
+extension DBusTests {
+    /// The signals about an app's reminder go to that app only (the owner of its id's bus name),
+    /// not to every listener; those about a reminder of no app are still broadcast, and those
+    /// of an app that is not on the bus are sent to no one.
+    @Test func signalsAboutAnAppsReminderGoToThatAppOnly() async throws {
+        let bus = try Bus()
+        let sandbox = try Sandbox(extra: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        let runner = try sandbox.startRunner("--notifier", "json")
+        defer { kill(runner.process.processIdentifier, SIGKILL) }
+        #expect(await Self.wait { runner.stderr.contains("D-Bus service: \(ChimeBus.name) on the session bus") }, "\(runner.stderr)")
+        let script = try PythonApps.write(PythonApps.listener, named: "listener.py", in: sandbox.directory)
+        func listen(_ appID: String, _ name: String) throws -> (pid: pid_t, log: () -> String) {
+            let log = sandbox.directory.appendingPathComponent(name + ".log")
+            let output = sandbox.directory.appendingPathComponent(name + ".out").path
+            let pid = try bus.spawn("/usr/bin/python3", [script, appID, log.path], output: output)
+            return (pid, { (try? String(contentsOf: log, encoding: .utf8)) ?? "" })
+        }
+        let appA = try listen("org.example.A", "a")
+        defer { Bus.stop(appA.pid) }
+        let other = try listen("-", "other")
+        defer { Bus.stop(other.pid) }
+        #expect(await Self.wait { appA.log().hasPrefix("ready\n") && other.log().hasPrefix("ready\n") }, "\(appA.log()) \(other.log())")
+
+        // A's reminder, one of an app not on the bus, and one of no app: all fire in a second.
+        for fields in [
+            "{'title': <'Secret of A'>, 'in': <'1s'>, 'id': <'a1'>, 'app-id': <'org.example.A'>}",
+            "{'title': <'Secret of Gone'>, 'in': <'1s'>, 'id': <'gone1'>, 'app-id': <'org.example.Gone'>}",
+            "{'title': <'Tea'>, 'in': <'1s'>, 'id': <'tea'>}",
+        ] {
+            let scheduled = try Self.gdbus("Schedule", fields, bus: bus)
+            #expect(scheduled.status == 0, "\(scheduled)")
+        }
+        #expect(
+            await Self.wait { appA.log().contains("Fired ('a1', ") && other.log().contains("Fired ('tea', ") },
+            "\(appA.log()) \(other.log())"
+        )
+        // (The JSON notifier's lines are the posts: each signal is sent after its post.)
+        var posted = ""
+        while !["Secret of A", "Secret of Gone", "Tea"].allSatisfy(posted.contains), let line = await runner.nextLine(timeout: 10) {
+            posted += line
+        }
+        #expect(posted.contains("Secret of Gone"), "\(posted)")
+        // The app answers its alert: Answered to it alone.
+        let done = try Self.gdbus("Done", "a1", bus: bus)
+        #expect(done.status == 0, "\(done)")
+        #expect(await Self.wait { appA.log().contains("Answered ('a1', 'done')") }, "\(appA.log())")
+        // A last broadcast: once the other listener has it, it had every earlier signal sent to it.
+        _ = try Self.gdbus("Schedule", "{'title': <'Last'>, 'in': <'1h'>, 'id': <'last'>}", bus: bus)
+        #expect(
+            await Self.wait { other.log().contains("Changed (['last'],)") && appA.log().contains("Changed (['last'],)") },
+            "\(other.log())"
+        )
+
+        // A had its own: Changed, Fired (with its title), Answered; and the broadcasts.
+        #expect(appA.log().contains("Changed (['a1'],)"), "\(appA.log())")
+        #expect(appA.log().contains("'title': <'Secret of A'>"), "\(appA.log())")
+        #expect(appA.log().contains("Fired ('tea', "), "\(appA.log())")
+        // The other listener: the broadcasts only, nothing of A's nor of the absent app's.
+        #expect(other.log().contains("Changed (['tea'],)"), "\(other.log())")
+        for secret in ["a1", "Secret", "gone1"] {
+            #expect(!other.log().contains(secret), "\(secret) in \(other.log())")
+        }
+        #expect(!appA.log().contains("gone1"), "\(appA.log())")
         #expect(await runner.terminate() == 0)
     }
 }

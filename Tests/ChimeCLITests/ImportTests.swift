@@ -75,6 +75,8 @@ struct ImportTests {
             ("[{\"title\": \"A\",\n \"in\": x}]", "line 2, column 8"),
             (#"[{"title": "A", "in": "5m", "body": "\#(String(repeating: "b", count: 4_001))"}]"#, "at most 4000 characters"),
             (#"[{"title": "\u202eA", "in": "5m"}]"#, "U+202E"),
+            (#"[{"title": "A", "in": "5m", "app_id": "org.example.9Notes"}]"#, "reminder 1: invalid app-id 'org.example.9Notes'"),
+            (#"[{"title": "A", "in": "5m", "actions": [{"key": "do it", "label": "Do"}]}]"#, "invalid action key 'do it'"),
         ]
     )
     func badReminderImportsNothing(json: String, named: String) throws {
@@ -198,5 +200,43 @@ struct ImportTests {
         #expect(process.terminationStatus == 64)
         #expect(stderr.contains("standard input: not valid JSON at line 1, column 1 (byte 0): unexpected byte 0x00"), "\(stderr)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.store))
+    }
+}
+
+extension ImportTests {
+    @Test("An app's reminders, as 'list --json' prints them, import into a fresh store and list the same")
+    func appRemindersRoundTrip() throws {
+        let sandbox = try Sandbox()
+        let file = try write(
+            """
+            [{"id": "notes", "title": "Open the notes", "in": "2h", "app_id": "org.example.Notes",
+              "actions": [{"key": "open", "label": "Open"}, {"key": "later.1", "label": "Later"}]},
+             {"id": "app-only", "title": "No buttons", "every": "weekday 09:30", "app_id": "org.example.Notes"},
+             {"id": "tea", "title": "Tea", "in": "25m"}]
+            """,
+            to: "apps.json",
+            in: sandbox
+        )
+        let first = try sandbox.chime("import", file)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try sandbox.chime("show", "notes").stdout.contains("org.example.Notes"))
+        let listing = try sandbox.chime("list", "--json").stdout
+        #expect(listing.contains("\"app_id\""), "\(listing)")
+
+        let other = try Sandbox()
+        let again = try other.chime("import", try write(listing, to: "listing.json", in: sandbox))
+        #expect(again.status == 0, "\(again.stderr)")
+        // Equal but for when each was created.
+        func comparable(_ reminders: [[String: Any]]) throws -> [String] {
+            try reminders.map { reminder in
+                let data = try JSONSerialization.data(withJSONObject: reminder.filter { $0.key != "created" }, options: [.sortedKeys])
+                return String(decoding: data, as: UTF8.self)
+            }
+        }
+        let listed = try reminders(sandbox)
+        #expect(try comparable(try reminders(other)) == comparable(listed))
+        let notes = try #require(try reminders(other).first { $0["id"] as? String == "notes" })
+        #expect(notes["app_id"] as? String == "org.example.Notes")
+        #expect((notes["actions"] as? [[String: String]])?.map { $0["key"] ?? "" } == ["open", "later.1"])
     }
 }

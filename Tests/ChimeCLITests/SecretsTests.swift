@@ -225,7 +225,7 @@ struct WebhookSecretTests {
         #expect(json.status == 0 && !json.stdout.contains(Self.token), "\(json)")
         let settings = try #require(try jsonObject(json.stdout)["settings"] as? [[String: Any]])
         let setting = try #require(settings.first { $0["key"] as? String == "webhook_url" }, "\(settings)")
-        #expect(setting["value"] as? String == "http://bob:***@hooks.example/env?token=***", "\(setting)")
+        #expect(setting["value"] as? String == "http://bob:***@hooks.example/***?token=***", "\(setting)")
         #expect(setting["source"] as? String == "env" && setting["env"] as? String == "CHIME_WEBHOOK_URL")
         let human = try sandbox.chime("config", "show")
         #expect(human.status == 0 && !human.stdout.contains(Self.token) && human.stdout.contains("token=***"), "\(human)")
@@ -233,10 +233,51 @@ struct WebhookSecretTests {
         let file = try Sandbox()
         try configure(file, "webhook_url = \"https://hooks.example/f?token=\(Self.token)\"\n")
         let shown = try file.chime("config", "show")
-        #expect(shown.stdout.contains("https://hooks.example/f?token=***") && !shown.stdout.contains(Self.token), "\(shown)")
+        #expect(shown.stdout.contains("https://hooks.example/***?token=***") && !shown.stdout.contains(Self.token), "\(shown)")
         // A bad value in the file: exit 78, the value redacted.
         try configure(file, "webhook_url = \"ftp://bob:\(Self.token)@hooks.example/f\"\n")
         let bad = try file.chime("list")
         #expect(bad.status == 78 && bad.stderr.contains("bob:***@") && !bad.stderr.contains(Self.token), "\(bad)")
+    }
+
+    @Test("config show: the ntfy topic and a webhook URL's path hidden as tokens are; --secrets prints them")
+    func configShowHidesTheTopicAndTheWebhookPath() throws {
+        let sandbox = try Sandbox(extra: ["CHIME_GOTIFY_TOKEN": "A\(Self.token)"])
+        try configure(
+            sandbox,
+            """
+            webhook_url = "https://hooks.slack.example/services/T000/B000/\(Self.token)"
+            ntfy_url = "https://ntfy.sh"
+            ntfy_topic = "chime-\(Self.token)"
+
+            """
+        )
+        let human = try sandbox.chime("config", "show")
+        #expect(human.status == 0 && !human.stdout.contains(Self.token) && !human.stderr.contains(Self.token), "\(human)")
+        #expect(human.stdout.contains("https://hooks.slack.example/***"), "\(human.stdout)")
+        #expect(human.stderr.contains("'chime config show --secrets' prints them"), "\(human.stderr)")
+        let json = try sandbox.chime("config", "show", "--json")
+        #expect(json.status == 0 && !json.stdout.contains(Self.token) && json.stderr.isEmpty, "\(json)")
+        let settings = try #require(try jsonObject(json.stdout)["settings"] as? [[String: Any]])
+        func value(_ key: String, in settings: [[String: Any]]) -> String? {
+            settings.first { $0["key"] as? String == key }?["value"] as? String
+        }
+        #expect(value("ntfy_topic", in: settings) == "***")
+        #expect(value("gotify_token", in: settings) == "***")
+        #expect(value("webhook_url", in: settings) == "https://hooks.slack.example/***")
+        #expect(value("ntfy_url", in: settings) == "https://ntfy.sh")
+
+        // Asked for: each as it is, and no note.
+        let secrets = try sandbox.chime("config", "show", "--secrets", "--json")
+        let shown = try #require(try jsonObject(secrets.stdout)["settings"] as? [[String: Any]])
+        #expect(value("ntfy_topic", in: shown) == "chime-\(Self.token)")
+        #expect(value("webhook_url", in: shown) == "https://hooks.slack.example/services/T000/B000/\(Self.token)")
+        let plain = try sandbox.chime("config", "show", "--secrets")
+        #expect(plain.status == 0 && plain.stdout.contains("chime-\(Self.token)") && plain.stderr.isEmpty, "\(plain)")
+
+        // Nothing to hide: no note.
+        let empty = try Sandbox()
+        let none = try empty.chime("config", "show")
+        #expect(none.status == 0 && none.stderr.isEmpty, "\(none)")
     }
 }

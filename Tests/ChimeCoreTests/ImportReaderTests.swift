@@ -66,6 +66,8 @@ struct ImportReaderTests {
             #"{"title": "null body", "in": "5m", "body": null, "zone": null}"#,
             #"{"title": "listed", "trigger": "every 2h", "next_due": "2026-12-24T17:00:00Z", "kind": "plain", "recurring": true, "created": 5, "next_due_local": {"a": [1]}}"#,
             #"{"title": "weekly", "every": "weekday 09:30", "zone": "Europe/Berlin"}"#,
+            #"{"title": "an app's", "in": "5m", "app_id": "org.example.Notes"}"#,
+            #"{"title": "buttons", "in": "5m", "app_id": "org.example.Notes", "actions": [{"key": "open", "label": "Open"}]}"#,
         ]
     )
     func agreesWithDecoder(element: String) throws {
@@ -86,6 +88,18 @@ struct ImportReaderTests {
             (#"{"title": "x" "in": "5m"}"#, "reminder 2: not valid JSON at line 1, column 47"),
             (#""just a string""#, "reminder 2: expected an object"),
             (#"{"title": "x", "in": "5m"} 7"#, "not valid JSON at line 1, column"),
+            (#"{"title": "x", "in": "5m", "app_id": "notes"}"#, "reminder 2: invalid app-id 'notes': expected a D-Bus application id"),
+            (#"{"title": "x", "in": "5m", "app_id": 7}"#, #"reminder 2: "app_id": expected a string"#),
+            (
+                #"{"title": "x", "in": "5m", "actions": [{"key": "-open", "label": "Open"}]}"#,
+                "reminder 2: invalid action key '-open': expected 1 to 64 letters",
+            ),
+            (#"{"title": "x", "in": "5m", "actions": [{"key": "open"}]}"#, #"reminder 2: "actions" item 1: missing "label""#),
+            (#"{"title": "x", "in": "5m", "actions": [{"key": "a", "label": "A", "icon": "x"}]}"#, #"unknown key "icon""#),
+            (
+                #"{"title": "x", "in": "5m", "actions": [{"key": "a", "label": "A"}, {"key": "b", "label": "B"}, {"key": "c", "label": "C"}, {"key": "d", "label": "D"}]}"#,
+                "reminder 2: invalid actions: 4 given; expected 1 to 3",
+            ),
         ]
     )
     func refusesBadReminder(element: String, message: String) throws {
@@ -148,5 +162,17 @@ struct ImportReaderTests {
         #expect(error.code == .usage)
         #expect(error.message.hasPrefix("r.json"), "\(error.message)")
         #expect(!error.message.contains("\n"))
+    }
+}
+
+extension ImportReaderTests {
+    @Test("An app's reminder as 'chime list --json' prints it: its app id and its own buttons come back")
+    func appIDAndActions() throws {
+        let text = #"[{"title": "Notes", "in": "5m", "app_id": "org.example.Notes", "actions": [{"key": "open", "label": "Open"}]}]"#
+        let read = try #require(try chunks(text).first?.first)
+        #expect(read.appID == "org.example.Notes")
+        #expect(read.presentation.actions == [Note.Action(key: "open", label: "Open")])
+        let none = try #require(try chunks(#"[{"title": "Plain", "in": "5m", "actions": []}]"#).first?.first)
+        #expect(none.appID == nil && none.presentation.actions.isEmpty)
     }
 }

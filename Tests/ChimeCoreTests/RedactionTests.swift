@@ -36,6 +36,18 @@ struct RedactionTests {
         #expect(WebhookURL.redacted(text) == shown)
     }
 
+    @Test(arguments: [
+        ("https://hooks.slack.example/services/T0/B0/XyZ", "https://hooks.slack.example/***"),
+        ("https://bob:pw@hooks.example:8443/h/k?token=secret#top", "https://bob:***@hooks.example:8443/***?token=***#top"),
+        ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/"),
+        ("http://127.0.0.1:8080?k=v", "http://127.0.0.1:8080?k=***"),
+        ("http://alice:pa/ss@hooks.example/h", "http://alice:***@hooks.example/***"),
+        ("", ""),
+    ])
+    func withItsPathAWebhookURLShowsNoPathEither(_ text: String, _ shown: String) {
+        #expect(Redaction.redacted(text, queryValues: .all, path: true) == shown)
+    }
+
     @Test func aWebhookURLsCredentialsBecomeBasicAuthorizationAndLeaveTheURL() throws {
         let url = try WebhookURL("https://bob:p%40ss@hooks.example/h?token=t")
         #expect(url.authorization == "Basic Ym9iOnBAc3M=")  // base64("bob:p@ss")

@@ -232,3 +232,30 @@ import Testing
         }
     }
 }
+
+extension ParityTests {
+    @Test func anImportedAppsReminderKeepsItsAppIDAndItsOwnButtons() async throws {
+        try await withFreshDatabase { url in
+            try await PostgresStore.withStore(url) { store in
+                let now = try store.databaseNow()
+                let notes = NewReminder(
+                    id: "notes",
+                    title: "Notes",
+                    trigger: .once(now.addingTimeInterval(600)),
+                    presentation: Presentation(actions: [Note.Action(key: "open", label: "Open")]),
+                    appID: "org.example.Notes"
+                )
+                #expect(try Self.stream(store, [[notes]]).count == 1)
+                let stored = try #require(try store.pending().first { $0.id == "notes" })
+                #expect(stored.appID == "org.example.Notes")
+                #expect(stored.presentation.actions == [Note.Action(key: "open", label: "Open")])
+                var bad = notes
+                bad.id = "bad"
+                bad.appID = "notes"
+                let error = try #require(throws: ChimeError.self) { try Self.stream(store, [[bad]]) }
+                #expect(error.message.contains("invalid app-id 'notes'"), "\(error.message)")
+                #expect(try store.pending().map(\.id) == ["notes"])
+            }
+        }
+    }
+}

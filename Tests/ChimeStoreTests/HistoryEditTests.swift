@@ -146,6 +146,26 @@ struct HistoryEditTests {
         #expect(cake.title == "Cake" && cake.body == "Chocolate" && cake.nextDue == Fixture.at(600))
     }
 
+    @Test func editSetsAndRemovesTheCommandKeepingTheRest() throws {
+        defer { cleanUp() }
+        try store.schedule(Fixture.once("backup", at: 600, title: "Backup"), now: Fixture.t0, systemZone: Fixture.utc)
+        let command = ReminderCommand(.shell("echo done"), timeout: .seconds(60))
+        let set = try store.edit(id: "backup", title: nil, body: nil, at: nil, command: .set(command), now: Fixture.t0)
+        #expect(set.command == command && set.title == "Backup")
+        #expect(try store.reminder(id: "backup").command == command)
+        #expect(try store.claimDue(now: Fixture.at(600), systemZone: Fixture.utc).first?.command == command)
+        try store.schedule(Fixture.once("tea", at: 600, title: "Tea"), now: Fixture.t0, systemZone: Fixture.utc)
+        _ = try store.edit(id: "tea", title: nil, body: nil, at: nil, command: .set(command), now: Fixture.t0)
+        let removed = try store.edit(id: "tea", title: "Green tea", body: nil, at: nil, command: .remove, now: Fixture.t0)
+        #expect(removed.command == nil && removed.title == "Green tea")
+        #expect(try store.reminder(id: "tea").command == nil)
+        // A title alone keeps the command.
+        try store.schedule(Fixture.once("cake", at: 600, title: "Cake"), now: Fixture.t0, systemZone: Fixture.utc)
+        _ = try store.edit(id: "cake", title: nil, body: nil, at: nil, command: .set(command), now: Fixture.t0)
+        #expect(try store.edit(id: "cake", title: "Cheesecake", body: nil, at: nil, now: Fixture.t0).command == command)
+        #expect(try store.reminder(id: "cake").command == command)
+    }
+
     @Test func editRefusesWhatItCannotChangeAndWritesNothing() throws {
         defer { cleanUp() }
         try store.schedule(Fixture.once("tea", at: 600, title: "Tea"), now: Fixture.t0, systemZone: Fixture.utc)

@@ -132,3 +132,28 @@ struct ScheduleStreamTests {
         #expect(try ReminderStore(path: other, schemas: []).pendingCount() == 0)
     }
 }
+
+extension ScheduleStreamTests {
+    @Test("An imported app's reminder keeps its app id and its own buttons; a bad app id stores nothing")
+    func appIDAndActionsAreStored() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try ReminderStore(path: directory.file("chime.sqlite"), schemas: [])
+        var notes = Fixture.once("notes", at: 3_600)
+        notes.appID = "org.example.Notes"
+        notes.presentation.actions = [Note.Action(key: "open", label: "Open")]
+        _ = try store.scheduleStream(now: Fixture.t0, systemZone: Fixture.utc, name: { "r\($0)" }, produce: { try $0([notes]) })
+        let stored = try store.reminder(id: "notes")
+        #expect(stored.appID == "org.example.Notes")
+        #expect(stored.presentation.actions == [Note.Action(key: "open", label: "Open")])
+        #expect(try store.pendingAppIDs() == ["org.example.Notes"])
+
+        var bad = Fixture.once("bad", at: 3_600)
+        bad.appID = "notes"
+        let error = try #require(throws: ChimeError.self) {
+            try store.scheduleStream(now: Fixture.t0, systemZone: Fixture.utc, name: { "r\($0)" }, produce: { try $0([bad]) })
+        }
+        #expect(error.message.contains("invalid app-id 'notes'"), "\(error.message)")
+        #expect(try store.pendingCount() == 1)
+    }
+}
