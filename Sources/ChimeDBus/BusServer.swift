@@ -247,7 +247,7 @@ public final class ChimeBusServer: @unchecked Sendable {
     private func emit(_ signal: String, about ids: [String], _ parameters: @escaping @Sendable ([String]) -> OpaquePointer) {
         worker.enqueue { [self] in
             let store = service.store
-            let groups = Self.recipients(of: ids) { id throws(ChimeError) in try store.appID(ofReminder: id) }
+            let groups = Self.recipients(of: ids) { id throws(ChimeError) in try store.appID(ofReminderWithID: id) }
             for (appID, group) in groups {
                 var destination: String?
                 if let appID {
