@@ -151,18 +151,40 @@ let package = Package(
         ),
         // The gateway's window: a GateSurface over GTK 4, on a thread of its own that owns GTK.
         .target(name: "ChimeGtk", dependencies: ["ChimeCore", "ChimeGateway", "CGtk"], swiftSettings: strict),
+        // libadwaita 1.2 (Debian libadwaita-1-dev) over GTK 4, for the Chime app's window.
+        .systemLibrary(
+            name: "CAdw",
+            path: "Sources/CAdw",
+            pkgConfig: "libadwaita-1",
+            providers: [.apt(["libadwaita-1-dev"])]
+        ),
+        // The Chime app's window (DESIGN.md "The app"): libadwaita pages bound to ChimeViewModels,
+        // its widget tree in ui/*.ui, compiled into a GResource bundle inside the executable by
+        // ChimeResourcesPlugin (the chime-resources tool runs glib-compile-resources).
+        .target(
+            name: "ChimeAdw",
+            dependencies: [
+                "CAdw", "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeViewModels",
+            ],
+            exclude: ["ui"],
+            swiftSettings: strict,
+            plugins: ["ChimeResourcesPlugin"]
+        ),
+        .executableTarget(name: "chime-resources", swiftSettings: strict),
+        .plugin(name: "ChimeResourcesPlugin", capability: .buildTool(), dependencies: ["chime-resources"]),
         // Xlib, for the window's tests only: a window manager's close request (WM_DELETE_WINDOW).
         .systemLibrary(name: "CX11", path: "Sources/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
         // Chime's version from packaging/debian/changelog's first entry (one source of truth for
         // `chime --version` and the Debian package): a tool and the build-tool plugin that runs it.
         .executableTarget(name: "chime-version", swiftSettings: strict),
         .plugin(name: "ChimeVersionPlugin", capability: .buildTool(), dependencies: ["chime-version"]),
-        // A development tool: the gate's window on its own, with a countdown, printing what
-        // happens (choices, first frame, CPU) for the window's tests and figures.
+        // The windows' one executable (one Swift runtime in the package for both): the gate's
+        // window (`chime gate open`'s, with --protocol; on its own, a countdown printing what
+        // happens for the window's tests and figures), and with `app [PAGE]` the Chime app.
         .executableTarget(
             name: "chime-gate-window",
             dependencies: [
-                "ChimeCore", "ChimeGateway", "ChimeGtk",
+                "ChimeCore", "ChimeGateway", "ChimeGtk", "ChimeAdw", "ChimeViewModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -224,7 +246,7 @@ let package = Package(
             dependencies: [
                 "ChimeApp",
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeLibnotify",
-                "ChimeConfig", "ChimePostgres", "ChimeWebhook", "ChimeDBus",
+                "ChimeConfig", "ChimePostgres", "ChimeWebhook", "ChimeDBus", "ChimeViewModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

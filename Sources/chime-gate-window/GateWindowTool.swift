@@ -13,7 +13,7 @@ import Glibc
 /// ``ProtocolMode``). Otherwise on its own, counting down at ten draws a second, printing one
 /// line per event on standard output (`first-frame …`, `buttons …`, `proceed-enabled`,
 /// `choice …`, `cpu …`, `closed`): what the window's tests drive, and where its figures come from.
-@main
+/// (`main.swift` runs it for every first argument but `app`.)
 struct GateWindowTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chime-gate-window",

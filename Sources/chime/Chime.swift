@@ -35,6 +35,7 @@ struct Chime: AsyncParsableCommand {
                 subcommands: [Med.self, DoseCommand.self, DosesCommand.self, AdherenceCommand.self, ExportCommand.self]
             ),
             CommandGroup(name: "Gateway", subcommands: [GateCommand.self]),
+            CommandGroup(name: "App", subcommands: [AppCommand.self]),
         ]
     )
 }

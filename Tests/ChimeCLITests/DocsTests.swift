@@ -49,6 +49,7 @@ struct DocsTests {
             .exits(7), "reads the runner over D-Bus; the test's store has no session bus (StatusTests run it on one)"
         ),
         "chime gate -- code .": (.notRun, "starts the program 'code'"),
+        "chime app focus": (.notRun, "opens Chime's window until it is closed (AppWindowTests run it under Xvfb)"),
     ]
 
     // MARK: - The tests

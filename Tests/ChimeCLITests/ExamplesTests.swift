@@ -47,6 +47,8 @@ struct ExamplesTests {
         "chime dose skip med-3-20261122-0800": (.exits(3), "needs schedule 3's dose of 2026-11-22"),
         "chime dose snooze --minutes 15": (.exits(3), "needs a dose due now"),
         "chime med edit Aspirin --at 09:00,21:00": (.exits(3), "needs the medication Aspirin ('chime med add' makes it on its own page)"),
+        "chime app": (.notRun, "opens Chime's window until it is closed (AppWindowTests run it under Xvfb)"),
+        "chime app focus": (.notRun, "opens Chime's window until it is closed (AppWindowTests run it under Xvfb)"),
         "chime gate": (.notRun, "on a terminal, asks which program to open, then opens it"),
         "chime gate -- code .": (.notRun, "starts the program 'code'"),
         "chime gate add --pick": (.notRun, "asks on a terminal which program to gate"),

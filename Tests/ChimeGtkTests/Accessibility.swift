@@ -1,0 +1,184 @@
+import ChimeTesting
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A session bus of a test's own (dbus-daemon, on `run/bus` under the display's directory), where
+/// the accessibility bus (at-spi2-core's org.a11y.Bus, activatable from /usr/share) starts on
+/// demand: what GTK's accessibility bridge and AT-SPI clients need. Stopped by pid: the bus
+/// launcher's (found on the bus), then the daemon's.
+final class SessionBus {
+    let pid: pid_t
+    let address: String
+    private let environment: [String: String]
+
+    init(on display: VirtualDisplay) throws {
+        var environment = display.environment
+        let socket = URL(fileURLWithPath: environment["XDG_RUNTIME_DIR"]!).appendingPathComponent("bus").path
+        address = "unix:path=\(socket)"
+        // Activatable services (org.a11y.Bus) from the system's data directory.
+        environment["XDG_DATA_DIRS"] = "/usr/share"
+        let printed = display.directory.appendingPathComponent("bus-address")
+        pid = try Spawn.start(
+            "/usr/bin/dbus-daemon",
+            ["--session", "--nofork", "--nopidfile", "--address=\(address)", "--print-address=1"],
+            environment: environment,
+            output: printed.path,
+            errors: display.directory.appendingPathComponent("dbus.log").path
+        )
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        self.environment = environment
+        for _ in 0..<250 {
+            if ((try? String(contentsOf: printed, encoding: .utf8)) ?? "").hasSuffix("\n") { return }
+            if Spawn.exited(pid) != nil { break }
+            usleep(20_000)
+        }
+        Spawn.stop(pid)
+        throw SpawnError(message: "dbus-daemon printed no address")
+    }
+
+    deinit { Spawn.stop(pid) }
+
+    /// The pid of the connection owning `name` on this bus, if any.
+    func owner(of name: String, display: VirtualDisplay) -> pid_t? {
+        let answer = try? display.run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", name,
+            ],
+            environment: environment
+        )
+        guard let answer, answer.status == 0 else { return nil }
+        // "(uint32 1234,)"
+        guard let range = answer.output.range(of: "uint32 ") else { return nil }
+        return pid_t(answer.output[range.upperBound...].prefix(while: \.isNumber))
+    }
+
+    /// Stops the accessibility bus's launcher (which ends the bus it started), then the daemon.
+    func stop(display: VirtualDisplay) {
+        if let launcher = owner(of: "org.a11y.Bus", display: display), launcher > 1 { kill(launcher, SIGTERM) }
+        Spawn.stop(pid)
+    }
+}
+
+/// AT-SPI, as a person's assistive technology drives the app: a Python script on Debian's
+/// python3-pyatspi, run once per step, finding what it acts on by accessible name.
+enum Accessibility {
+    /// `names`: every accessible of the windows named `Chime` and their dialogs, one
+    /// `window<TAB>role<TAB>name<TAB>states` line each. `windows TITLE`: how many frames of all
+    /// applications are named TITLE. `click NAME [dialog]`: presses the visible, enabled accessible
+    /// named NAME (a button or a page tab; in a window not named Chime with `dialog`). `text
+    /// DESCRIPTION`: the name of the accessible so described (GTK 4.8 names a label by its text,
+    /// and its AT-SPI Text interface answers nothing).
+    static let script = #"""
+        import sys, time
+        import pyatspi
+
+        def windows():
+            desktop = pyatspi.Registry.getDesktop(0)
+            for app in desktop:
+                if app is None:
+                    continue
+                for window in app:
+                    if window is not None:
+                        yield app, window
+
+        def walk(node, depth=0):
+            yield node
+            if depth > 60:
+                return
+            for index in range(node.childCount):
+                child = node.getChildAtIndex(index)
+                if child is not None:
+                    yield from walk(child, depth + 1)
+
+        def chime_windows():
+            found = [w for app, w in windows() if w.name == "Chime"]
+            others = [w for app, w in windows() if w.name != "Chime" and any(x.name == "Chime" for x in app)]
+            return found, others
+
+        def states(node):
+            state = node.getState()
+            return ",".join(name for name, value in [("visible", pyatspi.STATE_VISIBLE), ("sensitive", pyatspi.STATE_SENSITIVE),
+                                                       ("checked", pyatspi.STATE_CHECKED)] if state.contains(value))
+
+        command = sys.argv[1]
+        if command == "windows":
+            print(sum(1 for app, w in windows() if w.name == sys.argv[2]))
+        elif command == "names":
+            found, others = chime_windows()
+            for window in found + others:
+                for node in walk(window):
+                    print("%s\t%s\t%s\t%s" % (window.name, node.getRoleName(), node.name, states(node)))
+        elif command == "click":
+            name = sys.argv[2]
+            in_dialog = len(sys.argv) > 3 and sys.argv[3] == "dialog"
+            found, others = chime_windows()
+            for window in (others if in_dialog else found):
+                for node in walk(window):
+                    state = node.getState()
+                    # A button's name, or (where the toolkit gives it none) its label's. GTK 4.8
+                    # names a button by its label property (mnemonic underscore included) and then
+                    # its content: "_Give Up Give Up".
+                    spoken = node.name.replace("_", "")
+                    named = spoken in (name, name + " " + name) or (not node.name and any(
+                        node.getChildAtIndex(i) is not None and node.getChildAtIndex(i).name == name for i in range(node.childCount)))
+                    pressable = "button" in node.getRoleName() or node.getRoleName() == "page tab"
+                    if named and pressable and state.contains(pyatspi.STATE_VISIBLE) and state.contains(pyatspi.STATE_SENSITIVE):
+                        try:
+                            action = node.queryAction()
+                        except NotImplementedError:
+                            continue
+                        if action.nActions > 0:
+                            action.doAction(0)
+                            print("clicked %s" % node.getRoleName())
+                            sys.exit(0)
+            print("no visible, enabled accessible named %r" % name)
+            sys.exit(1)
+        elif command == "text":
+            found, others = chime_windows()
+            for window in found:
+                for node in walk(window):
+                    if node.description == sys.argv[2]:
+                        print(node.name)
+                        sys.exit(0)
+            sys.exit(1)
+        """#
+
+    /// Runs the script with `arguments` on `display`, with the bus's environment.
+    static func run(
+        _ arguments: [String],
+        on display: VirtualDisplay,
+        environment: [String: String]
+    ) throws -> (
+        status: Int32, output: String
+    ) {
+        let path = display.directory.appendingPathComponent("atspi.py")
+        if !FileManager.default.fileExists(atPath: path.path) { try script.write(to: path, atomically: true, encoding: .utf8) }
+        return try display.run(
+            "/usr/bin/python3",
+            [path.path] + arguments,
+            environment: environment,
+            errors: display.directory.appendingPathComponent("atspi.err").path
+        )
+    }
+
+    /// Runs the script until `accept` takes its output (up to `timeout` seconds); the last output.
+    static func wait(
+        _ arguments: [String],
+        on display: VirtualDisplay,
+        environment: [String: String],
+        timeout: Double = 20,
+        until accept: (Int32, String) -> Bool
+    ) async throws -> String {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while true {
+            let (status, output) = try run(arguments, on: display, environment: environment)
+            if accept(status, output) || ContinuousClock.now >= deadline { return output }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+}
