@@ -707,6 +707,11 @@ public actor Scheduler {
 
     /// Runs the hook of each family event recorded since the last pass, once: recorded as
     /// running before it is spawned. An event the config names no hook for is forgotten.
+    ///
+    /// One at a time, in the order of their events: the next starts when the one running ends
+    /// (``finishCommand(_:)``; its time limit bounds the wait). Hooks come in pairs that undo
+    /// each other (focus started: do not disturb on; given up: off), and two run at once could
+    /// end in either order, leaving the person in the state of the first event.
     public func startHooks() {
         guard let commands else { return }
         let pending: [HookRecord]
@@ -723,6 +728,7 @@ public actor Scheduler {
                     try store.dropHook(record.id)
                     continue
                 }
+                guard runningHooks.isEmpty else { continue }  // the next once the one running ends
                 let startedAt = clock.now()
                 guard try store.beginHook(record.id, command: command, at: startedAt) else { continue }
                 let pid: Int32
@@ -774,6 +780,7 @@ public actor Scheduler {
             } catch {
                 storeFailed(error)
             }
+            startHooks()  // the next event's, in order
             return
         }
         log(.commandEnded(id: runningCommands.removeValue(forKey: end.key), outcome: run.summary))

@@ -41,6 +41,26 @@ struct HookRunTests {
         #expect(h.events.all.contains { if case .hookEnded("focus.completed", "7", "exit 3") = $0 { true } else { false } })
     }
 
+    @Test func hooksRunOneAtATimeInTheOrderOfTheirEvents() async throws {
+        let launcher = RecordingLauncher()
+        let h = try Harness(commands: launcher, hooks: ["focus.started": Self.hook, "focus.given_up": Self.hook])
+        defer { h.cleanUp() }
+        try record(h, HookEvent("focus.started", subject: "1"))
+        try record(h, HookEvent("focus.given_up", subject: "1"))
+
+        // The first event's hook runs; the second waits for it, however many passes come
+        await h.scheduler.startHooks()
+        await h.scheduler.startHooks()
+        #expect(launcher.launches.map { $0.environment["CHIME_EVENT"] } == ["focus.started"])
+        #expect(try h.store.hookRuns().reversed().map { $0.run?.state } == [.running, nil], "the second still pending")
+
+        // and starts as the first ends
+        let first = try #require(launcher.launches.first)
+        await h.scheduler.finishCommand(CommandEnd(key: first.key, how: .exited(0), output: ""))
+        #expect(launcher.launches.map { $0.environment["CHIME_EVENT"] } == ["focus.started", "focus.given_up"])
+        #expect(try h.store.hookRuns().reversed().map { $0.run?.state } == [.exited, .running])
+    }
+
     @Test func aHookThatCannotStartIsRecordedAsFailedNotRetried() async throws {
         let launcher = RecordingLauncher()
         launcher.failWith("'notify-send': no such program")
