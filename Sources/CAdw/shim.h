@@ -12,6 +12,7 @@ static inline GtkApplication *chime_adw_gtk_application(AdwApplication *app) { r
 static inline GtkWidget *chime_adw_widget(GObject *object) { return GTK_WIDGET(object); }
 // Casts from GtkWidget *, so that Swift never names a type GTK keeps opaque.
 static inline GtkWindow *chime_adw_as_window(GtkWidget *widget) { return GTK_WINDOW(widget); }
+static inline GtkBox *chime_adw_as_box(GtkWidget *widget) { return GTK_BOX(widget); }
 static inline GtkLabel *chime_adw_as_label(GtkWidget *widget) { return GTK_LABEL(widget); }
 static inline GtkPicture *chime_adw_as_picture(GtkWidget *widget) { return GTK_PICTURE(widget); }
 static inline GtkProgressBar *chime_adw_as_progress_bar(GtkWidget *widget) { return GTK_PROGRESS_BAR(widget); }
@@ -22,11 +23,20 @@ typedef void (*chime_adw_callback)(gpointer instance, gpointer data);
 typedef void (*chime_adw_response_callback)(AdwMessageDialog *dialog, const char *response, gpointer data);
 
 /// Connects `signal` of `instance` to a handler taking only the instance ("activate",
-/// "clicked", "notify::visible-child-name", "map", "unmap"); `release` gets `data` when the
+/// "clicked", "map", "unmap"; not "notify::…": see chime_adw_connect_notify); `release` gets `data` when the
 /// handler goes.
 static inline gulong chime_adw_connect(gpointer instance, const char *signal, chime_adw_callback callback, gpointer data,
                                        GClosureNotify release) {
     return g_signal_connect_data(instance, signal, G_CALLBACK(callback), data, release, (GConnectFlags)0);
+}
+
+typedef void (*chime_adw_notify_callback)(gpointer instance, GParamSpec *property, gpointer data);
+
+/// Connects `notify::PROPERTY` of `instance`, whose handlers get the property's GParamSpec
+/// between the instance and `data` (a handler of chime_adw_connect's shape would take the
+/// GParamSpec for its data).
+static inline gulong chime_adw_connect_notify(gpointer instance, const char *signal, chime_adw_notify_callback callback, gpointer data) {
+    return g_signal_connect_data(instance, signal, G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
 }
 
 /// Connects an AdwMessageDialog's "response".

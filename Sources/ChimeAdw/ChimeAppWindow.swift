@@ -114,9 +114,9 @@ final class AppController {
     /// The page to show once the window is built (a Present before the first activation).
     private var pendingPage: AppPage?
     private var widgets: Widgets?
-    private var focus: FocusPage?
-    /// The store's failure to open, shown on the pages that need it.
-    private var storeProblem: String?
+    /// What the pages share (the store, the window), once the window is built.
+    private var app: AppContext?
+    private var pages: [AppPage: any AppPageController] = [:]
 
     struct Widgets {
         /// Kept for the process's life: it holds the window's and the dialog's objects.
@@ -164,12 +164,11 @@ final class AppController {
         gtk_window_set_application(chime_adw_as_window(window), chime_adw_gtk_application(application))
         widgets = Widgets(builder: builder, window: window, stack: stack)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        chime_adw_connect(
+        chime_adw_connect_notify(
             stack,
             "notify::visible-child-name",
-            { _, data in Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().pageChanged() },
-            context,
-            nil
+            { _, _, data in Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().pageChanged() },
+            context
         )
         for signal in ["map", "unmap"] {
             chime_adw_connect(
@@ -180,156 +179,48 @@ final class AppController {
                 nil
             )
         }
+        var store: ReminderStore?
+        var storeProblem: String?
         do {
-            let createDirectory = storePath == ReminderStore.defaultPath()
-            let store = try ReminderStore(
+            store = try ReminderStore(
                 path: storePath,
                 schemas: [.focus, .doses, .gateway],
                 access: .create,
-                createDirectory: createDirectory
+                createDirectory: storePath == ReminderStore.defaultPath()
             )
-            focus = FocusPage(builder: builder, timer: TimerViewModel(timer: FocusTimer(store: store), minutes: focusMinutes)) {
-                [storePath] in
-                _ = RunnerControl.poke(storePath: storePath)
-            }
         } catch {
             storeProblem = error.message
             ChimeAppWindow.report("cannot open the store \(storePath): \(error.message)")
         }
-        focus?.onScreen = { [weak self] in
-            guard let self, let widgets = self.widgets else { return false }
-            return self.visiblePage == .focus && gtk_widget_get_mapped(widgets.window) != 0
+        let app = AppContext(store: store, storePath: storePath, storeProblem: storeProblem, window: window, focusMinutes: focusMinutes)
+        app.present = { [weak self] page in self?.present(page) }
+        app.refreshAll = { [weak self] in
+            for page in self?.pages.values.map(\.self) ?? [] { page.refresh() }
+        }
+        self.app = app
+        // Built into a local first: adding a page to the stack can change its visible child, whose
+        // signal reads `pages`.
+        var built: [AppPage: any AppPageController] = [:]
+        for page in AppPage.allCases {
+            let controller = makePage(page, app)
+            built[page] = controller
+            gtk_box_append(chime_adw_as_box(chime_adw_widget(gtk_builder_get_object(builder, "\(page.rawValue)_slot"))), controller.root)
+        }
+        pages = built
+    }
+
+    /// Each page's controller: its own file (FocusPage.swift, …), or its empty state.
+    private func makePage(_ page: AppPage, _ app: AppContext) -> any AppPageController {
+        switch page {
+        case .focus: FocusPage(app) ?? StaticPage(page)
+        default: StaticPage(page)
         }
     }
 
     /// The page shown changed, or the window was mapped or unmapped.
     private func pageChanged() {
-        focus?.visibilityChanged()
-    }
-}
-
-/// The Focus page, bound to ``TimerViewModel``: the tree, the countdown, the progress, the
-/// headline and message, and Plant Tree, Pause, Resume and Give Up (shown when they apply).
-/// The countdown ticks once a second only while the page is on screen and a session is active:
-/// a GLib timeout added and removed accordingly, so an idle window makes no wake-ups.
-final class FocusPage {
-    let timer: TimerViewModel
-    /// Wakes the runner after a change (it schedules or drops the session's alert).
-    let changed: () -> Void
-    /// Whether the page is on screen (the Focus page shown in a mapped window).
-    var onScreen: () -> Bool = { false }
-    private let tree: UnsafeMutablePointer<GtkWidget>
-    private let countdown: UnsafeMutablePointer<GtkWidget>
-    private let progress: UnsafeMutablePointer<GtkWidget>
-    private let headline: UnsafeMutablePointer<GtkWidget>
-    private let message: UnsafeMutablePointer<GtkWidget>
-    private let plant: UnsafeMutablePointer<GtkWidget>
-    private let pause: UnsafeMutablePointer<GtkWidget>
-    private let resume: UnsafeMutablePointer<GtkWidget>
-    private let giveUp: UnsafeMutablePointer<GtkWidget>
-    private let dialog: UnsafeMutablePointer<GtkWidget>
-    private var shownStage = 0
-    /// The one-second timeout's source id while the countdown ticks, else 0.
-    private var tick: guint = 0
-
-    init(builder: OpaquePointer, timer: TimerViewModel, changed: @escaping () -> Void) {
-        func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { chime_adw_widget(gtk_builder_get_object(builder, id))! }
-        self.timer = timer
-        self.changed = changed
-        tree = object("focus_tree")
-        countdown = object("focus_countdown")
-        progress = object("focus_progress")
-        headline = object("focus_headline")
-        message = object("focus_message")
-        plant = object("focus_plant")
-        pause = object("focus_pause")
-        resume = object("focus_resume")
-        giveUp = object("focus_give_up")
-        dialog = object("give_up_dialog")
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        typealias Handler = @convention(c) (gpointer?, gpointer?) -> Void
-        let handlers: [(UnsafeMutablePointer<GtkWidget>, Handler)] = [
-            (plant, { _, data in FocusPage.from(data).act { $0.start() } }),
-            (pause, { _, data in FocusPage.from(data).act { $0.pause() } }),
-            (resume, { _, data in FocusPage.from(data).act { $0.resume() } }),
-            (giveUp, { _, data in FocusPage.from(data).askToGiveUp() }),
-        ]
-        for (button, handler) in handlers { chime_adw_connect(button, "clicked", handler, context, nil) }
-        chime_adw_connect_response(
-            dialog,
-            { _, response, data in
-                if let response, String(cString: response) == "give-up" { FocusPage.from(data).act { $0.giveUp() } }
-            },
-            context,
-            nil
-        )
-        // The seed's question, worded once (TimerViewModel).
-        adw_message_dialog_set_body(chime_adw_as_message_dialog(dialog), TimerViewModel.giveUpQuestion)
-        render(timer.state)
-    }
-
-    static func from(_ data: gpointer?) -> FocusPage { Unmanaged<FocusPage>.fromOpaque(data!).takeUnretainedValue() }
-
-    private func act(_ action: (TimerViewModel) -> TimerState) {
-        let state = action(timer)
-        if state.error == nil { changed() }
-        render(state)
-        updateTicker()
-    }
-
-    private func askToGiveUp() {
-        gtk_window_present(chime_adw_as_window(dialog))
-    }
-
-    /// The page was shown or hidden: read the session again when shown, and tick or stop.
-    func visibilityChanged() {
-        if onScreen() { render(timer.refresh()) }
-        updateTicker()
-    }
-
-    private func updateTicker() {
-        let wanted = onScreen() && timer.state.isSessionActive
-        if wanted && tick == 0 {
-            tick = g_timeout_add(
-                1000,
-                { data in FocusPage.from(data).ticked() ? 1 : 0 },
-                Unmanaged.passUnretained(self).toOpaque()
-            )
-        } else if !wanted && tick != 0 {
-            g_source_remove(tick)
-            tick = 0
-        }
-    }
-
-    /// One second passed: the countdown read again; false (the timeout removed) once it stops.
-    private func ticked() -> Bool {
-        let state = timer.refresh()
-        render(state)
-        guard state.isSessionActive && onScreen() else {
-            tick = 0
-            return false
-        }
-        return true
-    }
-
-    private func render(_ state: TimerState) {
-        gtk_label_set_text(chime_adw_as_label(countdown), state.countdown)
-        gtk_progress_bar_set_fraction(chime_adw_as_progress_bar(progress), state.progress)
-        if state.stage != shownStage {
-            shownStage = state.stage
-            gtk_picture_set_resource(chime_adw_as_picture(tree), "/io/github/chime/Chime/icons/tree-stage-\(state.stage).svg")
-            gtk_picture_set_alternative_text(chime_adw_as_picture(tree), TreeStageText.describe(state.stage))
-        }
-        set(headline, state.headline)
-        set(message, state.error?.message ?? state.message)
-        for (button, shown) in [(plant, state.canStart), (pause, state.canPause), (resume, state.canResume), (giveUp, state.canGiveUp)] {
-            gtk_widget_set_visible(button, shown ? 1 : 0)
-            gtk_widget_set_sensitive(button, shown ? 1 : 0)
-        }
-    }
-
-    private func set(_ label: UnsafeMutablePointer<GtkWidget>, _ text: String?) {
-        gtk_label_set_text(chime_adw_as_label(label), text ?? "")
-        gtk_widget_set_visible(label, text == nil ? 0 : 1)
+        let mapped = widgets.map { gtk_widget_get_mapped($0.window) != 0 } ?? false
+        let shown = visiblePage
+        for (page, controller) in pages { controller.visibilityChanged(onScreen: mapped && page == shown) }
     }
 }
