@@ -70,7 +70,9 @@ enum Accessibility {
     /// `names`: every accessible of the windows named `Chime` and their dialogs, one
     /// `window<TAB>role<TAB>name<TAB>states` line each. `windows TITLE`: how many frames of all
     /// applications are named TITLE. `click NAME [dialog]`: presses the visible, enabled accessible
-    /// named NAME (a button or a page tab; in a window not named Chime with `dialog`). `text
+    /// named NAME (a button, page tab, check box, switch, list or menu item; in a window not named
+    /// Chime with `dialog`). `set NAME TEXT [dialog]`: replaces an editable accessible's text. `has
+    /// NAME [dialog]`: exits 0, printing role and states, when a visible accessible is so named. `text
     /// DESCRIPTION`: the name of the accessible so described (GTK 4.8 names a label by its text,
     /// and its AT-SPI Text interface answers nothing).
     static let script = #"""
@@ -105,6 +107,19 @@ enum Accessibility {
             return ",".join(name for name, value in [("visible", pyatspi.STATE_VISIBLE), ("sensitive", pyatspi.STATE_SENSITIVE),
                                                        ("checked", pyatspi.STATE_CHECKED)] if state.contains(value))
 
+        # Roles besides buttons that `click` presses.
+        PRESSABLE = ("page tab", "check box", "switch", "radio button", "menu item", "list item", "toggle button", "link")
+
+        def find(name, in_dialog):
+            """The first visible accessible named `name` (in a Chime window, or with `in_dialog` in
+            another window of the app: a dialog)."""
+            found, others = chime_windows()
+            for window in (others if in_dialog else found):
+                for node in walk(window):
+                    if node.name.replace("_", "") == name and node.getState().contains(pyatspi.STATE_VISIBLE):
+                        return node
+            return None
+
         command = sys.argv[1]
         if command == "windows":
             print(sum(1 for app, w in windows() if w.name == sys.argv[2]))
@@ -126,7 +141,7 @@ enum Accessibility {
                     spoken = node.name.replace("_", "")
                     named = spoken in (name, name + " " + name) or (not node.name and any(
                         node.getChildAtIndex(i) is not None and node.getChildAtIndex(i).name == name for i in range(node.childCount)))
-                    pressable = "button" in node.getRoleName() or node.getRoleName() == "page tab"
+                    pressable = "button" in node.getRoleName() or node.getRoleName() in PRESSABLE
                     if named and pressable and state.contains(pyatspi.STATE_VISIBLE) and state.contains(pyatspi.STATE_SENSITIVE):
                         try:
                             action = node.queryAction()
@@ -138,6 +153,27 @@ enum Accessibility {
                             sys.exit(0)
             print("no visible, enabled accessible named %r" % name)
             sys.exit(1)
+        elif command == "set":
+            # `set NAME TEXT [dialog]`: replaces the text of the editable accessible named NAME
+            # (an entry, given its name by an accessible label or its row's title).
+            node = find(sys.argv[2], len(sys.argv) > 4 and sys.argv[4] == "dialog")
+            if node is None:
+                print("no visible accessible named %r" % sys.argv[2])
+                sys.exit(1)
+            try:
+                editable = node.queryEditableText()
+            except NotImplementedError:
+                print("%r (%s) is not editable" % (sys.argv[2], node.getRoleName()))
+                sys.exit(1)
+            editable.setTextContents(sys.argv[3])
+            print("set %s" % node.getRoleName())
+        elif command == "has":
+            # `has NAME [dialog]`: exit 0 and the role and states when a visible accessible is
+            # named NAME.
+            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            if node is None:
+                sys.exit(1)
+            print("%s\t%s" % (node.getRoleName(), states(node)))
         elif command == "text":
             found, others = chime_windows()
             for window in found:
