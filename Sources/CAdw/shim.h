@@ -39,6 +39,13 @@ static inline gulong chime_adw_connect_notify(gpointer instance, const char *sig
     return g_signal_connect_data(instance, signal, G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
 }
 
+typedef void (*chime_adw_frame_callback)(GdkFrameClock *clock, gpointer data);
+
+/// Connects a frame clock's "after-paint" (emitted once a frame has been drawn).
+static inline gulong chime_adw_connect_after_paint(GdkFrameClock *clock, chime_adw_frame_callback callback, gpointer data) {
+    return g_signal_connect_data(clock, "after-paint", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+}
+
 /// Connects an AdwMessageDialog's "response".
 static inline gulong chime_adw_connect_response(GtkWidget *dialog, chime_adw_response_callback callback, gpointer data,
                                                 GClosureNotify release) {

@@ -30,7 +30,9 @@ public enum ChimeAppWindow {
 
     /// Runs the app at `page` (nil: Today, or the page the open window shows) on the store at
     /// `storePath` (nil: `$CHIME_STORE`, else the default location); its exit status.
-    public static func run(page: AppPage?, storePath: String?, focusMinutes: Int) -> Int32 {
+    /// `firstFrame` is called once the window's first frame is drawn; when it returns true the
+    /// app quits (the benchmark's and the tests' measure of start-up).
+    public static func run(page: AppPage?, storePath: String?, focusMinutes: Int, firstFrame: (() -> Bool)? = nil) -> Int32 {
         let storePath = storePath ?? ReminderStore.defaultPath()
         let bundle = Data(base64Encoded: ChimeResources.bundle) ?? Data()
         let registered = bundle.withUnsafeBytes { chime_adw_register_resource($0.baseAddress, gsize($0.count)) != 0 }
@@ -39,6 +41,7 @@ public enum ChimeAppWindow {
             return 70
         }
         let controller = AppController(storePath: storePath, focusMinutes: focusMinutes, page: page)
+        controller.firstFrame = firstFrame
         let context = Unmanaged.passRetained(controller).toOpaque()
         var message: UnsafeMutablePointer<CChar>?
         let claim = chime_app_claim(
@@ -111,6 +114,9 @@ final class AppController {
     let storePath: String
     let focusMinutes: Int
     var application: UnsafeMutablePointer<AdwApplication>?
+    /// Told once, when the window's first frame is drawn; true: quit then.
+    var firstFrame: (() -> Bool)?
+    private var firstFrameHandler: gulong = 0
     /// The page to show once the window is built (a Present before the first activation).
     private var pendingPage: AppPage?
     private var widgets: Widgets?
@@ -150,6 +156,25 @@ final class AppController {
         pendingPage = nil
         gtk_window_present(chime_adw_as_window(widgets.window))
         ChimeAppWindow.emit("presented page=\(visiblePage?.rawValue ?? "none")")
+        watchFirstFrame()
+    }
+
+    /// Connects the window's frame clock's "after-paint" once (the window is realized once
+    /// presented), to tell ``firstFrame``.
+    private func watchFirstFrame() {
+        guard let widgets, firstFrame != nil, firstFrameHandler == 0, let clock = gtk_widget_get_frame_clock(widgets.window) else { return }
+        firstFrameHandler = chime_adw_connect_after_paint(
+            clock,
+            { clock, data in Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().drewFirstFrame(clock) },
+            Unmanaged.passUnretained(self).toOpaque()
+        )
+    }
+
+    private func drewFirstFrame(_ clock: OpaquePointer?) {
+        guard firstFrameHandler != 0, let report = firstFrame else { return }
+        g_signal_handler_disconnect(UnsafeMutableRawPointer(clock), firstFrameHandler)
+        firstFrame = nil
+        if report(), let application { g_application_quit(chime_adw_g_application(application)) }
     }
 
     var visiblePage: AppPage? {

@@ -30,7 +30,7 @@ struct ChimeBench: AsyncParsableCommand {
     /// The workloads, in the order `all` runs them.
     static let workloads: [any Workload.Type] = [
         Schedule.self, Cancel.self, Lateness.self, Crash.self, Idle.self, CLI.self, Desktop.self, Focus.self, Doses.self,
-        GateBench.self, ImportBounds.self, DBusBench.self,
+        GateBench.self, ImportBounds.self, DBusBench.self, AppBench.self,
     ]
 }
 

@@ -27,6 +27,8 @@ struct AppMode: ParsableCommand {
     @Argument(help: "The page to open: \(AppPage.accepted).") var page: String?
     @Option(help: "The store's path (else $CHIME_STORE, else the default location).") var store = ""
     @Option(help: "The length a new focus session plants, in minutes.") var focusMinutes = 25
+    @Flag(help: "Print `first-frame since-process-start-ms=N` once the window is drawn, and quit (start-up's figure).")
+    var exitAfterFirstFrame = false
 
     static func run(_ arguments: [String]) -> Int32 {
         let mode: AppMode
@@ -43,6 +45,12 @@ struct AppMode: ParsableCommand {
             }
             chosen = known
         }
-        return ChimeAppWindow.run(page: chosen, storePath: mode.store.isEmpty ? nil : mode.store, focusMinutes: mode.focusMinutes)
+        // The first frame is always told on standard output (the tests wait for it).
+        let exitAfterFirstFrame = mode.exitAfterFirstFrame
+        return ChimeAppWindow.run(page: chosen, storePath: mode.store.isEmpty ? nil : mode.store, focusMinutes: mode.focusMinutes) {
+            let sinceStart = ProcessFigures.sinceProcessStart().map { String(format: "%.1f", $0 * 1000) } ?? "unknown"
+            emit("first-frame since-process-start-ms=\(sinceStart)")
+            return exitAfterFirstFrame
+        }
     }
 }

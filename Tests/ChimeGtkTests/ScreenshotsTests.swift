@@ -22,7 +22,14 @@ import Glibc
         ("alert.png", 200...700, 60...300),
         ("focus.png", 200...700, 60...300),
         ("gate.png", 600...1024, 400...768),
+        ("app.png", 960...960, 640...640),
     ]
+
+    /// The app's pictures (not committed), in OUTDIR/app: each page, light and dark, 960 and 360
+    /// px wide, 640 high.
+    static let appPictures: [(name: String, width: Int)] = ["today", "reminders", "focus", "doses", "gateway"].flatMap { page in
+        ["light", "dark"].flatMap { scheme in [960, 360].map { ("\(page)-\(scheme)-\($0).png", $0) } }
+    }
 
     /// A run of the script: its status and its standard output and error. Stopped by its pid
     /// (its trap then stops what it started) when it takes longer than `timeout` seconds.
@@ -88,7 +95,7 @@ import Glibc
         return root
     }
 
-    @Test func theScriptTakesTheThreePicturesAndTheCommittedOnesHaveTheirSizes() throws {
+    @Test func theScriptTakesThePicturesAndTheCommittedOnesHaveTheirSizes() throws {
         let root = try Self.temporaryRoot()
         defer { try? FileManager.default.removeItem(at: root) }
         let pictures = root.appendingPathComponent("pictures")
@@ -99,7 +106,7 @@ import Glibc
         // Then it succeeds, printing one line per picture: its path and its size
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         let lines = run.output.split(separator: "\n").map(String.init)
-        #expect(lines.count == Self.pictures.count, "\(run.output)")
+        #expect(lines.count == Self.pictures.count + Self.appPictures.count, "\(run.output)")
         for picture in Self.pictures {
             let path = pictures.appendingPathComponent(picture.name).path
             // and each picture is a PNG of a window's size
@@ -116,6 +123,13 @@ import Glibc
                 committedSize == size,
                 "docs/images/\(picture.name) is \(committedSize), a fresh one \(size): run scripts/screenshots and commit the pictures"
             )
+        }
+        // and the app's pages, each of its width, drawn
+        for picture in Self.appPictures {
+            let path = pictures.appendingPathComponent("app/\(picture.name)").path
+            let size = try #require(Self.pngSize(path), "app/\(picture.name) is missing or no PNG: \(run.errors)")
+            #expect(size.width == picture.width && size.height == 640, "app/\(picture.name): \(size)")
+            #expect(try Self.colours(path, root: root) ?? 0 > 16, "app/\(picture.name) is blank")
         }
         // and the gate's chime ended at Escape (Exit to Focus), as with a person
         #expect(!run.errors.contains("did not end"), "\(run.errors)")
