@@ -292,8 +292,6 @@ final class GatewayPage: AppPageController {
                 nil
             )
             adw_action_row_add_suffix(chime_adw_gateway_action_row(row), gate)
-            // Enter or a click on the row presses its Gate button.
-            adw_action_row_set_activatable_widget(chime_adw_gateway_action_row(row), gate)
             append(row, to: chooserList)
         }
     }
