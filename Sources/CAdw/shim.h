@@ -198,6 +198,7 @@ static inline gboolean chime_adw_accessibility_bus_reachable(void) {
 
 static inline GtkListBox *chime_adw_gateway_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
 static inline AdwActionRow *chime_adw_gateway_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
+static inline AdwExpanderRow *chime_adw_gateway_expander_row(GtkWidget *widget) { return ADW_EXPANDER_ROW(widget); }
 static inline AdwPreferencesRow *chime_adw_gateway_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
 static inline AdwPreferencesGroup *chime_adw_gateway_preferences_group(GtkWidget *widget) { return ADW_PREFERENCES_GROUP(widget); }
 static inline GtkEditable *chime_adw_gateway_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }

@@ -28,6 +28,7 @@ final class GatewayPage: AppPageController {
     private let statsGroup: UnsafeMutablePointer<GtkWidget>
     private let statsList: UnsafeMutablePointer<GtkWidget>
     private let trend: UnsafeMutablePointer<GtkWidget>
+    private let trendPeak: UnsafeMutablePointer<GtkWidget>
     private let setup: UnsafeMutablePointer<GtkWidget>
     private let repair: UnsafeMutablePointer<GtkWidget>
     private let chooser: UnsafeMutablePointer<GtkWidget>
@@ -72,6 +73,7 @@ final class GatewayPage: AppPageController {
         statsGroup = object("gate_stats_group")
         statsList = object("gate_stats")
         trend = object("gate_trend")
+        trendPeak = object("gate_trend_peak")
         setup = object("gate_setup")
         repair = object("gate_repair")
         chooser = object("chooser_dialog")
@@ -150,11 +152,6 @@ final class GatewayPage: AppPageController {
         clear(programs)
         for program in state.programs {
             let name = name(of: program.id)
-            let row = actionRow(
-                name,
-                program.isOK ? "\(program.id): opens with a pause first" : "\(program.id): \(program.advice ?? program.status)"
-            )
-            adw_action_row_add_prefix(chime_adw_gateway_action_row(row), icon(installed[program.id]?.icon, program.isOK))
             let remove = button("Remove", label: "Remove \(name)", id: program.id)
             gtk_widget_set_tooltip_text(remove, "Un-gate \(name): its launcher is put back as it was")
             chime_adw_connect(
@@ -168,7 +165,58 @@ final class GatewayPage: AppPageController {
                 Unmanaged.passUnretained(self).toOpaque(),
                 nil
             )
-            adw_action_row_add_suffix(chime_adw_gateway_action_row(row), remove)
+            guard !program.isOK else {
+                let row = actionRow(name, program.summary)
+                gtk_widget_set_tooltip_text(row, program.id)
+                adw_action_row_add_prefix(chime_adw_gateway_action_row(row), icon(installed[program.id]?.icon, true))
+                adw_action_row_add_suffix(chime_adw_gateway_action_row(row), remove)
+                append(row, to: programs)
+                continue
+            }
+            // A gate that needs something done: what, in a few words, with the advice in full below.
+            var actions = [remove]
+            let row = adw_expander_row_new()!
+            let expander = chime_adw_gateway_expander_row(row)
+            adw_preferences_row_set_use_markup(chime_adw_gateway_preferences_row(row), 0)
+            adw_preferences_row_set_title(chime_adw_gateway_preferences_row(row), name)
+            adw_expander_row_set_subtitle(expander, program.summary)
+            adw_expander_row_add_prefix(expander, icon(nil, false))
+            if program.canRepair {
+                let mend = button("Repair", label: "Repair \(name)", id: program.id)
+                gtk_widget_set_tooltip_text(mend, "Write the gate of \(name) again")
+                gtk_widget_add_css_class(mend, "suggested-action")
+                chime_adw_connect(
+                    mend,
+                    "clicked",
+                    { button, data in
+                        guard let button else { return }
+                        let page = GatewayPage.from(data)
+                        page.repairProgram(String(cString: gtk_widget_get_name(button.assumingMemoryBound(to: GtkWidget.self))))
+                    },
+                    Unmanaged.passUnretained(self).toOpaque(),
+                    nil
+                )
+                actions.append(mend)
+            }
+            let advice = gtk_label_new("\(program.id): \(program.advice ?? program.status)")!
+            gtk_label_set_wrap(chime_adw_as_label(advice), 1)
+            gtk_label_set_wrap_mode(chime_adw_as_label(advice), PANGO_WRAP_WORD_CHAR)
+            gtk_label_set_xalign(chime_adw_as_label(advice), 0)
+            gtk_label_set_selectable(chime_adw_as_label(advice), 1)
+            for side in [gtk_widget_set_margin_start, gtk_widget_set_margin_end, gtk_widget_set_margin_top, gtk_widget_set_margin_bottom] {
+                side(advice, 12)
+            }
+            // The advice and the buttons below the row's title: a narrow window keeps the title's width.
+            let content = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0)!
+            gtk_box_append(chime_adw_as_box(content), advice)
+            let buttons = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12)!
+            gtk_widget_set_halign(buttons, GTK_ALIGN_END)
+            gtk_widget_set_margin_end(buttons, 12)
+            gtk_widget_set_margin_bottom(buttons, 12)
+            for action in actions { gtk_box_append(chime_adw_as_box(buttons), action) }
+            gtk_box_append(chime_adw_as_box(content), buttons)
+            adw_expander_row_add_row(expander, content)
+            adw_expander_row_set_expanded(expander, 1)
             append(row, to: programs)
         }
         gtk_widget_set_visible(repair, state.needsRepair ? 1 : 0)
@@ -187,6 +235,12 @@ final class GatewayPage: AppPageController {
         render(state)
     }
 
+    private func repairProgram(_ id: String) {
+        let state = hub.repair(id, chime: chime)
+        if state.error == nil { app.changed() }
+        render(state)
+    }
+
     private func repairGates() {
         let state = hub.repair(chime: chime)
         if state.error == nil { app.changed() }
@@ -198,7 +252,8 @@ final class GatewayPage: AppPageController {
     private func render(_ state: GateStatsState) {
         adw_preferences_group_set_title(chime_adw_gateway_preferences_group(statsGroup), state.headerTitle)
         clear(statsList)
-        for item in state.rows {
+        // The streak has its banner at the top of the page.
+        for item in state.rows where item.label != "Streak" {
             // A long value (the streak's message) under its label; a figure at the row's end.
             let long = item.value.count > 12
             let row = actionRow(item.label, long ? item.value : nil)
@@ -212,6 +267,7 @@ final class GatewayPage: AppPageController {
         }
         days = state.dailyTrends
         peak = state.trendPeak
+        gtk_label_set_text(chime_adw_as_label(trendPeak), "Tallest bar: \(peak)")
         chime_adw_gateway_set_accessible_description(trend, state.trendDescription)
         gtk_widget_set_tooltip_text(trend, state.trendDescription)
         gtk_widget_queue_draw(trend)
@@ -254,7 +310,8 @@ final class GatewayPage: AppPageController {
     // MARK: The app chooser
 
     private func openChooser() {
-        readInstalled()
+        // What is installed and gated now (a terminal's `chime gate` may have changed it).
+        refresh()
         gtk_editable_set_text(chime_adw_gateway_editable(search), "")
         renderChooser()
         gtk_window_present(chime_adw_as_window(chooser))
@@ -333,7 +390,12 @@ final class GatewayPage: AppPageController {
     private func icon(_ icon: String?, _ isOK: Bool) -> UnsafeMutablePointer<GtkWidget> {
         let image =
             isOK ? chime_adw_gateway_icon(icon, "application-x-executable")! : gtk_image_new_from_icon_name("dialog-warning-symbolic")!
-        gtk_image_set_pixel_size(chime_adw_gateway_image(image), 32)
+        gtk_image_set_pixel_size(chime_adw_gateway_image(image), isOK ? 32 : 24)
+        if !isOK {
+            gtk_widget_add_css_class(image, "warning")
+            gtk_widget_set_margin_start(image, 4)
+            gtk_widget_set_margin_end(image, 4)
+        }
         return image
     }
 

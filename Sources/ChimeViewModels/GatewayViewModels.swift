@@ -14,6 +14,10 @@ public struct GateHubState: Sendable, Hashable {
         public var status: String
         /// What to do, for a gate that is not right; nil when it is.
         public var advice: String?
+        /// A repair (``GateHubViewModel/repair(_:chime:)``) mends it.
+        public var canRepair: Bool = false
+        /// How it stands in a few words (`Opens with a pause first`; `Its gate is missing`), ``advice`` saying more.
+        public var summary: String = ""
     }
 
     /// `Your Mindful Hub.`
@@ -97,7 +101,9 @@ public final class GateHubViewModel: Sendable {
                     id: $0.id.rawValue,
                     isOK: $0.status == .ok,
                     status: $0.status.rawValue,
-                    advice: $0.status == .ok ? nil : $0.advice
+                    advice: $0.status == .ok ? nil : $0.advice,
+                    canRepair: LauncherOverrides.mendable.contains($0.status),
+                    summary: Self.summary($0.status)
                 )
             }
             let setupRows = try setup(profile: profile)
@@ -162,6 +168,19 @@ public final class GateHubViewModel: Sendable {
         return rows
     }
 
+    /// A gate's status in a few words, for a row's subtitle.
+    public static func summary(_ status: LauncherOverride.Status) -> String {
+        switch status {
+        case .ok: "Opens with a pause first"
+        case .originalChanged: "Its launcher entry changed (an update?)"
+        case .originalGone: "Its launcher entry is gone (uninstalled?)"
+        case .overrideEdited: "Its gate was edited by hand"
+        case .overrideMissing: "Its gate is missing: it opens without a pause"
+        case .chimeMissing: "The chime its gate runs is missing"
+        case .unfinished: "A change to its gate was cut short"
+        }
+    }
+
     /// Gates the program of desktop entry `id` (`firefox.desktop`) with `chime`, as `chime gate add ID` does.
     @discardableResult
     public func add(_ id: String, chime: String) -> GateHubState {
@@ -179,6 +198,17 @@ public final class GateHubViewModel: Sendable {
             let desktopID = try Self.desktopID(id)
             try Self.chimeErrors { try self.overrides.remove(desktopID) }
             return "Un-gated \(desktopID): its launcher is as it was."
+        }
+    }
+
+    /// Writes `id`'s gate again from its original as it is now, running `chime` (what a refresh
+    /// mends: ``LauncherOverrides/mendable``).
+    @discardableResult
+    public func repair(_ id: String, chime: String) -> GateHubState {
+        act { () throws(ChimeError) in
+            let desktopID = try Self.desktopID(id)
+            let made = try Self.chimeErrors { try self.overrides.refresh(desktopID, chime: chime) }
+            return "Repaired the gate of \(made.id): its launcher opens a pause first."
         }
     }
 
