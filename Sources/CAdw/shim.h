@@ -201,4 +201,71 @@ static inline gboolean chime_adw_accessibility_bus_reachable(void) {
     return found;
 }
 
+// MARK: Gateway page (GatewayPage.swift)
+
+static inline GtkListBox *chime_adw_gateway_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
+static inline AdwActionRow *chime_adw_gateway_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
+static inline AdwExpanderRow *chime_adw_gateway_expander_row(GtkWidget *widget) { return ADW_EXPANDER_ROW(widget); }
+static inline AdwPreferencesRow *chime_adw_gateway_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
+static inline AdwPreferencesGroup *chime_adw_gateway_preferences_group(GtkWidget *widget) { return ADW_PREFERENCES_GROUP(widget); }
+static inline GtkEditable *chime_adw_gateway_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
+static inline AdwToastOverlay *chime_adw_gateway_toast_overlay(GtkWidget *widget) { return ADW_TOAST_OVERLAY(widget); }
+static inline GtkImage *chime_adw_gateway_image(GtkWidget *widget) { return GTK_IMAGE(widget); }
+
+/// Sets a widget's accessible label (gtk_accessible_update_property is variadic).
+static inline void chime_adw_gateway_set_accessible_label(GtkWidget *widget, const char *label) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
+/// Sets a widget's accessible description.
+static inline void chime_adw_gateway_set_accessible_description(GtkWidget *widget, const char *description) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
+}
+
+typedef void (*chime_adw_gateway_draw_callback)(GtkWidget *area, cairo_t *cr, int width, int height, gpointer data);
+
+/// Sets a GtkDrawingArea's draw function.
+static inline void chime_adw_gateway_set_draw(GtkWidget *area, chime_adw_gateway_draw_callback callback, gpointer data) {
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(area), (GtkDrawingAreaDrawFunc)callback, data, NULL);
+}
+
+/// The widget's foreground colour (`accent` FALSE) or the theme's accent colour (TRUE; the
+/// foreground when the theme has none), as r, g, b, a.
+static inline void chime_adw_gateway_color(GtkWidget *widget, gboolean accent, double rgba[4]) {
+    GtkStyleContext *style = gtk_widget_get_style_context(widget);
+    GdkRGBA color;
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_style_context_get_color(style, &color);
+    if (accent) gtk_style_context_lookup_color(style, "accent_color", &color);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    rgba[0] = color.red, rgba[1] = color.green, rgba[2] = color.blue, rgba[3] = color.alpha;
+}
+
+typedef void (*chime_adw_gateway_app_callback)(const char *id, const char *name, const char *icon, gpointer data);
+
+/// The desktop's installed applications a launcher shows (g_app_info_get_all, filtered by
+/// g_app_info_should_show): each one's desktop entry id, name and icon (g_icon_to_string; NULL
+/// without one) to `callback`.
+static inline void chime_adw_gateway_installed_apps(chime_adw_gateway_app_callback callback, gpointer data) {
+    GList *all = g_app_info_get_all();
+    for (GList *node = all; node != NULL; node = node->next) {
+        GAppInfo *info = node->data;
+        const char *id = g_app_info_get_id(info);
+        if (id == NULL || !g_app_info_should_show(info)) continue;
+        GIcon *icon = g_app_info_get_icon(info);
+        char *iconText = icon != NULL ? g_icon_to_string(icon) : NULL;
+        callback(id, g_app_info_get_display_name(info), iconText, data);
+        g_free(iconText);
+    }
+    g_list_free_full(all, g_object_unref);
+}
+
+/// An image of the icon `icon` names (g_icon_to_string's text), or of `fallback`.
+static inline GtkWidget *chime_adw_gateway_icon(const char *icon, const char *fallback) {
+    GIcon *gicon = icon != NULL ? g_icon_new_for_string(icon, NULL) : NULL;
+    GtkWidget *image = gicon != NULL ? gtk_image_new_from_gicon(gicon) : gtk_image_new_from_icon_name(fallback);
+    if (gicon != NULL) g_object_unref(gicon);
+    return image;
+}
+
 #endif

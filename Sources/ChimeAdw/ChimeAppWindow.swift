@@ -238,6 +238,7 @@ final class AppController {
     private func makePage(_ page: AppPage, _ app: AppContext) -> any AppPageController {
         switch page {
         case .focus: FocusPage(app) ?? StaticPage(page)
+        case .gateway: GatewayPage(app) ?? StaticPage(page)
         default: StaticPage(page)
         }
     }

@@ -14,6 +14,10 @@ public struct GateHubState: Sendable, Hashable {
         public var status: String
         /// What to do, for a gate that is not right; nil when it is.
         public var advice: String?
+        /// A repair (``GateHubViewModel/repair(_:chime:)``) mends it.
+        public var canRepair: Bool = false
+        /// How it stands in a few words (`Opens with a pause first`; `Its gate is missing`), ``advice`` saying more.
+        public var summary: String = ""
     }
 
     /// `Your Mindful Hub.`
@@ -28,6 +32,13 @@ public struct GateHubState: Sendable, Hashable {
     public var emptyText: String?
     /// The pause and interests are not chosen yet: the seed's first-run experience.
     public var shouldShowFRE: Bool
+    /// How the gateway is set up, as `chime gate` and `chime gate doctor` say it: Pause,
+    /// Quotes (with the `chime` the gates run), Not gated.
+    public var setupRows: [LabeledValue] = []
+    /// Some gate needs writing again (what `chime gate doctor` mends: ``LauncherOverrides/mendable``).
+    public var needsRepair: Bool = false
+    /// What the last action did (`Gated firefox.desktop.`), for a toast; nil after a read.
+    public var notice: String?
     public var error: ChimeError?
 }
 
@@ -37,12 +48,24 @@ public final class GateHubViewModel: Sendable {
     public let book: GateBook
     public let overrides: LauncherOverrides
     public let zone: TimeZone
+    /// The `chime` program the gates run (nil: the quotes are not checked).
+    public let chime: String?
+    /// Where the quotes are looked for (the process's environment in the app).
+    public let environment: [String: String]
     private let current: Mutex<GateHubState>
 
-    public init(book: GateBook, overrides: LauncherOverrides, zone: TimeZone = .current) {
+    public init(
+        book: GateBook,
+        overrides: LauncherOverrides,
+        zone: TimeZone = .current,
+        chime: String? = nil,
+        environment: [String: String] = [:]
+    ) {
         self.book = book
         self.overrides = overrides
         self.zone = zone
+        self.chime = chime
+        self.environment = environment
         current = Mutex(
             GateHubState(
                 greeting: GateHub.greeting,
@@ -67,20 +90,28 @@ public final class GateHubViewModel: Sendable {
         do {
             let streak = try book.stats(zone: zone).streak
             let profile = try book.profile()
-            let programs: [GateHubState.Program]
+            let listed: [LauncherOverride]
             do {
-                programs = try overrides.list().map {
-                    GateHubState.Program(
-                        id: $0.id.rawValue,
-                        isOK: $0.status == .ok,
-                        status: $0.status.rawValue,
-                        advice: $0.status == .ok ? nil : $0.advice
-                    )
-                }
+                listed = try overrides.list()
             } catch {
                 throw error as? ChimeError ?? ChimeError(.failure, "\(error)")
             }
+            let programs = listed.map {
+                GateHubState.Program(
+                    id: $0.id.rawValue,
+                    isOK: $0.status == .ok,
+                    status: $0.status.rawValue,
+                    advice: $0.status == .ok ? nil : $0.advice,
+                    canRepair: LauncherOverrides.mendable.contains($0.status),
+                    summary: Self.summary($0.status)
+                )
+            }
+            let setupRows = try setup(profile: profile)
+            let needsRepair = listed.contains { LauncherOverrides.mendable.contains($0.status) }
             current.withLock { state in
+                state.setupRows = setupRows
+                state.needsRepair = needsRepair
+                state.notice = nil
                 state.streakCount = streak.count
                 state.showStreakBanner = streak.showsBanner
                 state.streakMessage = streak.message
@@ -95,6 +126,167 @@ public final class GateHubViewModel: Sendable {
             current.withLock { $0.error = ChimeError(.failure, "\(error)") }
         }
         return state
+    }
+
+    /// The setup rows: the pause (the profile's, or the default until `chime gate setup`), the
+    /// quotes found (as `chime gate doctor` counts them), the launches that showed no gate.
+    private func setup(profile: GateProfile) throws(ChimeError) -> [LabeledValue] {
+        let pause = "\(Int(profile.pauseLength)) s"
+        var rows = [
+            LabeledValue(
+                "Pause",
+                profile.isSetUp
+                    ? "\(pause), determination \(profile.determination) of 10"
+                    : "\(pause), the default: choose your pause and interests with 'chime gate setup'"
+            )
+        ]
+        if let chime {
+            do {
+                let count = try QuoteLibrary.load(from: QuoteLibrary.directories(environment: environment, executable: chime)).all.count
+                rows.append(
+                    LabeledValue(
+                        "Quotes",
+                        count == 0 ? "no quote files found (scripts/quickstart installs Resources/quotes)" : "\(count) loaded"
+                    )
+                )
+            } catch {
+                rows.append(LabeledValue("Quotes", error.message))
+            }
+        }
+        let notGated = try book.events().compactMap { event -> String? in
+            if case .notGated(let reason) = event.outcome, !reason.hasPrefix("grace") { return reason }
+            return nil
+        }
+        rows.append(
+            LabeledValue(
+                "Not gated",
+                notGated.isEmpty
+                    ? "every launch showed a gate (or was in the grace)"
+                    : "\(notGated.count) launch\(notGated.count == 1 ? "" : "es") started without a gate; the last because: \(notGated.last ?? "")"
+            )
+        )
+        return rows
+    }
+
+    /// A gate's status in a few words, for a row's subtitle.
+    public static func summary(_ status: LauncherOverride.Status) -> String {
+        switch status {
+        case .ok: "Opens with a pause first"
+        case .originalChanged: "Its launcher entry changed (an update?)"
+        case .originalGone: "Its launcher entry is gone (uninstalled?)"
+        case .overrideEdited: "Its gate was edited by hand"
+        case .overrideMissing: "Its gate is missing: it opens without a pause"
+        case .chimeMissing: "The chime its gate runs is missing"
+        case .unfinished: "A change to its gate was cut short"
+        }
+    }
+
+    /// Gates the program of desktop entry `id` (`firefox.desktop`) with `chime`, as `chime gate add ID` does.
+    @discardableResult
+    public func add(_ id: String, chime: String) -> GateHubState {
+        act { () throws(ChimeError) in
+            let desktopID = try Self.desktopID(id)
+            let made = try Self.chimeErrors { try self.overrides.gate(desktopID, chime: chime) }
+            return "Gated \(made.id): its launcher now opens a pause first."
+        }
+    }
+
+    /// Un-gates `id`, as `chime gate remove ID` does: its launcher entry is put back as it was.
+    @discardableResult
+    public func remove(_ id: String) -> GateHubState {
+        act { () throws(ChimeError) in
+            let desktopID = try Self.desktopID(id)
+            try Self.chimeErrors { try self.overrides.remove(desktopID) }
+            return "Un-gated \(desktopID): its launcher is as it was."
+        }
+    }
+
+    /// Writes `id`'s gate again from its original as it is now, running `chime` (what a refresh
+    /// mends: ``LauncherOverrides/mendable``).
+    @discardableResult
+    public func repair(_ id: String, chime: String) -> GateHubState {
+        act { () throws(ChimeError) in
+            let desktopID = try Self.desktopID(id)
+            let made = try Self.chimeErrors { try self.overrides.refresh(desktopID, chime: chime) }
+            return "Repaired the gate of \(made.id): its launcher opens a pause first."
+        }
+    }
+
+    /// Writes again the gates that need it (as `chime gate doctor` does), running `chime`.
+    @discardableResult
+    public func repair(chime: String) -> GateHubState {
+        act { () throws(ChimeError) in
+            let repaired = try Self.chimeErrors { try self.overrides.repair(chime: chime) }
+            let left = repaired.filter { $0.status != .ok }.count
+            return left == 0
+                ? "Every gate is in place." : "\(left) gate\(left == 1 ? "" : "s") still need\(left == 1 ? "s" : "") you: see its advice."
+        }
+    }
+
+    /// Runs `change`, reads everything again, and keeps the change's notice or error.
+    private func act(_ change: () throws(ChimeError) -> String) -> GateHubState {
+        let outcome: Result<String, ChimeError>
+        do {
+            outcome = .success(try change())
+        } catch {
+            outcome = .failure(error)
+        }
+        loadHubData()
+        current.withLock { state in
+            switch outcome {
+            case .success(let notice): state.notice = notice
+            case .failure(let error): state.error = error
+            }
+        }
+        return state
+    }
+
+    private static func desktopID(_ text: String) throws(ChimeError) -> DesktopFileID {
+        try chimeErrors { try DesktopFileID(text) }
+    }
+
+    private static func chimeErrors<T>(_ body: () throws -> T) throws(ChimeError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw error as? ChimeError ?? ChimeError(.failure, "\(error)")
+        }
+    }
+
+    /// The `chime` beside the app's executable `window` (`chime-gate-window`): in the same
+    /// directory (a build), or `bin/chime` for one installed in `libexec/chime/` (the inverse
+    /// of ``GateWindowProcess/helperPath(executable:)``).
+    public static func chimePath(window: String) -> String {
+        let directory = (window as NSString).deletingLastPathComponent
+        if directory.hasSuffix("/libexec/chime") {
+            let prefix = ((directory as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+            return prefix + "/bin/chime"
+        }
+        return directory + "/chime"
+    }
+}
+
+/// A program the app's chooser offers: an installed application a launcher shows.
+public struct GateProgramChoice: Sendable, Hashable, Identifiable {
+    /// The desktop entry id: `firefox.desktop`.
+    public var id: String
+    /// Its name as launchers show it.
+    public var name: String
+
+    public init(id: String, name: String) {
+        (self.id, self.name) = (id, name)
+    }
+
+    /// The programs to offer: `installed` but those `gated`, those whose name or id contains
+    /// every word of `query` (any case), by name then id.
+    public static func offered(_ installed: [GateProgramChoice], gated: Set<String>, query: String) -> [GateProgramChoice] {
+        let words = query.lowercased().split(whereSeparator: \.isWhitespace).map(String.init)
+        return installed.filter { choice in
+            guard !gated.contains(choice.id) else { return false }
+            let text = (choice.name + " " + choice.id).lowercased()
+            return words.allSatisfy { text.contains($0) }
+        }
+        .sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
     }
 }
 
@@ -114,6 +306,21 @@ public struct GateStatsState: Sendable, Hashable {
     /// The last 30 local days, oldest first.
     public var dailyTrends: [GateDay]
     public var error: ChimeError?
+
+    /// The chart's tallest bar: the most exits or proceeds in a day (at least 1).
+    public var trendPeak: Int { max(dailyTrends.map { max($0.exits, $0.proceeds) }.max() ?? 0, 1) }
+
+    /// The chart's figures in words (its accessible description): each day with exits or
+    /// proceeds, `2026-01-05: 3 exits, 1 proceed`, or that there were none.
+    public var trendDescription: String {
+        let days = dailyTrends.filter { $0.exits + $0.proceeds > 0 }
+        guard !days.isEmpty else { return "Last \(dailyTrends.count) days: no exits or proceeds yet." }
+        func count(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        let listed = days.map { "\($0.date): \(count($0.exits, "exit")), \(count($0.proceeds, "proceed"))" }
+        let quiet = dailyTrends.count - days.count
+        return "Last \(dailyTrends.count) days, exits and proceeds: " + listed.joined(separator: "; ")
+            + (quiet == 0 ? "." : "; none on the other \(count(quiet, "day")).")
+    }
 }
 
 /// The gateway's statistics (the seed's `StatisticsViewModel`) over ``GateBook/stats(zone:)``.

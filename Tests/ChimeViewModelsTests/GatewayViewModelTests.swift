@@ -109,4 +109,125 @@ struct GatewayViewModelTests {
         #expect(state.dailyTrends.last?.exits == 3)
         #expect(state.dailyTrends.last?.proceeds == 1)
     }
+
+    @Test func theHubGatesAndUngatesAProgramAsTheCLIDoesAndSaysWhyItCannot() throws {
+        let h = try ViewModelHarness()
+        let launchers = Launchers()
+        defer {
+            h.cleanUp()
+            launchers.cleanUp()
+        }
+        let overrides = try launchers.make()
+        let model = GateHubViewModel(book: GateBook(store: h.store, clock: h.wall), overrides: overrides, zone: ViewModelHarness.utc)
+
+        let added = model.add("firefox.desktop", chime: launchers.chime)
+        #expect(added.error == nil)
+        #expect(added.programs.map(\.id) == ["firefox.desktop"])
+        #expect(added.notice == "Gated firefox.desktop: its launcher now opens a pause first.")
+        #expect(try overrides.list().map(\.id.rawValue) == ["firefox.desktop"])
+
+        // Gated twice: the use case's refusal, the list as it was.
+        let twice = model.add("firefox", chime: launchers.chime)
+        #expect(twice.error?.code == .conflict, "\(String(describing: twice.error))")
+        #expect(twice.notice == nil)
+        #expect(twice.programs.map(\.id) == ["firefox.desktop"])
+
+        // A program that is not installed: not found, nothing gated.
+        let missing = model.add("no-such-program", chime: launchers.chime)
+        #expect(missing.error?.code == .notFound)
+        #expect(missing.error?.message.contains("no-such-program") == true)
+
+        let removed = model.remove("firefox.desktop")
+        #expect(removed.error == nil)
+        #expect(removed.programs.isEmpty)
+        #expect(removed.notice == "Un-gated firefox.desktop: its launcher is as it was.")
+        #expect(try overrides.list().isEmpty)
+        #expect(model.remove("firefox.desktop").error?.code == .notFound)
+        // A read forgets the last action's notice and error.
+        let read = model.loadHubData()
+        #expect(read.notice == nil && read.error == nil)
+    }
+
+    @Test func theSetupSaysThePauseTheLaunchesNotGatedAndRepairsAMissingGate() throws {
+        let h = try ViewModelHarness()
+        let launchers = Launchers()
+        defer {
+            h.cleanUp()
+            launchers.cleanUp()
+        }
+        let overrides = try launchers.make()
+        let book = GateBook(store: h.store, clock: h.wall)
+        let model = GateHubViewModel(book: book, overrides: overrides, zone: ViewModelHarness.utc)
+        let first = model.state
+        #expect(first.setupRows.map(\.label) == ["Pause", "Not gated"])
+        #expect(first.setupRows.first?.value.hasSuffix("the default: choose your pause and interests with 'chime gate setup'") == true)
+        #expect(first.setupRows.last?.value == "every launch showed a gate (or was in the grace)")
+        #expect(!first.needsRepair)
+
+        try book.save(GateProfile(determination: 5, interests: [], grace: GateGrace(), focusOnExit: false, sessionLength: 1_200))
+        try book.record([GateEvent(programID: "firefox", at: h.at(-60), pauseSeconds: 0, outcome: .notGated(reason: "no display"))])
+        let made = try overrides.gate(try DesktopFileID("firefox"), chime: launchers.chime)
+        try FileManager.default.removeItem(atPath: made.path)
+        let state = model.loadHubData()
+        #expect(state.setupRows.first?.value.hasSuffix("determination 5 of 10") == true, "\(state.setupRows)")
+        #expect(state.setupRows.last?.value == "1 launch started without a gate; the last because: no display")
+        #expect(state.needsRepair)
+        #expect(state.programs.first?.status == "override_missing")
+        #expect(state.programs.first?.advice?.contains("opens without a gate") == true)
+
+        #expect(state.programs.first?.canRepair == true)
+        #expect(state.programs.first?.summary == "Its gate is missing: it opens without a pause")
+        let one = model.repair("firefox", chime: launchers.chime)
+        #expect(one.error == nil)
+        #expect(one.notice == "Repaired the gate of firefox.desktop: its launcher opens a pause first.")
+        #expect(one.programs.first?.isOK == true && one.programs.first?.canRepair == false)
+        #expect(one.programs.first?.summary == "Opens with a pause first")
+        #expect(model.repair("no-such-program", chime: launchers.chime).error?.code == .notFound)
+        try FileManager.default.removeItem(atPath: made.path)
+        #expect(model.loadHubData().needsRepair)
+        let repaired = model.repair(chime: launchers.chime)
+        #expect(repaired.error == nil)
+        #expect(repaired.notice == "Every gate is in place.")
+        #expect(!repaired.needsRepair)
+        #expect(repaired.programs.first?.isOK == true)
+        #expect(FileManager.default.fileExists(atPath: made.path))
+    }
+
+    @Test func theChooserOffersTheUngatedProgramsMatchingTheSearchByName() {
+        let installed = [
+            GateProgramChoice(id: "org.gnome.Maps.desktop", name: "Maps"), GateProgramChoice(id: "firefox.desktop", name: "Firefox"),
+            GateProgramChoice(id: "eog.desktop", name: "Image Viewer"), GateProgramChoice(id: "code.desktop", name: "code"),
+        ]
+        #expect(GateProgramChoice.offered(installed, gated: [], query: "").map(\.name) == ["code", "Firefox", "Image Viewer", "Maps"])
+        #expect(
+            GateProgramChoice.offered(installed, gated: ["firefox.desktop"], query: "").map(\.name) == ["code", "Image Viewer", "Maps"]
+        )
+        #expect(GateProgramChoice.offered(installed, gated: [], query: "  image VIEW ").map(\.id) == ["eog.desktop"])
+        #expect(GateProgramChoice.offered(installed, gated: [], query: "gnome").map(\.id) == ["org.gnome.Maps.desktop"])
+        #expect(GateProgramChoice.offered(installed, gated: [], query: "nothing like it").isEmpty)
+    }
+
+    @Test func theAppRunsTheChimeBesideItsWindowOrInstalledInBin() {
+        #expect(GateHubViewModel.chimePath(window: "/src/.build/debug/chime-gate-window") == "/src/.build/debug/chime")
+        #expect(GateHubViewModel.chimePath(window: "/usr/local/libexec/chime/chime-gate-window") == "/usr/local/bin/chime")
+    }
+
+    @Test func theTrendIsDescribedInFigures() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        let book = GateBook(store: h.store, clock: h.wall)
+        let model = GateStatsViewModel(book: book, zone: ViewModelHarness.utc)
+        #expect(model.state.trendDescription == "Last 30 days: no exits or proceeds yet.")
+        #expect(model.state.trendPeak == 1)
+        try book.record([
+            Self.exit(h.at(-86_400)), Self.exit(h.at(-300)), Self.exit(h.at(-200)),
+            GateEvent(programID: "firefox", at: h.at(-50), pauseSeconds: 40, outcome: .proceed),
+        ])
+        let state = model.loadStatistics()
+        #expect(state.trendPeak == 2)
+        #expect(
+            state.trendDescription
+                == "Last 30 days, exits and proceeds: 2026-01-04: 1 exit, 0 proceeds; 2026-01-05: 2 exits, 1 proceed; none on the other 28 days."
+        )
+    }
 }
