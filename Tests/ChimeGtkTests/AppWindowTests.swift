@@ -49,6 +49,37 @@ struct AppWindowTests {
         #expect(lines.first?.contains("'settings'") == true && lines.first?.contains("today, reminders, focus, doses or gateway") == true)
     }
 
+    @Test func chimeAppEndsAtSIGTERMAndSIGINTAsAWindowShould() async throws {
+        // chime blocks SIGTERM and ignores SIGINT for its own handling; exec keeps both, so the
+        // window it became once ignored `kill PID` and Ctrl+C.
+        for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            let display = try VirtualDisplay()
+            defer { display.stop() }
+            let output = display.directory.appendingPathComponent("app.out")
+            let pid = try Spawn.start(
+                Self.chime,
+                ["app", "today"],
+                environment: Self.environment(display, nil),
+                output: output.path,
+                errors: display.directory.appendingPathComponent("app.err").path
+            )
+            defer { Spawn.stop(pid) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("first-frame "), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("first-frame since-process-start-ms="))
+            kill(pid, signal)
+            var status: Int32?
+            let stopped = ContinuousClock.now + .seconds(5)
+            while status == nil, ContinuousClock.now < stopped {
+                status = Spawn.exited(pid)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(status == 128 + signal, "after \(name): \(String(describing: status))")
+        }
+    }
+
     @Test func withoutASessionBusTheWindowOpensAndSaysSoOnce() async throws {
         let display = try VirtualDisplay()
         defer { display.stop() }
