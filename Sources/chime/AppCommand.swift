@@ -61,13 +61,7 @@ struct AppCommand: ParsableCommand {
         }
         let argv = [helper, "app"] + (page.map { [$0] } ?? []) + ["--store", path, "--focus-minutes", String(minutes)]
         let arguments = argv.map { strdup($0) } + [nil]
-        // exec keeps the signal mask and ignored signals: chime blocks SIGTERM and the like for
-        // its own handling and ignores SIGINT, which would leave the window deaf to `kill PID`
-        // and to Ctrl+C in its terminal.
-        for signal in [SIGINT, SIGQUIT, SIGTERM, SIGHUP] { Glibc.signal(signal, SIG_DFL) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        sigprocmask(SIG_SETMASK, &none, nil)
+        ExecSignals.reset()
         execv(helper, arguments)
         throw ChimeError(.failure, "cannot start '\(helper)': \(String(cString: strerror(errno)))")
     }

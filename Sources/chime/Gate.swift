@@ -781,9 +781,9 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
     /// activation token included). Returns only when it cannot be started.
     static func start(_ argv: [String]) throws(ChimeError) -> Never {
         let arguments = argv.map { strdup($0) } + [nil]
-        // The program gets the signal dispositions a launcher would give it (the window's pipe
-        // had SIGPIPE ignored; an ignored signal stays ignored across exec).
-        signal(SIGPIPE, SIG_DFL)
+        // The program gets the signals a launcher would give it: chime's blocked and ignored
+        // ones stay so across exec (the window's pipe had SIGPIPE ignored; chime blocks SIGTERM).
+        ExecSignals.reset()
         execvp(argv[0], arguments)
         let reason = String(cString: strerror(errno))
         throw ChimeError(.notFound, "cannot start '\(argv[0])': \(reason); check the launcher's command line")

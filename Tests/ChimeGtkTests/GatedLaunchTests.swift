@@ -29,6 +29,8 @@ import Glibc
         let root: URL
         let environment: [String: String]
         var started: URL { root.appendingPathComponent("started.txt") }
+        /// The started program's blocked and ignored signals (its /proc status lines).
+        var signals: URL { root.appendingPathComponent("signals.txt") }
         var entry: String { environment["XDG_DATA_HOME"]! + "/applications/chime-test-program.desktop" }
 
         init() throws {
@@ -52,6 +54,7 @@ import Glibc
             let program = root.appendingPathComponent("test-program")
             try """
             #!/bin/sh
+            grep -E '^Sig(Blk|Ign):' /proc/$$/status > '\(signals.path)'
             for argument in "$@"; do printf '%s\\n' "$argument"; done > '\(started.path)'
             """.write(to: program, atomically: true, encoding: .utf8)
             chmod(program.path, 0o755)
@@ -155,6 +158,14 @@ import Glibc
         // (GLib gives a local file as its path for %U, as it does without a gate: it passes
         // through chime untouched, space and all)
         #expect(arguments == [file, "https://example.org/?q=a"])
+        // with the signals a launcher gives: SIGTERM not blocked, SIGINT not ignored (chime's
+        // own would otherwise stay so across its exec)
+        let masks = try String(contentsOf: given.signals, encoding: .utf8).split(separator: "\n").reduce(into: [String: UInt64]()) {
+            let fields = $1.split(separator: "\t")
+            if fields.count == 2 { $0[String(fields[0])] = UInt64(fields[1], radix: 16) }
+        }
+        #expect(masks["SigBlk:"].map { $0 & (1 << (UInt64(SIGTERM) - 1)) == 0 } == true, "\(masks)")
+        #expect(masks["SigIgn:"].map { $0 & (1 << (UInt64(SIGINT) - 1)) == 0 } == true, "\(masks)")
         #expect(try given.display.windows(named: Self.title).isEmpty)
         // and the gate recorded a Proceed after the whole pause, never before it
         let stats = try given.stats()
