@@ -51,7 +51,7 @@ extension DesktopTests {
         }
 
         // The person chooses "Mark as Taken" in dunst's menu: the server invokes the action "take"
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(await server.waitForLog { $0.contains("member=ActionInvoked") }, "\(server.monitorLog)")
         let invoked = try #require(server.monitorLog.components(separatedBy: "member=ActionInvoked\n").last)
         #expect(invoked.contains(#"string "take""#), "\(invoked)")
@@ -77,8 +77,13 @@ extension DesktopTests {
         )
         #expect(replaced.actions.isEmpty, "\(replaced)")
         #expect(replaced.timeout == 5_000, "\(replaced)")
-        // (The alert stayed up until answered, and was kept after the press: resident.)
-        #expect(first.actions.count == 6 && first.timeout == 0 && first.hints.contains(#"string "resident""#), "\(first)")
+        // (The alert stayed up until answered, and was kept after the press: resident. Its three
+        // buttons, and the body's click, which opens the app at Doses: "default".)
+        #expect(
+            first.actions.count == 8 && first.actions.suffix(2) == ["default", "Open Chime"] && first.timeout == 0
+                && first.hints.contains(#"string "resident""#),
+            "\(first)"
+        )
         #expect(!server.monitorLog.contains("member=NotificationClosed"), "\(server.monitorLog)")
 
         // Shown once: no repeat, no second alert
