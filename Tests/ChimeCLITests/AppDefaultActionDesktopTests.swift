@@ -54,6 +54,39 @@ extension DesktopTests {
         #expect(!server.monitorLog.contains("member=NotificationClosed"))
     }
 
+    /// A dose's alert: its body's click opens the app at Doses, and the dose stays unanswered.
+    @Test("A click on a dose's alert opens the app at Doses, and answers nothing")
+    func doseAlertBodyOpensDoses() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let sandbox = try Sandbox(extra: server.environment)
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let nextMinute = try #require(utc.nextDate(after: Date(), matching: DateComponents(second: 0), matchingPolicy: .nextTime))
+        let at = String(format: "%02d:%02d", utc.component(.hour, from: nextMinute), utc.component(.minute, from: nextMinute))
+        let occurrence = try addScheduled(in: sandbox, name: "Aspirin", at: at)
+        try moveDose(occurrence, to: Date().addingTimeInterval(2), store: sandbox.store)
+        let runner = try sandbox.startRunner("--notifier", "desktop")
+        #expect(await runner.waitUntilStarted(), "\(runner.stderr)")
+        defer {
+            if let pid = Self.owner(of: "io.github.chime.Chime.App", server) {
+                kill(pid, SIGKILL)
+                NotificationServer.waitUntilGone(pid)
+            }
+        }
+        #expect(await server.waitForLog { $0.contains(#"string "Medication Reminder""#) }, "\(runner.stderr)")
+
+        try server.dunstctl("action", "0")
+        #expect(await DBusTests.wait(timeout: 20) { runner.stderr.contains("presented page=doses") }, "\(runner.stderr)")
+        let invoked = try #require(server.monitorLog.components(separatedBy: "member=ActionInvoked\n").last)
+        #expect(invoked.contains(#"string "default""#), "\(invoked)")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!runner.stderr.contains("Alert answered"), "\(runner.stderr)")
+        let listing = try jsonObject(try sandbox.chime("doses", "--json").stdout)
+        let dose = (listing["doses"] as? [[String: Any]])?.first { $0["occurrence"] as? String == occurrence }
+        #expect(dose != nil && !["taken", "skipped", "snoozed"].contains(dose?["status"] as? String ?? ""), "\(listing)")
+    }
+
     /// The page each kind of alert opens.
     @Test func alertsOpenTheirFamilysPage() {
         var dose = Note(id: "d", title: "Aspirin", postedAt: Date())

@@ -10,8 +10,8 @@ extension DesktopTests {
     /// The end-to-end test: a dose falls due, the runner posts its alert with the
     /// actions to the real server, and the person's "Mark as Taken" marks it taken.
     ///
-    /// `dunstctl action 0` invokes a notification's default action, or, for an alert with
-    /// several actions (this one has three), opens dunst's context menu: dunst feeds the
+    /// `dunstctl context` opens dunst's context menu (`dunstctl action 0` would invoke the
+    /// alert's default action, the body's click, which opens the app): dunst feeds the
     /// actions to its `dmenu` command and invokes the one it chooses. The test configuration
     /// points dmenu at /bin/false, so dunst is restarted on the same bus with the test
     /// configuration and a chooser that picks "Mark as Taken" (as a person would in the menu).
