@@ -164,7 +164,7 @@ let package = Package(
         .target(
             name: "ChimeAdw",
             dependencies: [
-                "CAdw", "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeRunner", "ChimeViewModels",
+                "CAdw", "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeGtk", "ChimeRunner", "ChimeViewModels",
             ],
             exclude: ["ui"],
             swiftSettings: strict,
@@ -217,7 +217,7 @@ let package = Package(
         .target(
             name: "ChimeDBus",
             dependencies: [
-                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeFocus", "ChimePostgres", "CGioLoader",
+                "ChimeApp", "ChimeCore", "ChimeStore", "ChimeRunner", "ChimeFocus", "ChimePostgres", "ChimeViewModels", "CGioLoader",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict + [.unsafeFlags(glibHeaders.flatMap { ["-Xcc", $0] })]

@@ -170,35 +170,22 @@ static inline int chime_app_claim(const char *page, chime_app_present_callback c
     return 1;
 }
 
-/// Whether an accessibility bus can be reached: AT_SPI_BUS_ADDRESS is set, or the session bus
-/// has org.a11y.Bus (owned or activatable). See CGtk's chime_gtk_accessibility_bus_reachable.
-static inline gboolean chime_adw_accessibility_bus_reachable(void) {
-    if (g_getenv("AT_SPI_BUS_ADDRESS") != NULL) return TRUE;
-    if (!chime_adw_session_bus_known()) return FALSE;
-    GDBusConnection *bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, NULL);
-    if (bus == NULL) return FALSE;
-    gboolean found = FALSE;
-    GVariant *owned = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                  "NameHasOwner", g_variant_new("(s)", "org.a11y.Bus"), G_VARIANT_TYPE("(b)"),
-                                                  G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
-    if (owned != NULL) {
-        g_variant_get(owned, "(b)", &found);
-        g_variant_unref(owned);
-    }
-    if (!found) {
-        GVariant *names = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                      "ListActivatableNames", NULL, G_VARIANT_TYPE("(as)"),
-                                                      G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
-        if (names != NULL) {
-            const gchar **list = NULL;
-            g_variant_get(names, "(^a&s)", &list);
-            for (gsize i = 0; list != NULL && list[i] != NULL && !found; i++) found = g_strcmp0(list[i], "org.a11y.Bus") == 0;
-            g_free(list);
-            g_variant_unref(names);
-        }
-    }
-    g_object_unref(bus);
-    return found;
+// --- App shell: live without polling (the runner's signals) ---
+
+typedef void (*chime_app_changed_callback)(gpointer data);
+
+typedef struct {
+    chime_app_changed_callback callback;
+    gpointer data;
+    /// The idle source that refreshes, while one is pending (0: none).
+    guint idle;
+} ChimeAppListener;
+
+static gboolean chime_app_listener_idle(gpointer user_data) {
+    ChimeAppListener *listener = user_data;
+    listener->idle = 0;
+    listener->callback(listener->data);
+    return G_SOURCE_REMOVE;
 }
 
 // MARK: Gateway page (GatewayPage.swift)
@@ -267,5 +254,45 @@ static inline GtkWidget *chime_adw_gateway_icon(const char *icon, const char *fa
     if (gicon != NULL) g_object_unref(gicon);
     return image;
 }
+static void chime_app_runner_signal(GDBusConnection *connection, const gchar *sender, const gchar *path, const gchar *interface,
+                                    const gchar *signal, GVariant *parameters, gpointer user_data) {
+    (void)connection, (void)sender, (void)path, (void)interface, (void)signal, (void)parameters;
+    ChimeAppListener *listener = user_data;
+    // Coalesced: every signal until the next turn of the main loop is one refresh.
+    if (listener->idle == 0) listener->idle = g_idle_add(chime_app_listener_idle, listener);
+}
+
+/// Follows the runner on the session bus: each of io.github.chime.Chime.Reminders1's signals
+/// (Changed, Fired, Answered) and its PropertiesChanged, from the name io.github.chime.Chime (a
+/// match rule on the bus: a runner that starts later is heard too), calls `callback` on the
+/// main context, at most once per turn of the main loop (an idle source); no timer. Call on
+/// GTK's thread (the callbacks come to the thread-default context, the global default one).
+/// FALSE, with `*message` (free it with g_free) saying why, when there is no session bus.
+static inline gboolean chime_app_follow_runner(chime_app_changed_callback callback, gpointer data, char **message) {
+    *message = NULL;
+    if (!chime_adw_session_bus_known()) {
+        *message = g_strdup("no session bus: the pages are read again after their own changes only");
+        return FALSE;
+    }
+    GError *error = NULL;
+    GDBusConnection *bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &error);
+    if (bus == NULL) {
+        *message = g_strdup_printf("no session bus (%s): the pages are read again after their own changes only", error->message);
+        g_error_free(error);
+        return FALSE;
+    }
+    // For the process's life, as the connection (held by the subscriptions).
+    ChimeAppListener *listener = g_new0(ChimeAppListener, 1);
+    listener->callback = callback;
+    listener->data = data;
+    g_dbus_connection_signal_subscribe(bus, "io.github.chime.Chime", "io.github.chime.Chime.Reminders1", NULL, "/io/github/chime/Chime",
+                                       NULL, G_DBUS_SIGNAL_FLAGS_NONE, chime_app_runner_signal, listener, NULL);
+    g_dbus_connection_signal_subscribe(bus, "io.github.chime.Chime", "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "/io/github/chime/Chime", "io.github.chime.Chime.Reminders1", G_DBUS_SIGNAL_FLAGS_NONE,
+                                       chime_app_runner_signal, listener, NULL);
+    return TRUE;
+}
+
+// --- end App shell ---
 
 #endif

@@ -99,3 +99,17 @@ guint chime_gio_serve(GDBusConnection *connection, const gchar *xml, const gchar
                                       NULL);
     return id;
 }
+
+guint chime_gio_register(GDBusConnection *connection, const gchar *xml, const gchar *interface_name, const gchar *path,
+                         chime_gio_method_callback method, gpointer data, GError **error) {
+    GDBusNodeInfo *node = api.g_dbus_node_info_new_for_xml(xml, error);
+    if (node == NULL) return 0;
+    GDBusInterfaceInfo *interface = api.g_dbus_node_info_lookup_interface(node, interface_name);
+    if (interface == NULL) return 0;
+    // Served for the life of the process, as chime_gio_serve's.
+    serving *s = calloc(1, sizeof(serving));
+    if (s == NULL) return 0;
+    s->method = method;
+    s->data = data;
+    return api.g_dbus_connection_register_object(connection, path, interface, &vtable, s, NULL, error);
+}

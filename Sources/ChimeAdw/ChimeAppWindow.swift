@@ -3,6 +3,7 @@ import ChimeCore
 import ChimeDoses
 import ChimeFocus
 import ChimeGateway
+import ChimeGtk
 import ChimeRunner
 import ChimeStore
 import ChimeViewModels
@@ -61,7 +62,7 @@ public enum ChimeAppWindow {
             emit("presented-by-running-instance")
             return 0
         }
-        prepareEnvironment()
+        GtkEnvironment.prepare()
         guard gtk_init_check() != 0 else {
             report("GTK could not open the display (gtk_init_check failed): is DISPLAY or WAYLAND_DISPLAY set?")
             return 3
@@ -78,23 +79,6 @@ public enum ChimeAppWindow {
         let status = g_application_run(chime_adw_g_application(app), 0, nil)
         g_object_unref(app)
         return status
-    }
-
-    /// The renderer and accessibility settings the gate window makes too (GtkThread): GSK's cairo
-    /// renderer and no GL unless the environment chose a renderer, and GTK_A11Y=none when no
-    /// accessibility bus can be reached.
-    static func prepareEnvironment() {
-        if getenv("GSK_RENDERER") == nil {
-            setenv("GSK_RENDERER", "cairo", 0)
-            if gtk_get_minor_version() >= 16 {
-                setenv("GDK_DISABLE", "gl", 0)
-            } else if getenv("GDK_DEBUG") == nil {
-                setenv("GDK_DEBUG", "gl-disable", 0)
-            }
-        }
-        if getenv("GTK_A11Y") == nil && chime_adw_accessibility_bus_reachable() == 0 {
-            setenv("GTK_A11Y", "none", 0)
-        }
     }
 
     /// One line on standard error: `chime app: …`.
@@ -223,6 +207,7 @@ final class AppController {
             for page in self?.pages.values.map(\.self) ?? [] { page.refresh() }
         }
         self.app = app
+        followRunner()
         // Built into a local first: adding a page to the stack can change its visible child, whose
         // signal reads `pages`.
         var built: [AppPage: any AppPageController] = [:]
@@ -232,6 +217,21 @@ final class AppController {
             gtk_box_append(chime_adw_as_box(chime_adw_widget(gtk_builder_get_object(builder, "\(page.rawValue)_slot"))), controller.root)
         }
         pages = built
+    }
+
+    /// Live without polling: every signal of the runner (a reminder changed, fired or was
+    /// answered; its properties changed, the focus session's among them) reads every page
+    /// again, once per turn of the main loop. Without a session bus the pages are read again
+    /// after their own changes only (the single-instance claim has said there is no bus).
+    private func followRunner() {
+        var message: UnsafeMutablePointer<CChar>?
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = chime_app_follow_runner(
+            { data in Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().app?.refreshAll() },
+            context,
+            &message
+        )
+        g_free(message)
     }
 
     /// Each page's controller: its own file (FocusPage.swift, …), or its empty state.

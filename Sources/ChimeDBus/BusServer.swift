@@ -28,36 +28,43 @@ public final class ChimeBusServer: @unchecked Sendable {
     }
 
     private let service: RemindersService
-    private let worker = Worker()
-    private var connection: OpaquePointer?
+    let worker = Worker()
+    var connection: OpaquePointer?
     private let onName: @Sendable (NameState) -> Void
-    /// Told what became of an action sent back to an app (one line for the runner's log), and
-    /// whether it failed.
-    private let log: @Sendable (_ line: String, _ failed: Bool) -> Void
+    /// Told what became of an action sent back to an app, or of opening the Chime app (one line
+    /// for the runner's log), and whether it failed.
+    let log: @Sendable (_ line: String, _ failed: Bool) -> Void
+    /// How the app is started when no window is open (org.freedesktop.Application): nil for a
+    /// runner that does not open it.
+    let launcher: AppLauncher?
 
     private init(
         service: RemindersService,
+        launcher: AppLauncher?,
         onName: @escaping @Sendable (NameState) -> Void,
         log: @escaping @Sendable (String, Bool) -> Void
     ) {
         self.service = service
+        self.launcher = launcher
         self.onName = onName
         self.log = log
     }
 
-    /// Connects to the bus at `address`, registers the object and asks for the name; what
-    /// becomes of the name is told to `onName` (on the loop thread). Throws a one-line reason
-    /// when libgio cannot be loaded or the bus cannot be reached.
+    /// Connects to the bus at `address`, registers the object (``ChimeBus/interface`` and
+    /// `org.freedesktop.Application`, which opens the app through `launcher`) and asks for the
+    /// name; what becomes of the name is told to `onName` (on the loop thread). Throws a one-line
+    /// reason when libgio cannot be loaded or the bus cannot be reached.
     public static func start(
         address: String,
         service: RemindersService,
+        launcher: AppLauncher? = nil,
         log: @escaping @Sendable (_ line: String, _ failed: Bool) -> Void = { _, _ in },
         onName: @escaping @Sendable (NameState) -> Void
     ) throws(ChimeError) -> ChimeBusServer {
         if let problem = chime_gio_open() {
             throw ChimeError(.failure, "libgio could not be loaded: " + String(cString: problem))
         }
-        let server = ChimeBusServer(service: service, onName: onName, log: log)
+        let server = ChimeBusServer(service: service, launcher: launcher, onName: onName, log: log)
         let loop = MainLoopThread.onGioGLib(name: "chime-dbus")
         let failure: String? = loop.runAndWait {
             var error: UnsafeMutablePointer<GError>?
@@ -68,6 +75,19 @@ public final class ChimeBusServer: @unchecked Sendable {
                 return "cannot connect to the session bus: " + Self.message(error)
             }
             server.connection = connection
+            // org.freedesktop.Application first: the object is whole once the name is owned.
+            let application = chime_gio_register(
+                connection,
+                ChimeBus.applicationIntrospection,
+                ChimeBus.applicationInterface,
+                ChimeBus.objectPath,
+                { invocation, data in
+                    Unmanaged<ChimeBusServer>.fromOpaque(data!).takeUnretainedValue().applicationCall(invocation)
+                },
+                Unmanaged.passRetained(server).toOpaque(),
+                &error
+            )
+            guard application != 0 else { return "cannot serve \(ChimeBus.applicationInterface): " + Self.message(error) }
             let id = chime_gio_serve(
                 connection,
                 ChimeBus.introspection,
@@ -203,7 +223,7 @@ public final class ChimeBusServer: @unchecked Sendable {
     /// Asks the bus about the connection `sender`: `GetConnectionUnixUser` (u),
     /// `GetConnectionUnixProcessID` (u), `GetNameOwner` (s). Nil when the bus cannot say. On
     /// the worker, never the loop thread (a synchronous call).
-    private func askBus(_ method: String, _ argument: String) -> BusValue? {
+    func askBus(_ method: String, _ argument: String) -> BusValue? {
         guard let connection,
             case .success(let reply) = Self.call(
                 connection,
@@ -224,7 +244,7 @@ public final class ChimeBusServer: @unchecked Sendable {
     }
 
     /// Who `sender` is (see ``BusCaller``).
-    private func caller(_ sender: String) throws(BusRefusal) -> BusCaller {
+    func caller(_ sender: String) throws(BusRefusal) -> BusCaller {
         func number(_ value: BusValue?) -> UInt32? { if case .int64(let n) = value { UInt32(exactly: n) } else { nil } }
         let uid = number(askBus("GetConnectionUnixUser", sender))
         let pid = number(askBus("GetConnectionUnixProcessID", sender))
@@ -359,7 +379,7 @@ public final class ChimeBusServer: @unchecked Sendable {
 
     /// A method invocation to answer once, from any thread (GDBus's return calls are
     /// thread-safe). `@unchecked Sendable`: only answered, once, by the worker.
-    private final class Invocation: @unchecked Sendable {
+    final class Invocation: @unchecked Sendable {
         let pointer: OpaquePointer
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
 

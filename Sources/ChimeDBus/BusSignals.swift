@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeViewModels
 import Foundation
 import Synchronization
 
@@ -43,6 +44,12 @@ public final class BusSignals: Sendable {
 
     public func answered(id: String, answer: String) {
         server.withLock { $0 }?.answered(id: id, answer: answer)
+    }
+
+    /// Opens the Chime app at `page` (an alert's body was clicked: ``ChimeBusServer/openApp(_:done:)``);
+    /// a page it does not know opens the first. Nothing without the service.
+    public func openApp(page: String) {
+        server.withLock { $0 }?.openApp(AppPage(rawValue: page))
     }
 
     /// `Changed`: the ids, or none when another process changed the store.

@@ -18,10 +18,11 @@ public struct PickableProgram: Sendable, Hashable {
 extension LauncherOverrides {
     /// The programs a person can gate, by name (then id): every installed application entry a
     /// launcher shows (`Type=Application`, not `NoDisplay` or `Hidden`), but those already gated
-    /// (`gated`). Two with the same name say their ids (`Image Viewer (eog.desktop)`). Reads only.
+    /// (`gated`) and Chime's own. Two with the same name say their ids (`Image Viewer (eog.desktop)`). Reads only.
     public func pickable(gated: Set<DesktopFileID>) -> [PickableProgram] {
         var programs: [(id: DesktopFileID, name: String)] = []
-        for (id, location) in installed() where !gated.contains(id) {
+        // (Not Chime's own app, shown in the app grid: Chime does not gate itself.)
+        for (id, location) in installed() where !gated.contains(id) && id.rawValue != ApplicationID.current + ".desktop" {
             guard let data = FileManager.default.contents(atPath: location.path),
                 let entry = try? DesktopEntry(data: data, path: location.path)
             else { continue }

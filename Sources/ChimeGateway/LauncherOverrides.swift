@@ -249,7 +249,7 @@ public struct LauncherOverrides: Sendable {
     /// - Throws: ``ChimeError`` `.notFound` when the original is `Hidden=true` (the specification's
     ///   "deleted"); `.usage` when it has no `[Desktop Entry]` group or a group twice, is not `Type=Application`,
     ///   has no `Exec` (a program started by D-Bus activation only, which Chime cannot catch),
-    ///   carries Chime's mark already, or has an `Exec` that does not parse.
+    ///   carries Chime's mark already, is Chime's own entry, or has an `Exec` that does not parse.
     public static func wrap(_ original: DesktopEntry, id: DesktopFileID, chime: String, path: String) throws -> DesktopEntry {
         let main = "Desktop Entry"
         guard original.groups.contains(main) else {
@@ -261,6 +261,9 @@ public struct LauncherOverrides: Sendable {
                 .usage,
                 "desktop entry '\(path)' has the group [\(repeated)] twice: expected each group once, as the specification requires"
             )
+        }
+        guard id.rawValue != ApplicationID.current + ".desktop" else {
+            throw ChimeError(.usage, "'\(id)' is Chime's own app: expected another program (Chime does not gate itself)")
         }
         guard original.value(marker) == nil else {
             throw ChimeError(

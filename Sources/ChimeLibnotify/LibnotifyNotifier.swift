@@ -38,6 +38,12 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private var confirmations: Set<UnsafeMutablePointer<NotifyNotification>> = []
     /// Whether a server owned the name at the last look (GLib thread).
     private var present: Bool
+    /// The app's page each shown alert's body opens (GLib thread), by note id.
+    private var pages: [String: String] = [:]
+    /// What a click on an alert's body does (its "default" action), given the alert's page: set
+    /// by the runner, which opens the app there. Unset (every other command), alerts have no
+    /// default action.
+    private static let defaultAction = Mutex<(@Sendable (_ page: String) -> Void)?>(nil)
 
     private init(status: DesktopStatus, loop: MainLoopThread, connection: OpaquePointer, timeoutMs: Int32, follows: Bool) {
         self.current = Mutex(status)
@@ -182,6 +188,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             for notification in names.keys { libnotify.g_object_unref(notification) }
             shown = [:]
             names = [:]
+            pages = [:]
             confirmations = []
         }
         availabilityChanges.yield(now)
@@ -193,6 +200,24 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public var responses: AsyncStream<NoteResponse> { stream }
+
+    /// From now on, every alert this process shows (but confirmations, which expire by
+    /// themselves) has a default action, which a click on its body invokes: `handler` is given
+    /// the app's page for it (``page(for:)``). It is no answer: nothing is recorded, and the
+    /// alert's buttons answer as before.
+    public static func onDefaultAction(_ handler: @escaping @Sendable (_ page: String) -> Void) {
+        defaultAction.withLock { $0 = handler }
+    }
+
+    /// The app's page an alert opens: Doses for a dose's, Focus for a focus session's, Today for
+    /// a summary, Reminders for the rest.
+    public static func page(for note: Note) -> String {
+        let category = note.category ?? ""
+        if category == "x-chime.dose" { return "doses" }
+        if category.hasPrefix("x-chime.focus") { return "focus" }
+        if note.isSummary || category == "x-chime.summary" { return "today" }
+        return "reminders"
+    }
 
     public func post(_ note: Note) async throws -> PostedNote {
         let result: Result<UInt32, any Error> = await loop.run { [self] in show(note) }
@@ -350,6 +375,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             libnotify.notify_notification_set_hint_string(notification, key, value)
         }
         libnotify.notify_notification_clear_actions(notification)
+        pages[note.id] = nil
         if status.capabilities.contains("actions") {
             let me = Unmanaged.passUnretained(self).toOpaque()
             for action in note.actions {
@@ -357,6 +383,22 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                     notification,
                     action.key,
                     action.label,
+                    { notification, action, data in
+                        guard let notification, let action, let data else { return }
+                        Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().invoked(notification, String(cString: action))
+                    },
+                    me,
+                    nil
+                )
+            }
+            // The body's click: no button, no answer (``onDefaultAction(_:)``).
+            // (A note with a "default" of its own keeps it.)
+            if !confirming, Self.defaultAction.withLock({ $0 }) != nil, !note.actions.contains(where: { $0.key == "default" }) {
+                pages[note.id] = Self.page(for: note)
+                libnotify.notify_notification_add_action(
+                    notification,
+                    "default",
+                    "Open Chime",
                     { notification, action, data in
                         guard let notification, let action, let data else { return }
                         Unmanaged<LibnotifyNotifier>.fromOpaque(data).takeUnretainedValue().invoked(notification, String(cString: action))
@@ -381,6 +423,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private func closed(_ notification: UnsafeMutablePointer<NotifyNotification>) {
         guard let id = names.removeValue(forKey: notification) else { return }
         shown[id] = nil
+        pages[id] = nil
         // A confirmation that expired or was closed: nothing was answered.
         let answered = confirmations.remove(notification) == nil
         let reason: NoteResponse.CloseReason =
@@ -398,6 +441,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     private func invoked(_ notification: UnsafeMutablePointer<NotifyNotification>, _ action: String) {
         guard let id = names[notification] else { return }
+        if action == "default", let page = pages[id] {
+            // Opens the app; the alert stays unanswered.
+            Self.defaultAction.withLock { $0 }?(page)
+            return
+        }
         responder.yield(NoteResponse(noteID: id, kind: .action(action)))
     }
 

@@ -6,11 +6,17 @@ import ChimeDBus
 import ChimeDoses
 import ChimeFocus
 import ChimeGateway
+import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
+import ChimeViewModels
 import Foundation
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -91,6 +97,9 @@ struct Run: AsyncParsableCommand {
         let store = try global.openStore(.create, runner: true)
         // `chime run --json` is the JSON stream, whatever the desktop offers.
         let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
+        let signals = BusSignals()
+        // An alert's body, clicked on the desktop, opens the app at its page (through the service).
+        LibnotifyNotifier.onDefaultAction { page in signals.openApp(page: page) }
         let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
         // The focus session's live alert is for a desktop, where it is replaced in place; a
         // console or JSON stream gets one line per alert, not one per stage, and a phone one
@@ -103,7 +112,6 @@ struct Run: AsyncParsableCommand {
             doseRepeats: config.doseRepeats
         )
         do {
-            let signals = BusSignals()
             let runner = try Runner(
                 store: store,
                 notifier: SignallingNotifier(sink, signals: signals),
@@ -114,7 +122,8 @@ struct Run: AsyncParsableCommand {
                 afterPass: signals.passed
             )
             // Only once the store's lock is held: a second runner on the store stops above.
-            let bus = Self.startBus(runner: runner, signals: signals, logger: logger)
+            let launcher = Self.appLauncher(storePath: store.path, config: config)
+            let bus = Self.startBus(runner: runner, signals: signals, logger: logger, launcher: launcher)
             try await runner.runUntilSignalled()
             withExtendedLifetime(bus) {}
         } catch {
@@ -139,8 +148,8 @@ struct Run: AsyncParsableCommand {
     }
 
     /// The D-Bus service on the SQLite store, when a session bus exists (``startBus(signals:logger:service:)``).
-    static func startBus(runner: Runner, signals: BusSignals, logger: Logger) -> ChimeBusServer? {
-        startBus(signals: signals, logger: logger) {
+    static func startBus(runner: Runner, signals: BusSignals, logger: Logger, launcher: AppLauncher) -> ChimeBusServer? {
+        startBus(signals: signals, logger: logger, launcher: launcher) {
             runner.observePokes { signals.changed([]) }
             return RemindersService(
                 store: runner.store,
@@ -154,7 +163,12 @@ struct Run: AsyncParsableCommand {
     /// The D-Bus service, when a session bus exists (one line in the log either way), on the
     /// service `service` makes; a name another process owns (another runner on this session
     /// bus, of either store), or a bus that cannot be reached, is logged, not fatal.
-    static func startBus(signals: BusSignals, logger: Logger, service: () -> RemindersService) -> ChimeBusServer? {
+    static func startBus(
+        signals: BusSignals,
+        logger: Logger,
+        launcher: AppLauncher,
+        service: () -> RemindersService
+    ) -> ChimeBusServer? {
         guard let address = SessionBusAddress.find() else {
             logger.info("No session bus: no D-Bus service")
             return nil
@@ -165,6 +179,7 @@ struct Run: AsyncParsableCommand {
             let server = try ChimeBusServer.start(
                 address: address,
                 service: service,
+                launcher: launcher,
                 log: { line, failed in failed ? logger.warning("\(line)") : logger.info("\(line)") },
                 onName: { state in
                     switch state {
@@ -184,6 +199,33 @@ struct Run: AsyncParsableCommand {
         } catch {
             logger.warning("No D-Bus service", metadata: ["error": .string(error.message)])
             return nil
+        }
+    }
+
+    /// How the service starts the app when no window is open (org.freedesktop.Application,
+    /// an alert's body): what `chime app` execs, the windows' executable in its app mode on
+    /// `storePath` with the config's focus length, detached, with the runner's environment (less
+    /// what the service manager gave the runner alone). Nil `storePath`: a store the app does
+    /// not open (PostgreSQL), refused with the reason.
+    static func appLauncher(storePath: String?, config: Config) -> AppLauncher {
+        let minutes = Int(config.seconds(.focusLength) / 60)
+        return AppLauncher { page throws(ChimeError) in
+            guard let storePath else {
+                throw ChimeError(.failure, "the app does not open a PostgreSQL store yet (it opens a SQLite store: chime app --store PATH)")
+            }
+            let helper = GateWindowProcess.helperPath(executable: GateContext.executable())
+            guard access(helper, X_OK) == 0 else {
+                throw ChimeError(
+                    .notFound,
+                    "no app window: '\(helper)' is missing (install chime-gate-window beside chime: scripts/quickstart)"
+                )
+            }
+            var environment = ProcessInfo.processInfo.environment
+            for name in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC"] {
+                environment[name] = nil
+            }
+            let argv = [helper, "app"] + (page.map { [$0.rawValue] } ?? []) + ["--store", storePath, "--focus-minutes", String(minutes)]
+            _ = try DetachedProcess.start(argv, environment: environment)
         }
     }
 }

@@ -3,6 +3,7 @@ import ChimeApp
 import ChimeConfig
 import ChimeCore
 import ChimeDBus
+import ChimeLibnotify
 import ChimePostgres
 import ChimeRunner
 import Foundation
@@ -30,8 +31,9 @@ extension Run {
         // counts in pg_stat_activity (the server keeps 63 bytes of an application name).
         let owner = Self.ownerName()
         let choice: NotifierChoice = chosen == .auto && global.json ? .json : chosen
-        let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
         let signals = BusSignals()
+        LibnotifyNotifier.onDefaultAction { page in signals.openApp(page: page) }
+        let sink = try await choice.make(json: global.json, follow: true, webhook: webhook)
         let serving = channels.isEmpty ? [PostgresStore.defaultChannel] : channels
         let lease = Duration.seconds(lease?.seconds ?? 30)
         do {
@@ -92,7 +94,7 @@ extension Run {
                     options: PostgresConnectionOptions(applicationName: PostgresRunner.applicationName(owner: owner) + " dbus")
                 )
                 serviceStore.setQuietHoursDefault(config.quietHours)
-                let bus = Self.startBus(signals: signals, logger: logger) {
+                let bus = Self.startBus(signals: signals, logger: logger, launcher: Self.appLauncher(storePath: nil, config: config)) {
                     RemindersService(
                         served: PostgresServedStore(store: serviceStore),
                         poke: { waker.poke() },

@@ -190,7 +190,8 @@ extension DesktopTests {
         let server = try NotificationServer(services: services)
         defer { server.stop() }
         let choice = server.directory.appendingPathComponent("choice")
-        try "Open".write(to: choice, atomically: true, encoding: .utf8)
+        // (The menu's line for the app's button, "#Open (…) […]", not Chime's own "#Open Chime": the body's.)
+        try "#Open (".write(to: choice, atomically: true, encoding: .utf8)
         let dunst = try startDunst(choosingFrom: choice, server)
         defer {
             kill(dunst, SIGKILL)
@@ -225,7 +226,7 @@ extension DesktopTests {
         #expect(!call.contains(#"string "done""#), "\(call)")
 
         // Pressed as a person would: the app, not running, is started and gets "open".
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(await DBusTests.wait(timeout: 20) { marked().contains("action open") }, "\(marked()) \(runner.stderr)")
         #expect(marked() == "scheduled notes\naction open\n")
         // (Logged once the app's reply comes, which may be after its mark.)

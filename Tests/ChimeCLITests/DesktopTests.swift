@@ -91,7 +91,8 @@ final class NotificationServer {
     /// loses its owner. (SIGKILL: a child of a test thread may have SIGTERM blocked.)
     /// Replaces this server's dunst with one whose context menu (`dmenu`) is `chooser`, a shell
     /// script that reads the menu's lines and prints the one to choose: how a test picks an
-    /// alert's action as a person would. Returns the new dunst's pid (the caller stops it by
+    /// alert's action as a person would (`dunstctl context`: the runner's alerts have a default
+    /// action, the body's click, which `dunstctl action 0` would invoke instead). Returns the new dunst's pid (the caller stops it by
     /// pid) once it owns the name; its configuration and log are `dunstrc-NAME` and
     /// `dunst-NAME.log` in the server's directory.
     func restartDunst(choosingWith chooser: String, name: String) throws -> pid_t {

@@ -10,8 +10,8 @@ extension DesktopTests {
     /// The issue's end-to-end test: a dose falls due, the runner posts its alert with the
     /// actions to the real server, and the person's "Mark as Taken" marks it taken.
     ///
-    /// `dunstctl action 0` invokes a notification's default action, or, for an alert with
-    /// several actions (this one has three), opens dunst's context menu: dunst feeds the
+    /// `dunstctl context` opens dunst's context menu (`dunstctl action 0` would invoke the
+    /// alert's default action, the body's click, which opens the app): dunst feeds the
     /// actions to its `dmenu` command and invokes the one it chooses. The test configuration
     /// points dmenu at /bin/false, so dunst is restarted on the same bus with the test
     /// configuration and a chooser that picks "Mark as Taken" (as a person would in the menu).
@@ -51,7 +51,7 @@ extension DesktopTests {
         }
 
         // The person chooses "Mark as Taken" in dunst's menu: the server invokes the action "take"
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(await server.waitForLog { $0.contains("member=ActionInvoked") }, "\(server.monitorLog)")
         let invoked = try #require(server.monitorLog.components(separatedBy: "member=ActionInvoked\n").last)
         #expect(invoked.contains(#"string "take""#), "\(invoked)")
@@ -77,8 +77,13 @@ extension DesktopTests {
         )
         #expect(replaced.actions.isEmpty, "\(replaced)")
         #expect(replaced.timeout == 5_000, "\(replaced)")
-        // (The alert stayed up until answered, and was kept after the press: resident.)
-        #expect(first.actions.count == 6 && first.timeout == 0 && first.hints.contains(#"string "resident""#), "\(first)")
+        // (The alert stayed up until answered, and was kept after the press: resident. Its three
+        // buttons, and the body's click, which opens the app at Doses: "default".)
+        #expect(
+            first.actions.count == 8 && first.actions.suffix(2) == ["default", "Open Chime"] && first.timeout == 0
+                && first.hints.contains(#"string "resident""#),
+            "\(first)"
+        )
         #expect(!server.monitorLog.contains("member=NotificationClosed"), "\(server.monitorLog)")
 
         // Shown once: no repeat, no second alert

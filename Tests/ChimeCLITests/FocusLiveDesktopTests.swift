@@ -61,7 +61,7 @@ extension DesktopTests {
         #expect(server.monitorLog.components(separatedBy: "member=Notify\n").count == 3)
 
         // Pause, chosen in dunst's menu: the session pauses and the alert says so
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(await server.waitForLog { $0.contains(#"string "pause""#) && $0.contains("member=ActionInvoked") })
         #expect(await server.waitForLog { $0.contains(#"string "Paused: 01:"#) }, "\(runner.stderr)")
         #expect(try focusState(in: sandbox) == "paused")
@@ -71,7 +71,7 @@ extension DesktopTests {
 
         // Resume
         try "Resume\n".write(to: choice, atomically: true, encoding: .utf8)
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(await server.waitForLog { $0.components(separatedBy: #"string "Focusing: "#).count == 4 }, "\(runner.stderr)")
         #expect(try focusState(in: sandbox) == "active")
         // Paused and resumed in place too: every Notify got the same server id
@@ -81,7 +81,7 @@ extension DesktopTests {
         // Give up asks first: the alert is replaced in place by the question, with Keep going
         // and Give up, and the session goes on
         try "#Give up (\n".write(to: choice, atomically: true, encoding: .utf8)
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(await server.waitForLog { $0.contains(#"string "Give up? Press again to let the tree wither""#) }, "\(runner.stderr)")
         let asked = try #require(server.monitorLog.components(separatedBy: "member=Notify\n").last)
         for expected in [
@@ -96,7 +96,7 @@ extension DesktopTests {
         #expect(!server.monitorLog.contains("member=CloseNotification"))
 
         // The second Give up (within the window): the session is given up and its alert closed
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         var state: String?
         for _ in 0..<100 where state != "abandoned" {
             state = try focusState(in: sandbox)
@@ -141,7 +141,7 @@ extension DesktopTests {
         #expect(planted.contains("   uint32 \(ids[0])\n"), "\(planted)")
 
         // Plant another, chosen in dunst's menu: a new 10-minute session, and its live alert
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         var next: [String: Any]?
         for _ in 0..<100 where next?["state"] as? String != "active" {
             next = try jsonObject(try sandbox.chime("focus", "status", "--json").stdout)["session"] as? [String: Any]

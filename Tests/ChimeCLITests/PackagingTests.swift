@@ -60,19 +60,23 @@ struct PackagingTests {
     }
 
     /// Chime's own entry: named by its application id, the D-Bus name and the alerts'
-    /// `desktop-entry` hint (LibnotifyNotifier), hidden from menus, so notification settings list
-    /// the alerts as Chime, with its icon (of the same name). Not DBusActivatable: the name
-    /// serves Reminders1, not org.freedesktop.Application. Chime 0.2.0's chime.desktop is gone.
+    /// `desktop-entry` hint (LibnotifyNotifier), so notification settings list the alerts as
+    /// Chime, with its icon (of the same name); shown in the app grid, where it opens the app:
+    /// D-Bus activatable (the runner serves org.freedesktop.Application), `chime app` for
+    /// launchers that do not activate. Chime 0.2.0's chime.desktop is gone.
     @Test func chimeDesktopEntryNamesChimesAlerts() throws {
         #expect(ChimeBus.name == ApplicationID.current)
         let name = ApplicationID.current + ".desktop"
         let text = try String(contentsOf: Self.packaging.appendingPathComponent(name), encoding: .utf8)
         let lines = Set(text.split(separator: "\n").map(String.init))
-        let expected = ["NoDisplay=true", "X-GNOME-UsesNotifications=true", "Icon=\(ApplicationID.current)", "Exec=chime", "Name=Chime"]
+        let expected = [
+            "DBusActivatable=true", "X-GNOME-UsesNotifications=true", "Icon=\(ApplicationID.current)", "Exec=chime app", "Name=Chime",
+            "Terminal=false",
+        ]
         for line in expected {
             #expect(lines.contains(line), "\(name) lacks \(line)")
         }
-        #expect(!lines.contains { $0.hasPrefix("DBusActivatable") })
+        #expect(!lines.contains { $0.hasPrefix("NoDisplay") })
         #expect(!FileManager.default.fileExists(atPath: Self.packaging.appendingPathComponent("chime.desktop").path))
         let icons = Self.packaging.deletingLastPathComponent().appendingPathComponent("Resources/icons")
         #expect(FileManager.default.fileExists(atPath: icons.appendingPathComponent(ApplicationID.current + ".svg").path))

@@ -65,7 +65,7 @@ extension DesktopTests {
 
         // Snooze from the alert: recorded, and the alert comes back once, ten minutes on
         try "Snooze".write(to: choice, atomically: true, encoding: .utf8)
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(await server.waitForLog { $0.contains("member=ActionInvoked") }, "\(server.monitorLog)")
         let invoked = try #require(server.monitorLog.components(separatedBy: "member=ActionInvoked\n").last)
         #expect(invoked.contains(#"string "snooze""#), "\(invoked)")
@@ -107,7 +107,7 @@ extension DesktopTests {
         #expect(try sandbox.chime("in", "1s", "Kettle", "--id", "kettle").status == 0)
         #expect(await server.waitForLog { $0.contains(#"string "Kettle""#) }, "\(runner.stderr)")
         try "Done".write(to: choice, atomically: true, encoding: .utf8)
-        try server.dunstctl("action", "0")
+        try server.dunstctl("context")
         #expect(try await ledger(of: "kettle", in: store) { $0.first?.response != nil }.map(\.response) == ["done"])
         #expect(await server.waitForConfirmation { $0.summary == "✓ Done" && $0.body == "Kettle" }, "\(runner.stderr)")
 

@@ -60,7 +60,7 @@ extension DesktopTests {
 
             // Snooze from the alert: the answer and one re-alert in the ledger, and the alert says until when
             try "Snooze".write(to: choice, atomically: true, encoding: .utf8)
-            try server.dunstctl("action", "0")
+            try server.dunstctl("context")
             #expect(await waitFor { try ledger("tea").count == 2 }, "\(runner.stderr)")
             let snoozed = try ledger("tea")
             #expect(snoozed.map(\.response) == ["snooze", nil], "\(snoozed)")

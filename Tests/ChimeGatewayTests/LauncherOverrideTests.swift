@@ -552,6 +552,11 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
             ("badexec", "[Desktop Entry]\nType=Application\nName=Bad\nExec=prog \"unclosed %u\n", .usage, "prog \"unclosed %u"),
             ("notanentry", "[Something Else]\nExec=x\n", .usage, "no [Desktop Entry] group"),
             ("twice", "[Desktop Entry]\nType=Application\nName=A\n[Desktop Entry]\nExec=a\n", .usage, "[Desktop Entry] twice"),
+            // Chime's own app (in the app grid): Chime does not gate itself.
+            (
+                "io.github.chime.Chime", "[Desktop Entry]\nType=Application\nName=Chime\nExec=chime app\nDBusActivatable=true\n", .usage,
+                "Chime's own app"
+            ),
         ]
         for (name, text, _, _) in cases { try fixture.write(text, to: fixture.system + "/applications/\(name).desktop") }
         let before = try fixture.tree()
@@ -567,6 +572,19 @@ struct RealEntry: Sendable, CustomTestStringConvertible {
         let relative = #expect(throws: ChimeError.self) { try overrides.gate(DesktopFileID("hidden"), chime: "chime") }
         #expect(relative?.code == .usage)
         #expect(try fixture.tree() == before)
+    }
+
+    @Test func chimesOwnAppIsNotOfferedForGating() throws {
+        let fixture = try XDGFixture()
+        try fixture.write(
+            "[Desktop Entry]\nType=Application\nName=Chime\nExec=chime app\nDBusActivatable=true\n",
+            to: fixture.system + "/applications/io.github.chime.Chime.desktop"
+        )
+        try fixture.write(
+            "[Desktop Entry]\nType=Application\nName=Firefox\nExec=firefox %u\n",
+            to: fixture.system + "/applications/firefox.desktop"
+        )
+        #expect(try fixture.overrides.pickable(gated: []).map(\.name) == ["Firefox"])
     }
 
     @Test func listsInstalledEntriesAndSuggestsSimilarIDs() throws {

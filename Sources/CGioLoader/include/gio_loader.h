@@ -106,4 +106,12 @@ guint chime_gio_serve(GDBusConnection *_Nonnull connection, const gchar *_Nonnul
                       chime_gio_name_callback _Nonnull on_name,
                       gpointer _Nullable data, GError *_Nullable *_Nullable error);
 
+/// Registers `interface_name` of `xml` (an interface with methods only) at `path` on
+/// `connection`, its method calls going to `method`; asks for no name (call it before
+/// chime_gio_serve, so that the object is whole when the name is owned). Returns 0 with `error`
+/// set when the XML or the registration fails. Call on the loop thread.
+guint chime_gio_register(GDBusConnection *_Nonnull connection, const gchar *_Nonnull xml, const gchar *_Nonnull interface_name,
+                         const gchar *_Nonnull path, chime_gio_method_callback _Nonnull method, gpointer _Nullable data,
+                         GError *_Nullable *_Nullable error);
+
 #endif
