@@ -188,6 +188,47 @@ static gboolean chime_app_listener_idle(gpointer user_data) {
     return G_SOURCE_REMOVE;
 }
 
+static void chime_app_runner_signal(GDBusConnection *connection, const gchar *sender, const gchar *path, const gchar *interface,
+                                    const gchar *signal, GVariant *parameters, gpointer user_data) {
+    (void)connection, (void)sender, (void)path, (void)interface, (void)signal, (void)parameters;
+    ChimeAppListener *listener = user_data;
+    // Coalesced: every signal until the next turn of the main loop is one refresh.
+    if (listener->idle == 0) listener->idle = g_idle_add(chime_app_listener_idle, listener);
+}
+
+/// Follows the runner on the session bus: each of io.github.chime.Chime.Reminders1's signals
+/// (Changed, Fired, Answered) and its PropertiesChanged, from the name io.github.chime.Chime (a
+/// match rule on the bus: a runner that starts later is heard too), calls `callback` on the
+/// main context, at most once per turn of the main loop (an idle source); no timer. Call on
+/// GTK's thread (the callbacks come to the thread-default context, the global default one).
+/// FALSE, with `*message` (free it with g_free) saying why, when there is no session bus.
+static inline gboolean chime_app_follow_runner(chime_app_changed_callback callback, gpointer data, char **message) {
+    *message = NULL;
+    if (!chime_adw_session_bus_known()) {
+        *message = g_strdup("no session bus: the pages are read again after their own changes only");
+        return FALSE;
+    }
+    GError *error = NULL;
+    GDBusConnection *bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &error);
+    if (bus == NULL) {
+        *message = g_strdup_printf("no session bus (%s): the pages are read again after their own changes only", error->message);
+        g_error_free(error);
+        return FALSE;
+    }
+    // For the process's life, as the connection (held by the subscriptions).
+    ChimeAppListener *listener = g_new0(ChimeAppListener, 1);
+    listener->callback = callback;
+    listener->data = data;
+    g_dbus_connection_signal_subscribe(bus, "io.github.chime.Chime", "io.github.chime.Chime.Reminders1", NULL, "/io/github/chime/Chime",
+                                       NULL, G_DBUS_SIGNAL_FLAGS_NONE, chime_app_runner_signal, listener, NULL);
+    g_dbus_connection_signal_subscribe(bus, "io.github.chime.Chime", "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "/io/github/chime/Chime", "io.github.chime.Chime.Reminders1", G_DBUS_SIGNAL_FLAGS_NONE,
+                                       chime_app_runner_signal, listener, NULL);
+    return TRUE;
+}
+
+// --- end App shell ---
+
 // MARK: Gateway page (GatewayPage.swift)
 
 static inline GtkListBox *chime_adw_gateway_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
@@ -254,45 +295,5 @@ static inline GtkWidget *chime_adw_gateway_icon(const char *icon, const char *fa
     if (gicon != NULL) g_object_unref(gicon);
     return image;
 }
-static void chime_app_runner_signal(GDBusConnection *connection, const gchar *sender, const gchar *path, const gchar *interface,
-                                    const gchar *signal, GVariant *parameters, gpointer user_data) {
-    (void)connection, (void)sender, (void)path, (void)interface, (void)signal, (void)parameters;
-    ChimeAppListener *listener = user_data;
-    // Coalesced: every signal until the next turn of the main loop is one refresh.
-    if (listener->idle == 0) listener->idle = g_idle_add(chime_app_listener_idle, listener);
-}
-
-/// Follows the runner on the session bus: each of io.github.chime.Chime.Reminders1's signals
-/// (Changed, Fired, Answered) and its PropertiesChanged, from the name io.github.chime.Chime (a
-/// match rule on the bus: a runner that starts later is heard too), calls `callback` on the
-/// main context, at most once per turn of the main loop (an idle source); no timer. Call on
-/// GTK's thread (the callbacks come to the thread-default context, the global default one).
-/// FALSE, with `*message` (free it with g_free) saying why, when there is no session bus.
-static inline gboolean chime_app_follow_runner(chime_app_changed_callback callback, gpointer data, char **message) {
-    *message = NULL;
-    if (!chime_adw_session_bus_known()) {
-        *message = g_strdup("no session bus: the pages are read again after their own changes only");
-        return FALSE;
-    }
-    GError *error = NULL;
-    GDBusConnection *bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &error);
-    if (bus == NULL) {
-        *message = g_strdup_printf("no session bus (%s): the pages are read again after their own changes only", error->message);
-        g_error_free(error);
-        return FALSE;
-    }
-    // For the process's life, as the connection (held by the subscriptions).
-    ChimeAppListener *listener = g_new0(ChimeAppListener, 1);
-    listener->callback = callback;
-    listener->data = data;
-    g_dbus_connection_signal_subscribe(bus, "io.github.chime.Chime", "io.github.chime.Chime.Reminders1", NULL, "/io/github/chime/Chime",
-                                       NULL, G_DBUS_SIGNAL_FLAGS_NONE, chime_app_runner_signal, listener, NULL);
-    g_dbus_connection_signal_subscribe(bus, "io.github.chime.Chime", "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                       "/io/github/chime/Chime", "io.github.chime.Chime.Reminders1", G_DBUS_SIGNAL_FLAGS_NONE,
-                                       chime_app_runner_signal, listener, NULL);
-    return TRUE;
-}
-
-// --- end App shell ---
 
 #endif
