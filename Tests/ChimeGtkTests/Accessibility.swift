@@ -74,7 +74,8 @@ enum Accessibility {
     /// Chime with `dialog`). `set NAME TEXT [dialog]`: replaces an editable accessible's text. `has
     /// NAME [dialog]`: exits 0, printing role and states, when a visible accessible is so named. `text
     /// DESCRIPTION`: the name of the accessible so described (GTK 4.8 names a label by its text,
-    /// and its AT-SPI Text interface answers nothing).
+    /// and its AT-SPI Text interface answers nothing). `description NAME [dialog]`: its
+    /// description. `activate NAME [dialog]`: focuses it and presses Enter (xdotool).
     static let script = #"""
         import sys, time
         import pyatspi
@@ -182,6 +183,28 @@ enum Accessibility {
                         print(node.name)
                         sys.exit(0)
             sys.exit(1)
+        elif command == "description":
+            # `description NAME [dialog]`: the description of the visible accessible named NAME
+            # (an entry's help or error, a chart's figures).
+            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            if node is None:
+                print("no visible accessible named %r" % sys.argv[2])
+                sys.exit(1)
+            print(node.description)
+        elif command == "activate":
+            # `activate NAME [dialog]`: gives the accessible named NAME the keyboard focus and
+            # presses Enter there (an entry's "activate"), as a person applies a field.
+            import subprocess
+            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            if node is None:
+                print("no visible accessible named %r" % sys.argv[2])
+                sys.exit(1)
+            if not node.queryComponent().grabFocus():
+                print("%r did not take the focus" % sys.argv[2])
+                sys.exit(1)
+            time.sleep(0.3)
+            subprocess.run(["/usr/bin/xdotool", "key", "Return"], check=True)
+            print("activated %s" % node.getRoleName())
         """#
 
     /// Runs the script with `arguments` on `display`, with the bus's environment.
