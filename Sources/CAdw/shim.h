@@ -211,6 +211,14 @@ static inline void chime_adw_set_accessible_label(GtkWidget *widget, const char 
     gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
 }
 
+/// Names a widget exactly `label` for AT-SPI: GTK 4.8 joins a widget's label to those of the
+/// widgets it is "labelled by" (a button's own label, a row's title), so "Plant Tree Plant Tree";
+/// the relation is reset and the label set.
+static inline void chime_adw_name_exactly(GtkWidget *widget, const char *label) {
+    gtk_accessible_reset_relation(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
 /// Sets a widget's accessible description.
 static inline void chime_adw_set_accessible_description(GtkWidget *widget, const char *description) {
     gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);

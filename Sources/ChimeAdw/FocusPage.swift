@@ -84,6 +84,10 @@ final class FocusPage: AppPageController {
             (giveUp, { _, data in FocusPage.from(data).askToGiveUp() }),
         ]
         for (button, handler) in handlers { chime_adw_connect(button, "clicked", handler, context, nil) }
+        // Exactly their labels for AT-SPI (GTK 4.8 would add the button's own label: "Plant Tree Plant Tree").
+        for (button, name) in [(plant, "Plant Tree"), (pause, "Pause"), (resume, "Resume"), (giveUp, "Give Up")] {
+            chime_adw_name_exactly(button, name)
+        }
         chime_adw_connect_response(
             dialog,
             { _, response, data in
@@ -210,7 +214,7 @@ final class FocusPage: AppPageController {
                 let value = gtk_label_new(row.value)!
                 gtk_widget_add_css_class(value, "dim-label")
                 adw_action_row_add_suffix(chime_adw_as_action_row(widget), value)
-                chime_adw_set_accessible_label(widget, "\(row.label): \(row.value)")
+                chime_adw_name_exactly(widget, "\(row.label): \(row.value)")
                 gtk_list_box_append(list, widget)
             }
             gtk_widget_set_visible(statsList, statsState.rows.isEmpty ? 0 : 1)
@@ -231,7 +235,7 @@ final class FocusPage: AppPageController {
             gtk_flow_box_append(grid, picture)
             // The grid's cell (what the keyboard focuses) carries the tree's name.
             if let cell = gtk_widget_get_parent(picture) {
-                chime_adw_set_accessible_label(cell, plot.accessibilityLabel)
+                chime_adw_name_exactly(cell, plot.accessibilityLabel)
                 gtk_widget_set_tooltip_text(cell, plot.accessibilityLabel)
             }
         }

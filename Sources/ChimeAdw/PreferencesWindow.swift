@@ -75,6 +75,10 @@ final class PreferencesWindow {
         fields = Self.entryIDs.map { key, id in
             Field(key: key, row: builder.widget("row_\(id)"), entry: builder.widget("entry_\(id)"), window: self)
         }
+        // Exactly their titles for AT-SPI (GTK 4.8 would add the row's: "Focus length Focus length").
+        for field in fields { chime_adw_name_exactly(field.entry, PreferencesViewModel.title(of: field.key)) }
+        chime_adw_name_exactly(notifierRow, "Notifier")
+        chime_adw_name_exactly(loginSwitch, "Start at login")
         for field in fields {
             let data = Unmanaged.passUnretained(field).toOpaque()
             chime_adw_connect(field.entry, "activate", { _, data in Field.from(data).window.apply(Field.from(data)) }, data, nil)

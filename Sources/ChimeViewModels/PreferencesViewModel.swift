@@ -68,6 +68,9 @@ public final class PreferencesViewModel: Sendable {
         (.notifier, "Notifier"),
     ]
 
+    /// A key's title in the window (its dotted name for a key not shown).
+    public static func title(of key: ConfigKey) -> String { shown.first { $0.key == key }?.title ?? key.rawValue }
+
     public let keys: [ConfigKey]
     public let environment: [String: String]
     private let loginStart: (any LoginStart)?

@@ -43,18 +43,20 @@ struct AppPreferencesTests {
 
         // When the person opens Main Menu → Preferences and sets the focus length to 30m
         #expect(try Accessibility.run(["click", "Main Menu"], on: display, environment: environment).status == 0)
-        let opened = try await Accessibility.wait(["click", "Preferences", "dialog"], on: display, environment: environment) { status, _ in
+        // (The menu's items are in the app's window, in its popover.)
+        let opened = try await Accessibility.wait(["click", "Preferences"], on: display, environment: environment) { status, _ in
             status == 0
         }
         #expect(opened.hasPrefix("clicked"), "\(opened)")
-        let field = try await Accessibility.wait(["has", "Focus length", "dialog"], on: display, environment: environment) { status, _ in
-            status == 0
+        let field = try await Accessibility.wait(["entry-description", "Focus length", "dialog"], on: display, environment: environment) {
+            status,
+            _ in status == 0
         }
-        #expect(field.hasPrefix("text"), "\(field)")
+        #expect(field.hasPrefix("A focus session's length"), "\(field)")
         // A bad value first: refused with the CLI's message, the file not made
-        #expect(try Accessibility.run(["set", "Focus length", "3m", "dialog"], on: display, environment: environment).status == 0)
-        #expect(try Accessibility.run(["activate", "Focus length", "dialog"], on: display, environment: environment).status == 0)
-        let refused = try await Accessibility.wait(["description", "Focus length", "dialog"], on: display, environment: environment) {
+        #expect(try Accessibility.run(["entry-set", "Focus length", "3m", "dialog"], on: display, environment: environment).status == 0)
+        #expect(try Accessibility.run(["entry-activate", "Focus length", "dialog"], on: display, environment: environment).status == 0)
+        let refused = try await Accessibility.wait(["entry-description", "Focus length", "dialog"], on: display, environment: environment) {
             _,
             output in
             output.hasPrefix("invalid")
@@ -68,7 +70,7 @@ struct AppPreferencesTests {
         )
         #expect(!FileManager.default.fileExists(atPath: path))
         // Then 30m, and the window closed (closing applies what was typed)
-        #expect(try Accessibility.run(["set", "Focus length", "30m", "dialog"], on: display, environment: environment).status == 0)
+        #expect(try Accessibility.run(["entry-set", "Focus length", "30m", "dialog"], on: display, environment: environment).status == 0)
         let preferences = try #require(try display.windows(named: "Preferences").first, "\(display.windowNames())")
         // WM_DELETE_WINDOW, as a window manager's close button sends it
         #expect(chime_x11_request_close(display.name, try #require(UInt(preferences))) == 0)
