@@ -197,11 +197,10 @@ final class FocusPage: AppPageController {
     private func renderForest() {
         let forestState = forest.refresh()
         let statsState = stats.refresh()
-        let streakText = statsState.showStreakBanner ? "\(statsState.currentStreakText) streak" : nil
+        let streakText = statsState.showStreakBanner ? "\(statsState.stats.currentStreak)-day streak" : nil
         set(streak, streakText)
         bars = statsState.lastWeek
         chime_adw_set_accessible_description(chart, statsState.chartDescription)
-        gtk_widget_set_tooltip_text(chart, statsState.chartDescription)
         gtk_widget_queue_draw(chart)
         if shownRows != statsState.rows {
             shownRows = statsState.rows

@@ -72,6 +72,8 @@ final class PreferencesWindow {
         loginSwitch = builder.widget("switch_start_at_login")
         fileNote = builder.widget("file_note")
         gtk_window_set_transient_for(chime_adw_as_window(window), chime_adw_as_window(app.window))
+        // A refused value's message in the row's subtitle, in the theme's error color.
+        chime_adw_add_css(".error-row .subtitle { color: @error_color; opacity: 1; }")
         fields = Self.entryIDs.map { key, id in
             Field(key: key, row: builder.widget("row_\(id)"), entry: builder.widget("entry_\(id)"), window: self)
         }
