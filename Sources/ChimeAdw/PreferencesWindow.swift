@@ -33,6 +33,9 @@ final class PreferencesWindow {
         let row: UnsafeMutablePointer<GtkWidget>
         let entry: UnsafeMutablePointer<GtkWidget>
         unowned let window: PreferencesWindow
+        /// The model's text last put in the entry: the entry is set again only when it changes, so
+        /// what a person typed in one field and has not applied yet outlives a change elsewhere.
+        var shown: String?
 
         init(key: ConfigKey, row: UnsafeMutablePointer<GtkWidget>, entry: UnsafeMutablePointer<GtkWidget>, window: PreferencesWindow) {
             self.key = key
@@ -117,8 +120,9 @@ final class PreferencesWindow {
         render(model.state)
     }
 
-    /// Shows the window, the file read again.
+    /// Shows the window, the file read again (and its values in the fields).
     func present() {
+        for field in fields { field.shown = nil }
         render(model.refresh())
         gtk_window_present(chime_adw_as_window(window))
     }
@@ -156,7 +160,10 @@ final class PreferencesWindow {
         defer { rendering = false }
         for field in fields {
             guard let value = state.field(field.key) else { continue }
-            if field.text != value.text { gtk_editable_set_text(chime_adw_as_editable(field.entry), value.text) }
+            if field.shown != value.text {
+                field.shown = value.text
+                if field.text != value.text { gtk_editable_set_text(chime_adw_as_editable(field.entry), value.text) }
+            }
             let help = [value.subtitle, value.overridden].compactMap { $0 }.joined(separator: ". ")
             adw_action_row_set_subtitle(chime_adw_as_action_row(field.row), value.error ?? help)
             chime_adw_set_accessible_description(field.entry, value.error ?? help)

@@ -71,6 +71,33 @@ struct AppPreferencesTests {
         #expect(!FileManager.default.fileExists(atPath: path))
         // Then 30m, and the window closed (closing applies what was typed)
         #expect(try Accessibility.run(["entry-set", "Focus length", "30m", "dialog"], on: display, environment: environment).status == 0)
+        // And turns Start at login on, then off: the autostart entry `chime service enable` writes
+        // (no systemd user manager in the test's session), then none
+        let autostart = URL(fileURLWithPath: environment["XDG_CONFIG_HOME"] ?? "/nonexistent").appendingPathComponent(
+            "autostart/chime-runner.desktop"
+        ).path
+        #expect(try Accessibility.run(["click", "Start at login", "dialog"], on: display, environment: environment).status == 0)
+        // (The switch, a check box for AT-SPI, has its row's name.)
+        func switchLine() throws -> String {
+            try Accessibility.run(["names"], on: display, environment: environment).output.split(separator: "\n")
+                .first { $0.hasPrefix("Preferences\tcheck box\tStart at login\t") }.map(String.init) ?? ""
+        }
+        var line = ""
+        for _ in 0..<40 where !line.hasSuffix(",checked") {
+            line = try switchLine()
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(line.hasSuffix(",checked"), "\(line)")
+        let entry = (try? String(contentsOfFile: autostart, encoding: .utf8)) ?? ""
+        #expect(entry.contains("Exec=") && entry.contains("chime run"), "\(entry)")
+        #expect(try Accessibility.run(["click", "Start at login", "dialog"], on: display, environment: environment).status == 0)
+        for _ in 0..<40 where line.hasSuffix(",checked") {
+            line = try switchLine()
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(!line.hasSuffix(",checked"), "\(line)")
+        #expect(!FileManager.default.fileExists(atPath: autostart))
+
         let preferences = try #require(try display.windows(named: "Preferences").first, "\(display.windowNames())")
         // WM_DELETE_WINDOW, as a window manager's close button sends it
         #expect(chime_x11_request_close(display.name, try #require(UInt(preferences))) == 0)
