@@ -257,6 +257,13 @@ static inline void chime_adw_set_draw_func(GtkWidget *area, chime_adw_draw_callb
     gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(area), callback, data, NULL);
 }
 
+typedef void (*chime_adw_flow_child_callback)(GtkFlowBox *box, GtkFlowBoxChild *child, gpointer data);
+
+/// Connects a GtkFlowBox's "child-activated" (Enter, a click): the handler gets the child's index.
+static inline gulong chime_adw_on_child_activated(GtkWidget *box, chime_adw_flow_child_callback callback, gpointer data) {
+    return g_signal_connect_data(box, "child-activated", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+}
+
 typedef void (*chime_adw_action_callback)(GSimpleAction *action, GVariant *parameter, gpointer data);
 
 /// Adds the action `name` (no parameter) to the application, its "activate" to `callback`, and

@@ -44,6 +44,8 @@ final class FocusPage: AppPageController {
     /// What the grid and the list show, so they are rebuilt only when it changes.
     private var shownPlots: [ForestState.Plot]?
     private var shownRows: [LabeledValue]?
+    /// A tree's detail, when one of the grid is activated.
+    private var treeDialog: UnsafeMutablePointer<GtkWidget>!
 
     /// Nil without a store (the page then shows its empty state).
     init?(_ app: AppContext) {
@@ -64,7 +66,7 @@ final class FocusPage: AppPageController {
         resume = object("focus_resume")
         giveUp = object("focus_give_up")
         dialog = object("give_up_dialog")
-        forest = ForestViewModel(forest: Forest(store: store))
+        forest = ForestViewModel(forest: Forest(store: store), limit: 60)
         stats = FocusStatsViewModel(forest: Forest(store: store), clock: SystemWallClock())
         streak = object("focus_streak")
         chart = object("focus_chart")
@@ -103,8 +105,37 @@ final class FocusPage: AppPageController {
             { _, cairo, width, height, data in FocusPage.from(data).drawChart(cairo, Double(width), Double(height)) },
             context
         )
+        chime_adw_on_child_activated(
+            forestGrid,
+            { _, child, data in FocusPage.from(data).treeActivated(Int(gtk_flow_box_child_get_index(child))) },
+            context
+        )
+        treeDialog = adw_message_dialog_new(chime_adw_as_window(app.window), nil, nil)
+        adw_message_dialog_add_response(chime_adw_as_message_dialog(treeDialog), "close", "_Close")
+        adw_message_dialog_set_close_response(chime_adw_as_message_dialog(treeDialog), "close")
+        gtk_window_set_hide_on_close(chime_adw_as_window(treeDialog), 1)
+        gtk_window_set_modal(chime_adw_as_window(treeDialog), 1)
         render(timer.state)
         renderForest()
+    }
+
+    /// A tree of the grid activated (Enter, a click): its detail (a completed tree's, as
+    /// `chime forest show` says it; a withered one's name).
+    private func treeActivated(_ index: Int) {
+        guard let plots = shownPlots, plots.indices.contains(index) else { return }
+        let plot = plots[index]
+        var heading = plot.accessibilityLabel
+        var body = ""
+        if !plot.withered, let tree = forest.state.trees.first(where: { $0.id == plot.id }),
+            let detail = forest.selectTree(number: tree.number).selected
+        {
+            heading = detail.title
+            body = detail.rows.map { "\($0.label): \($0.value)" }.joined(separator: "\n")
+            forest.dismissDetail()
+        }
+        adw_message_dialog_set_heading(chime_adw_as_message_dialog(treeDialog), heading)
+        adw_message_dialog_set_body(chime_adw_as_message_dialog(treeDialog), body)
+        gtk_window_present(chime_adw_as_window(treeDialog))
     }
 
     /// A withered tree: grey and faded.
