@@ -165,6 +165,7 @@ let package = Package(
             name: "ChimeAdw",
             dependencies: [
                 "CAdw", "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeGtk", "ChimeRunner", "ChimeViewModels",
+                "ChimeConfig", "ChimeApp",
             ],
             exclude: ["ui"],
             swiftSettings: strict,
@@ -226,7 +227,7 @@ let package = Package(
         // what a person does there, over the families' use cases; no GTK, GLib or D-Bus.
         .target(
             name: "ChimeViewModels",
-            dependencies: ["ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway"],
+            dependencies: ["ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeConfig"],
             swiftSettings: strict
         ),
         // RecordingNotifier and a manual wall clock, for Chime's tests and for users' own.
@@ -330,6 +331,7 @@ let package = Package(
             name: "ChimeViewModelsTests",
             dependencies: [
                 "ChimeCore", "ChimeStore", "ChimeFocus", "ChimeDoses", "ChimeGateway", "ChimeViewModels", "ChimeTesting",
+                "ChimeConfig", "ChimeApp",
             ],
             swiftSettings: strict
         ),

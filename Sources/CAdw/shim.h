@@ -296,4 +296,122 @@ static inline GtkWidget *chime_adw_gateway_icon(const char *icon, const char *fa
     return image;
 }
 
+// MARK: Focus page (the forest grid, the streak chart) and Preferences (the window, the app menu)
+
+static inline GtkFlowBox *chime_adw_as_flow_box(GtkWidget *widget) { return GTK_FLOW_BOX(widget); }
+static inline GtkListBox *chime_adw_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
+static inline GtkDrawingArea *chime_adw_as_drawing_area(GtkWidget *widget) { return GTK_DRAWING_AREA(widget); }
+static inline GtkEditable *chime_adw_as_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
+static inline GtkSwitch *chime_adw_as_switch(GtkWidget *widget) { return GTK_SWITCH(widget); }
+static inline AdwActionRow *chime_adw_as_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
+static inline AdwPreferencesRow *chime_adw_as_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
+static inline AdwPreferencesGroup *chime_adw_as_preferences_group(GtkWidget *widget) { return ADW_PREFERENCES_GROUP(widget); }
+static inline AdwComboRow *chime_adw_as_combo_row(GtkWidget *widget) { return ADW_COMBO_ROW(widget); }
+
+/// Sets a widget's accessible label (its name for AT-SPI).
+static inline void chime_adw_set_accessible_label(GtkWidget *widget, const char *label) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
+/// Names a widget exactly `label` for AT-SPI: GTK 4.8 joins a widget's label to those of the
+/// widgets it is "labelled by" (a button's own label, a row's title), so "Plant Tree Plant Tree";
+/// the relation is reset and the label set.
+static inline void chime_adw_name_exactly(GtkWidget *widget, const char *label) {
+    gtk_accessible_reset_relation(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
+/// Sets a widget's accessible description.
+static inline void chime_adw_set_accessible_description(GtkWidget *widget, const char *description) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
+}
+
+/// Adds `css` to the display's styles (the app's own classes: `.withered`).
+static inline void chime_adw_add_css(const char *css) {
+    GtkCssProvider *provider = gtk_css_provider_new();
+    gtk_css_provider_load_from_data(provider, css, -1);
+    gtk_style_context_add_provider_for_display(gdk_display_get_default(), GTK_STYLE_PROVIDER(provider),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_unref(provider);
+}
+
+/// The widget's foreground color and the theme's accent color (Adwaita's accent_bg_color; blue
+/// when the theme has none), for drawing.
+static inline void chime_adw_colors(GtkWidget *widget, GdkRGBA *foreground, GdkRGBA *accent) {
+    GtkStyleContext *context = gtk_widget_get_style_context(widget);
+    gtk_style_context_get_color(context, foreground);
+    if (!gtk_style_context_lookup_color(context, "accent_bg_color", accent)) gdk_rgba_parse(accent, "#3584e4");
+}
+
+/// Shows `text` centred on (x, y) in the widget's font, on `cr`, in the current source color.
+static inline void chime_adw_draw_text(GtkWidget *widget, cairo_t *cr, const char *text, double x, double y) {
+    PangoLayout *layout = gtk_widget_create_pango_layout(widget, text);
+    int width = 0, height = 0;
+    pango_layout_get_pixel_size(layout, &width, &height);
+    cairo_move_to(cr, x - width / 2.0, y - height / 2.0);
+    pango_cairo_show_layout(cr, layout);
+    g_object_unref(layout);
+}
+
+typedef void (*chime_adw_draw_callback)(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);
+
+static inline void chime_adw_set_draw_func(GtkWidget *area, chime_adw_draw_callback callback, gpointer data) {
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(area), callback, data, NULL);
+}
+
+typedef void (*chime_adw_flow_child_callback)(GtkFlowBox *box, GtkFlowBoxChild *child, gpointer data);
+
+/// Connects a GtkFlowBox's "child-activated" (Enter, a click): the handler gets the child's index.
+static inline gulong chime_adw_on_child_activated(GtkWidget *box, chime_adw_flow_child_callback callback, gpointer data) {
+    return g_signal_connect_data(box, "child-activated", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+}
+
+typedef void (*chime_adw_action_callback)(GSimpleAction *action, GVariant *parameter, gpointer data);
+
+/// Adds the action `name` (no parameter) to the application, its "activate" to `callback`, and
+/// its keyboard shortcut `accel` (NULL: none).
+static inline void chime_adw_add_app_action(AdwApplication *app, const char *name, const char *accel, chime_adw_action_callback callback,
+                                            gpointer data) {
+    GSimpleAction *action = g_simple_action_new(name, NULL);
+    g_signal_connect_data(action, "activate", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+    g_action_map_add_action(G_ACTION_MAP(app), G_ACTION(action));
+    g_object_unref(action);
+    if (accel != NULL) {
+        char *detailed = g_strdup_printf("app.%s", name);
+        const char *accels[] = {accel, NULL};
+        gtk_application_set_accels_for_action(GTK_APPLICATION(app), detailed, accels);
+        g_free(detailed);
+    }
+}
+
+/// Connects a GtkEventControllerFocus's "leave" to `callback` (instance, data) on `widget`.
+static inline void chime_adw_on_focus_leave(GtkWidget *widget, chime_adw_callback callback, gpointer data) {
+    GtkEventController *controller = gtk_event_controller_focus_new();
+    g_signal_connect_data(controller, "leave", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+    gtk_widget_add_controller(widget, controller);
+}
+
+typedef gboolean (*chime_adw_close_callback)(GtkWindow *window, gpointer data);
+
+/// Connects a window's "close-request" (its handler returns TRUE to keep the window open).
+static inline gulong chime_adw_on_close_request(GtkWidget *window, chime_adw_close_callback callback, gpointer data) {
+    return g_signal_connect_data(window, "close-request", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+}
+
+/// Shows the About window: Chime, its icon, Apache-2.0.
+static inline void chime_adw_show_about(GtkWidget *parent) {
+    GtkWidget *about = adw_about_window_new();
+    AdwAboutWindow *window = ADW_ABOUT_WINDOW(about);
+    adw_about_window_set_application_name(window, "Chime");
+    adw_about_window_set_application_icon(window, "io.github.chime.Chime");
+    adw_about_window_set_developer_name(window, "Chime developers");
+    adw_about_window_set_comments(window, "Reminders, focus sessions, doses and a gateway for your desktop.");
+    adw_about_window_set_license_type(window, GTK_LICENSE_APACHE_2_0);
+    gtk_window_set_transient_for(GTK_WINDOW(about), GTK_WINDOW(parent));
+    gtk_window_set_modal(GTK_WINDOW(about), TRUE);
+    gtk_window_present(GTK_WINDOW(about));
+}
+
+// MARK: end of the Focus page's and Preferences' block
+
 #endif

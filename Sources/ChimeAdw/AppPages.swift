@@ -14,8 +14,8 @@ final class AppContext {
     let storeProblem: String?
     /// The app's window (transient parent of the pages' dialogs).
     let window: UnsafeMutablePointer<GtkWidget>
-    /// The focus session's length in minutes (`chime app`'s config).
-    let focusMinutes: Int
+    /// The focus session's length in minutes (`chime app`'s config; Preferences change it).
+    var focusMinutes: Int
     /// Shows another page (e.g. Today's row opens its dose on Doses).
     var present: (AppPage) -> Void = { _ in }
     /// Every page's refresh, called after any page changes the store (set by the controller).

@@ -107,6 +107,8 @@ final class AppController {
     /// What the pages share (the store, the window), once the window is built.
     private var app: AppContext?
     private var pages: [AppPage: any AppPageController] = [:]
+    /// The Preferences window, made when first opened.
+    private var preferences: PreferencesWindow?
 
     struct Widgets {
         /// Kept for the process's life: it holds the window's and the dialog's objects.
@@ -217,6 +219,37 @@ final class AppController {
             gtk_box_append(chime_adw_as_box(chime_adw_widget(gtk_builder_get_object(builder, "\(page.rawValue)_slot"))), controller.root)
         }
         pages = built
+        addMenuActions()
+    }
+
+    /// The primary menu's actions: app.preferences (Ctrl+comma) and app.about.
+    private func addMenuActions() {
+        guard let application else { return }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        chime_adw_add_app_action(
+            application,
+            "preferences",
+            "<Control>comma",
+            { _, _, data in Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().showPreferences() },
+            context
+        )
+        chime_adw_add_app_action(
+            application,
+            "about",
+            nil,
+            { _, _, data in
+                let controller = Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue()
+                if let window = controller.widgets?.window { chime_adw_show_about(window) }
+            },
+            context
+        )
+    }
+
+    private func showPreferences() {
+        guard let app else { return }
+        let window = preferences ?? PreferencesWindow(app)
+        preferences = window
+        window.present()
     }
 
     /// Live without polling: every signal of the runner (a reminder changed, fired or was

@@ -180,6 +180,21 @@ public struct Forest: Sendable {
         }
     }
 
+    /// The ended sessions, completed and abandoned, newest first (by end time); at most `limit`:
+    /// the app's forest grid, where a given-up session's tree stands withered.
+    public func endedSessions(limit: Int) throws(ChimeError) -> [FocusSession] {
+        try store.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM focus_session WHERE state IN ('completed', 'abandoned') AND ended_us IS NOT NULL
+                    ORDER BY ended_us DESC, id DESC LIMIT ?
+                    """,
+                arguments: [limit]
+            ).map(FocusTimer.session(from:))
+        }
+    }
+
     /// Tree `number` of the forest: 1 is the first planted (the oldest by completion), the
     /// newest is ``treeCount()``; nil when there is no such tree. The forest labels trees so
     /// (`#3`), not by their sessions' ids, which abandoned sessions leave gaps in.

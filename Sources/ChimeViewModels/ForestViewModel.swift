@@ -32,8 +32,22 @@ public struct ForestState: Sendable, Hashable {
         public var rows: [LabeledValue]
     }
 
+    /// One session's tree in the app's grid: grown when completed, withered at the stage it
+    /// reached when given up (or abandoned at a restart).
+    public struct Plot: Sendable, Hashable, Identifiable {
+        /// The focus session's id.
+        public var id: Int64
+        public var withered: Bool
+        /// The picture's stage, 1 to 5.
+        public var stage: Int
+        /// `Tree planted 27 Nov 14:05, 25 min`; `Withered tree, given up 27 Nov 14:05 after 3 min`.
+        public var accessibilityLabel: String
+    }
+
     /// Completed trees, newest first (by completion).
     public var trees: [Tree]
+    /// Completed and abandoned sessions, newest first (by end): the app's grid.
+    public var plots: [Plot] = []
     public var treeCount: Int
     /// The seed's navigation title: `My Forest (3)`.
     public var title: String
@@ -59,10 +73,14 @@ public final class ForestViewModel: Sendable {
     public let limit: Int?
     private let current: Mutex<ForestState>
 
-    public init(forest: Forest, zone: TimeZone = .current, limit: Int? = nil) {
+    /// At most this many sessions in ``ForestState/plots``.
+    public let plotLimit: Int
+
+    public init(forest: Forest, zone: TimeZone = .current, limit: Int? = nil, plotLimit: Int = 60) {
         self.forest = forest
         self.zone = zone
         self.limit = limit
+        self.plotLimit = plotLimit
         current = Mutex(
             ForestState(
                 trees: [],
@@ -97,7 +115,16 @@ public final class ForestViewModel: Sendable {
                     accessibilityLabel: "Completed tree from \(TimeText.local(session.endedAt!, in: zone))"
                 )
             }
+            let plots = try forest.endedSessions(limit: plotLimit).map { session in
+                ForestState.Plot(
+                    id: session.id,
+                    withered: session.state != .completed,
+                    stage: session.state == .completed ? TreeStage.grown : Self.stageReached(session),
+                    accessibilityLabel: Self.plotLabel(session, zone: zone)
+                )
+            }
             current.withLock { state in
+                state.plots = plots
                 state.trees = trees
                 state.treeCount = count
                 state.title = "My Forest (\(count))"
@@ -108,6 +135,27 @@ public final class ForestViewModel: Sendable {
             current.withLock { $0.error = error }
         }
         return state
+    }
+
+    /// `Tree planted 27 Nov 14:05, 25 min`, or `Withered tree, given up 27 Nov 14:05 after 3 min`
+    /// (`abandoned` for a session a restart ended).
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The stage an ended session's tree reached (its focus time over its length).
+    static func stageReached(_ session: FocusSession) -> Int {
+        let remaining = max(0, session.lengthMicros - session.focusMicros)
+        return TreeStage.stage(remainingSeconds: Int((remaining + 999_999) / 1_000_000), lengthSeconds: session.lengthSeconds)
+    }
+
+    static func plotLabel(_ session: FocusSession, zone: TimeZone) -> String {
+        let (local, _) = ZoneMath.civil(session.endedAt ?? session.startedAt, in: zone)
+        let when = "\(local.day) \(months[local.month - 1]) " + String(format: "%02d:%02d", local.hour, local.minute)
+        let minutes = "\(session.focusMicros / 60_000_000) min"
+        guard session.state == .completed else {
+            let how = session.endReason == .gaveUp ? "given up" : "abandoned"
+            return "Withered tree, \(how) \(when) after \(minutes)"
+        }
+        return "Tree planted \(when), \(minutes)"
     }
 
     /// A tree tapped: its detail (tree `number`, as the grid labels it).
@@ -147,6 +195,18 @@ public struct FocusStatsState: Sendable, Hashable {
     public var rows: [LabeledValue]
     /// The last 30 local days, oldest first.
     public var lastDays: [ForestStats.Day]
+    /// One bar of the last week's chart: `Mon` (`Today` for today), its date and trees.
+    public struct Bar: Sendable, Hashable {
+        public var label: String
+        public var date: String
+        public var trees: Int
+    }
+
+    /// The last 7 local days, oldest first (the app's chart).
+    public var lastWeek: [Bar] = []
+    /// The chart's figures in words, for assistive technology: `Trees planted in the last 7 days:
+    /// Sat 21 Nov 0, …, today 2.`
+    public var chartDescription = ""
     /// `3 days` (`1 day`); the streak banner shows it while the streak runs.
     public var currentStreakText: String
     public var showStreakBanner: Bool
@@ -174,6 +234,28 @@ public final class FocusStatsViewModel: Sendable {
 
     public var state: FocusStatsState { current.withLock { $0 } }
 
+    static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
+    static func week(_ days: [Int: DayTotals], today: Int) -> [FocusStatsState.Bar] {
+        ((today - 6)...today).map { day in
+            let civil = ZoneMath.civilFromDays(day)
+            return FocusStatsState.Bar(
+                label: day == today ? "Today" : weekdays[ZoneMath.isoWeekday(dayNumber: day) - 1],
+                date: String(format: "%04d-%02d-%02d", civil.year, civil.month, civil.day),
+                trees: days[day]?.trees ?? 0
+            )
+        }
+    }
+
+    static func describe(_ bars: [FocusStatsState.Bar]) -> String {
+        let figures = bars.map { bar in
+            let civil = bar.date.split(separator: "-").compactMap { Int($0) }
+            let day = civil.count == 3 ? " \(civil[2]) \(ForestViewModel.months[civil[1] - 1])" : ""
+            return (bar.label == "Today" ? "today" : bar.label + day) + " \(bar.trees)"
+        }
+        return "Trees planted in the last 7 days: " + figures.joined(separator: ", ") + "."
+    }
+
     /// Reads the stats again at the clock's now (a new day can end a streak without any write).
     @discardableResult
     public func refresh() -> FocusStatsState {
@@ -187,6 +269,8 @@ public final class FocusStatsViewModel: Sendable {
                 state.stats = stats
                 state.rows = rows
                 state.lastDays = ForestStats.lastDays(days, today: today)
+                state.lastWeek = Self.week(days, today: today)
+                state.chartDescription = Self.describe(state.lastWeek)
                 state.currentStreakText = ForestStats.days(stats.currentStreak)
                 state.showStreakBanner = stats.currentStreak > 0
                 state.error = nil

@@ -59,7 +59,8 @@ public final class TimerViewModel: Sendable {
 
     public let timer: FocusTimer
     /// The length a start plants, in minutes (the config file's `focus.length`; 25 by default).
-    public let minutes: Int
+    public var minutes: Int { length.withLock { $0 } }
+    private let length: Mutex<Int>
     public let zone: TimeZone
     private let current: Mutex<TimerState>
     /// The session on screen, kept so that its end shows until dismissed.
@@ -67,7 +68,7 @@ public final class TimerViewModel: Sendable {
 
     public init(timer: FocusTimer, minutes: Int = FocusTimer.defaultMinutes, zone: TimeZone = .current) {
         self.timer = timer
-        self.minutes = minutes
+        length = Mutex(minutes)
         self.zone = zone
         current = Mutex(Self.idle(minutes: minutes, note: nil))
         refresh()
@@ -98,6 +99,14 @@ public final class TimerViewModel: Sendable {
         let phase = state.phase
         guard phase == .completed || phase == .abandoned else { return state }
         watching.withLock { $0 = nil }
+        return refresh()
+    }
+
+    /// The length the next start plants changed (Preferences wrote the config file's
+    /// `focus.length`): an idle screen shows it at once; a session on screen keeps its own.
+    @discardableResult
+    public func setMinutes(_ minutes: Int) -> TimerState {
+        length.withLock { $0 = minutes }
         return refresh()
     }
 

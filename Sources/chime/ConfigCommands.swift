@@ -49,9 +49,10 @@ struct ConfigCommand: AsyncParsableCommand {
               chime config path
               chime config show --json
               chime config example
+              chime config set focus.length 30m
             More: man chime (CONFIGURATION)
             """,
-        subcommands: [ConfigShow.self, ConfigPath.self, ConfigEdit.self, ConfigExample.self],
+        subcommands: [ConfigShow.self, ConfigPath.self, ConfigEdit.self, ConfigExample.self, ConfigSet.self],
         defaultSubcommand: ConfigShow.self
     )
 }
@@ -282,5 +283,48 @@ struct ConfigEdit: AsyncParsableCommand, RunsWithBadConfig {
             throw ChimeError(.config, "cannot write \(path): \(reason)")
         }
         return true
+    }
+}
+
+struct ConfigSet: AsyncParsableCommand, RunsWithBadConfig {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Set a key in the config file (made from the example when missing), keeping the rest of it.",
+        discussion: """
+            The value as the environment takes it: 30m, 22:00-07:00 or off, 5, true. The file
+            is checked whole and replaced at once; a bad value or a bad file changes nothing
+            (a bad file: fix it with 'chime config edit'). Hooks are set with 'config edit'.
+            Examples:
+              chime config set focus.length 30m
+              chime config set quiet.hours 22:00-07:00
+            More: man chime (CONFIGURATION)
+            """
+    )
+    @Argument(help: ArgumentHelp("The key, dotted as 'config show' names it: focus.length.", valueName: "key"))
+    var key: String
+    @Argument(help: ArgumentHelp("Its value.", valueName: "value"))
+    var value: String
+    @OptionGroup var output: JSONOption
+
+    struct SetReport: Report {
+        var path: String
+        var key: String
+        var value: String
+        var lines: [String] { ["\(path): \(key) = \(value)"] }
+    }
+
+    func run() async throws {
+        guard let configKey = ChimeApp.configKeys.first(where: { $0.rawValue == key }) else {
+            throw ChimeError.invalid(
+                "key",
+                key,
+                expected: "a key of 'chime config show': " + ChimeApp.configKeys.map(\.rawValue).joined(separator: ", ")
+            )
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let config = try ConfigWriter.write([.init(configKey, value)], keys: ChimeApp.configKeys, environment: environment)
+        // The file's value (a variable may beat it: 'config show' says which applies).
+        let written = try ConfigWriter.value(configKey, value, environment: environment).text
+        emit(SetReport(path: config.path, key: configKey.rawValue, value: configKey.reported(written)), json: output.json)
     }
 }

@@ -74,7 +74,9 @@ enum Accessibility {
     /// Chime with `dialog`). `set NAME TEXT [dialog]`: replaces an editable accessible's text. `has
     /// NAME [dialog]`: exits 0, printing role and states, when a visible accessible is so named. `text
     /// DESCRIPTION`: the name of the accessible so described (GTK 4.8 names a label by its text,
-    /// and its AT-SPI Text interface answers nothing).
+    /// and its AT-SPI Text interface answers nothing). `description NAME [dialog]`: its
+    /// description. `entry-set NAME TEXT [dialog]`, `entry-activate NAME [dialog]` (a click, Enter) and
+    /// `entry-description NAME [dialog]`: a field's entry, by name among editable accessibles.
     static let script = #"""
         import sys, time
         import pyatspi
@@ -182,6 +184,54 @@ enum Accessibility {
                         print(node.name)
                         sys.exit(0)
             sys.exit(1)
+        elif command == "description":
+            # `description NAME [dialog]`: the description of the visible accessible named NAME
+            # (an entry's help or error, a chart's figures).
+            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            if node is None:
+                print("no visible accessible named %r" % sys.argv[2])
+                sys.exit(1)
+            print(node.description)
+        elif command in ("entry-set", "entry-activate", "entry-description"):
+            # A field's entry, found by name among editable accessibles only (its row has the
+            # same name): `entry-set NAME TEXT [dialog]` replaces its text; `entry-activate NAME
+            # [dialog]` clicks in it and presses Enter (xdotool), as a person applies a field;
+            # `entry-description NAME [dialog]` prints its description (its help, or its error).
+            name = sys.argv[2]
+            in_dialog = sys.argv[-1] == "dialog" and len(sys.argv) > (4 if command == "entry-set" else 3)
+            found, others = chime_windows()
+            node = None
+            for window in (others if in_dialog else found):
+                for candidate in walk(window):
+                    if candidate.name == name and candidate.getRoleName() in ("text", "entry", "password text", "spin button"):
+                        node = candidate
+                        break
+                if node is not None:
+                    break
+            if node is None:
+                print("no entry named %r" % name)
+                sys.exit(1)
+            if command == "entry-set":
+                node.queryEditableText().setTextContents(sys.argv[3])
+                print("set %s" % node.getRoleName())
+            elif command == "entry-description":
+                print(node.description)
+            else:
+                # AT-SPI cannot focus it (GTK 4.8), nor does its "activate" action emit the
+                # entry's: a click in it, then Enter, on the X window of that title.
+                import subprocess
+                title = window.name
+                extents = node.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+                ids = subprocess.run(["/usr/bin/xdotool", "search", "--onlyvisible", "--name", "^%s$" % title],
+                                     capture_output=True, text=True).stdout.split()
+                if not ids:
+                    print("no X window named %r" % title)
+                    sys.exit(1)
+                x, y = extents.x + extents.width // 2, extents.y + extents.height // 2
+                subprocess.run(["/usr/bin/xdotool", "mousemove", "--window", ids[-1], str(x), str(y), "click", "1"], check=True)
+                time.sleep(0.3)
+                subprocess.run(["/usr/bin/xdotool", "key", "Return"], check=True)
+                print("activated %s" % node.getRoleName())
         """#
 
     /// Runs the script with `arguments` on `display`, with the bus's environment.

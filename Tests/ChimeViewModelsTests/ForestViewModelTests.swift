@@ -123,4 +123,43 @@ struct ForestViewModelTests {
         #expect(!broken.showStreakBanner)
         #expect(broken.stats.longestStreak == 2)
     }
+
+    @Test func theAppsGridHasEveryEndedSessionNewestFirstAGivenUpOneWithered() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        let first = try h.plantTree()
+        // Given up after 7 minutes (stage 2 of 5), then an open session (not in the grid).
+        let gaveUp = try h.timer.start()
+        h.wall.advance(by: 7 * 60)
+        _ = try h.timer.giveUp()
+        _ = try h.timer.start()
+        let state = ForestViewModel(forest: Forest(store: h.store), zone: ViewModelHarness.utc).state
+        #expect(state.plots.map(\.id) == [gaveUp.id, first.id])
+        #expect(state.plots.map(\.withered) == [true, false])
+        #expect(state.plots.map(\.stage) == [2, 5])
+        #expect(
+            state.plots.map(\.accessibilityLabel) == [
+                "Withered tree, given up 5 Jan 09:32 after 7 min", "Tree planted 5 Jan 09:25, 25 min",
+            ]
+        )
+        // The seed's grid is still the completed trees only.
+        #expect(state.trees.map(\.id) == [first.id])
+    }
+
+    @Test func theChartHasTheLastSevenDaysAndSaysTheirFigures() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        try h.plantTree()
+        h.wall.advance(by: 86_400)
+        try h.plantTree()
+        try h.plantTree()
+        let state = FocusStatsViewModel(forest: Forest(store: h.store), clock: h.wall, zone: ViewModelHarness.utc).state
+        #expect(state.lastWeek.map(\.label) == ["Wed", "Thu", "Fri", "Sat", "Sun", "Mon", "Today"])
+        #expect(state.lastWeek.map(\.trees) == [0, 0, 0, 0, 0, 1, 2])
+        #expect(state.lastWeek.last?.date == "2026-01-06")
+        #expect(
+            state.chartDescription
+                == "Trees planted in the last 7 days: Wed 31 Dec 0, Thu 1 Jan 0, Fri 2 Jan 0, Sat 3 Jan 0, Sun 4 Jan 0, Mon 5 Jan 1, today 2."
+        )
+    }
 }

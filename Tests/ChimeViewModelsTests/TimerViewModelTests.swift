@@ -94,6 +94,36 @@ struct TimerViewModelTests {
         #expect(TimerViewModel.giveUpQuestion == "This will kill your tree. Give up?")
     }
 
+    @Test func givingUpKeepsTheStoppedCountdownUntilTheNextTree() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        let model = TimerViewModel(timer: h.timer, zone: ViewModelHarness.utc)
+        model.start()
+        h.wall.advance(by: 5 * 60 + 9)
+        let gaveUp = model.giveUp()
+        #expect(gaveUp.countdown == "19:51")
+        #expect(gaveUp.stage == 2)
+        #expect(abs(gaveUp.progress - 309.0 / 1_500) < 1e-9)
+        // Time passes, the pages refresh (and the focus length changes): still the stopped countdown, not 25:00.
+        h.wall.advance(by: 600)
+        #expect(model.refresh().countdown == "19:51")
+        let longer = model.setMinutes(30)
+        #expect(longer.phase == .abandoned && longer.countdown == "19:51")
+        // Until the next tree.
+        let next = model.start()
+        #expect(next.phase == .active && next.countdown == "30:00")
+
+        // Given up elsewhere (the CLI) while this screen watched it: the same.
+        h.wall.advance(by: 60)
+        _ = try h.timer.giveUp()
+        h.wall.advance(by: 60)
+        let elsewhere = model.refresh()
+        #expect(elsewhere.phase == .abandoned && elsewhere.countdown == "29:00")
+        // An idle screen shows a new length at once.
+        #expect(model.dismiss().countdown == "30:00")
+        #expect(model.setMinutes(45).countdown == "45:00")
+    }
+
     @Test func completionShowsTreePlantedAtZeroBeforeAndAfterTheRunnerSettles() throws {
         let h = try ViewModelHarness()
         defer { h.cleanUp() }
