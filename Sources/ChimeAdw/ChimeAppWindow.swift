@@ -213,6 +213,8 @@ final class AppController {
     private func makePage(_ page: AppPage, _ app: AppContext) -> any AppPageController {
         switch page {
         case .focus: FocusPage(app) ?? StaticPage(page)
+        case .today: TodayPage(app) ?? StaticPage(page)
+        case .reminders: RemindersPage(app) ?? StaticPage(page)
         default: StaticPage(page)
         }
     }
