@@ -125,7 +125,7 @@ final class RemindersPage: AppPageController {
     /// The placeholder follows the choice: a duration, or a time (when editing, empty keeps the time).
     private func modeChanged() {
         var hint = mode.placeholder
-        if let editing { hint = "Empty: keep \(editing.when)" }
+        if editing != nil { hint = "Empty: same time" }
         gtk_entry_set_placeholder_text(chime_rem_as_entry(whenEntry), hint)
     }
 
@@ -137,8 +137,8 @@ final class RemindersPage: AppPageController {
         case .failure(let failure):
             showFormError(failure.message)
         case .success(let reminder):
-            let when = reminder.nextDue.map { " for \(TimeText.local($0, in: .current)) (\(TimeText.relative($0, from: Date())))" } ?? ""
-            toast((editing == nil ? "Added" : "Changed") + " '\(UserText.oneLine(reminder.title))'\(when).")
+            // Short: a toast is one line (the row says when).
+            toast((editing == nil ? "Added" : "Changed") + " '\(UserText.oneLine(reminder.title))'.")
             closeForm()
             app.changed()
         }

@@ -110,7 +110,10 @@ final class TodayPage: AppPageController {
         }
         let description = [subtitle, status ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")
         chime_rem_accessible(row, UserText.oneLine(title), description.isEmpty ? "Opens \(page.title)" : description)
-        PageCallback.connect(row, "activated") { [app] in app.present(page) }
+        let open = template.widget("open")
+        // (libadwaita labels the activatable widget by the row's title too: "Tea Tea".)
+        chime_rem_accessible(open, UserText.oneLine(title), "Opens \(page.title)")
+        PageCallback.connect(open, "clicked") { [app] in app.present(page) }
         gtk_list_box_append(chime_rem_as_list_box(list), row)
     }
 }

@@ -194,22 +194,16 @@ public final class ReminderListViewModel: Sendable {
     }
 
     /// Snoozes the alert shown last for `id` (as `chime snooze ID`): it comes back after
-    /// ``snoozeLength``.
+    /// ``snoozeLength``. For the plain reminders' alerts that ``ReminderListState/alerts`` lists
+    /// (a family's alert is answered on its own page).
     @discardableResult
     public func snooze(_ id: String) -> ReminderListState {
         let now = clock.now()
         let until = now.addingTimeInterval(TimeInterval(snoozeLength.components.seconds))
-        var title = id
         return act(
-            message: { "Snoozed '\(UserText.oneLine(title))': it comes back at \(TimeText.clock(until, in: zone))." },
+            message: { "Snoozed until \(TimeText.clock(until, in: zone))." },
             body: { () throws(ChimeError) in
-                if let shown = try store.lastShown(id: id), shown.kind != PlainReminders.plainKind {
-                    throw ChimeError(
-                        .conflict,
-                        "'\(id)' is a \(shown.kind) alert: only reminders (chime in|at|every) and doses are snoozed"
-                    )
-                }
-                title = try store.answerShown(id: id, action: PlainReminders.snooze, snoozeUntil: until, now: now).alert.title
+                _ = try store.answerShown(id: id, action: PlainReminders.snooze, snoozeUntil: until, now: now)
             }
         )
     }

@@ -102,7 +102,7 @@ public final class TodayViewModel: Sendable {
                     answer: dose.status
                 )
             }
-            state.focus = Self.focusRow(TimerViewModel(timer: timer, zone: zone).refresh())
+            state.focus = Self.focusRow(TimerViewModel(timer: timer, zone: zone).refresh(), now: now, zone: zone)
         } catch {
             state.error = error
         }
@@ -112,12 +112,14 @@ public final class TodayViewModel: Sendable {
         return state
     }
 
-    /// The focus session's row: "12:34 left" while it runs, "Paused, 12:34 left"; nil when none is open.
-    static func focusRow(_ timer: TimerState) -> TodayState.Row? {
+    /// The focus session's row: "Ends at 09:25" while it runs (true until it is paused, so the
+    /// page need not tick), "Paused, 12:34 left"; nil when none is open.
+    static func focusRow(_ timer: TimerState, now: Date, zone: TimeZone) -> TodayState.Row? {
         guard let id = timer.sessionID else { return nil }
         switch timer.phase {
         case .active:
-            return .init(id: "focus-\(id)", title: "Focus session", subtitle: "\(timer.countdown) left", page: .focus)
+            let end = now.addingTimeInterval(TimeInterval(timer.remainingSeconds))
+            return .init(id: "focus-\(id)", title: "Focus session", subtitle: "Ends at \(TimeText.clock(end, in: zone))", page: .focus)
         case .paused:
             return .init(id: "focus-\(id)", title: "Focus session", subtitle: "Paused, \(timer.countdown) left", page: .focus)
         default:

@@ -23,7 +23,7 @@ struct AppRemindersTests {
     static func rows(named name: String, _ display: VirtualDisplay, _ environment: [String: String]) throws -> Int {
         let names = try Accessibility.run(["names"], on: display, environment: environment).output
         return names.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-            .filter { $0.count == 4 && $0[1] == "list item" && $0[2] == name }.count
+            .filter { $0.count == 4 && $0[1] == "list item" && ($0[2] == name || $0[2] == name + " " + name) }.count
     }
 
     static func at(_ due: String) -> Date? {
@@ -60,12 +60,13 @@ struct AppRemindersTests {
             }
             return found
         }
-        let opened = try await wait("click", "New reminder")
+        let opened = try await wait("click", "New Reminder")
         #expect(opened.hasPrefix("clicked"), "\(opened) \(app.stderr)")
 
         // When they add "Tea" in 25m
         let before = Date()
-        #expect(try atspi("set", "Title", "Tea").status == 0)
+        // (The form's entries reach AT-SPI a moment after it is shown.)
+        #expect(try await wait("set", "Title", "Tea").hasPrefix("set"))
         #expect(try atspi("set", "When", "25m").status == 0)
         #expect(try atspi("click", "Add").status == 0)
 
@@ -86,9 +87,8 @@ struct AppRemindersTests {
 
         // When they edit it: a new title, 40 minutes from now
         #expect(try atspi("click", "Edit Tea").status == 0)
-        #expect(try await wait("has", "Save").hasPrefix("push button"))
-        #expect(try atspi("set", "Title", "Green tea").status == 0)
-        #expect(try atspi("click", "In a duration").status == 0)
+        #expect(try await wait("set", "Title", "Green tea").hasPrefix("set"))
+        #expect(try atspi("click", "In").status == 0)
         #expect(try atspi("set", "When", "40m").status == 0)
         #expect(try atspi("click", "Save").status == 0)
 
@@ -109,8 +109,8 @@ struct AppRemindersTests {
         #expect(try atspi("has", "Cancel Green tea").status != 0)
 
         // When a bad time is typed in the form
-        #expect(try atspi("click", "New reminder").status == 0)
-        #expect(try atspi("set", "Title", "Cake").status == 0)
+        #expect(try atspi("click", "New Reminder").status == 0)
+        #expect(try await wait("set", "Title", "Cake").hasPrefix("set"))
         #expect(try atspi("set", "When", "25x").status == 0)
         #expect(try atspi("click", "Add").status == 0)
 

@@ -158,7 +158,7 @@ struct ReminderViewModelTests {
 
         let snoozed = model.snooze(tea.id)
         #expect(snoozed.error == nil)
-        #expect(snoozed.message == "Snoozed 'Tea': it comes back at 09:12.")
+        #expect(snoozed.message == "Snoozed until 09:12.")
         let row = try #require(snoozed.alerts.first { $0.id == tea.id })
         #expect(row.status == "Snoozed until 09:12")
         #expect(!row.canSnooze)

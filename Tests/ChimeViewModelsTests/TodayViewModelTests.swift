@@ -79,7 +79,7 @@ struct TodayViewModelTests {
         h.wall.advance(by: 300)
         let focus = try #require(model.refresh().focus)
         #expect(focus.title == "Focus session")
-        #expect(focus.subtitle == "20:00 left")
+        #expect(focus.subtitle == "Ends at 09:25")
         #expect(focus.page == .focus)
         #expect(focus.id == "focus-\(session.id)")
         _ = try h.timer.pause()
