@@ -73,14 +73,14 @@ final class RemindersPage: AppPageController {
         historyList = object("history_list")
         historyEmpty = object("history_empty")
 
-        PageCallback.connect(object("reminders_new"), "clicked") { [unowned self] in openForm(editing: nil) }
-        PageCallback.connect(object("form_close"), "clicked") { [unowned self] in closeForm() }
-        PageCallback.connect(addButton, "clicked") { [unowned self] in submit() }
-        PageCallback.connect(saveButton, "clicked") { [unowned self] in submit() }
+        ReminderPagesCallback.connect(object("reminders_new"), "clicked") { [unowned self] in openForm(editing: nil) }
+        ReminderPagesCallback.connect(object("form_close"), "clicked") { [unowned self] in closeForm() }
+        ReminderPagesCallback.connect(addButton, "clicked") { [unowned self] in submit() }
+        ReminderPagesCallback.connect(saveButton, "clicked") { [unowned self] in submit() }
         for entry in [titleEntry, bodyEntry, whenEntry] {
-            PageCallback.connect(entry, "activate") { [unowned self] in submit() }
+            ReminderPagesCallback.connect(entry, "activate") { [unowned self] in submit() }
         }
-        PageCallback.connect(inButton, "toggled") { [unowned self] in modeChanged() }
+        ReminderPagesCallback.connect(inButton, "toggled") { [unowned self] in modeChanged() }
         render(list.state)
     }
 
@@ -170,7 +170,7 @@ final class RemindersPage: AppPageController {
 
         chime_rem_clear_list(remindersList)
         for row in state.reminders {
-            let template = RowTemplate("reminder-row")
+            let template = ReminderPagesRow("reminder-row")
             let widget = template.widget("row")
             template.setTitle(row.title, subtitle: row.subtitle)
             chime_rem_accessible(widget, row.title, row.subtitle)
@@ -179,8 +179,8 @@ final class RemindersPage: AppPageController {
             let cancel = template.widget("cancel")
             chime_rem_accessible(edit, "Edit \(name)", nil)
             chime_rem_accessible(cancel, "Cancel \(name)", nil)
-            PageCallback.connect(edit, "clicked") { [unowned self] in openForm(editing: row) }
-            PageCallback.connect(cancel, "clicked") { [unowned self] in self.cancel(row.id) }
+            ReminderPagesCallback.connect(edit, "clicked") { [unowned self] in openForm(editing: row) }
+            ReminderPagesCallback.connect(cancel, "clicked") { [unowned self] in self.cancel(row.id) }
             gtk_list_box_append(chime_rem_as_list_box(remindersList), widget)
         }
         gtk_widget_set_visible(remindersList, state.reminders.isEmpty ? 0 : 1)
@@ -189,14 +189,14 @@ final class RemindersPage: AppPageController {
 
         chime_rem_clear_list(alertsList)
         for alert in state.alerts {
-            let template = RowTemplate("alert-row")
+            let template = ReminderPagesRow("alert-row")
             let widget = template.widget("row")
             template.setTitle(alert.title, subtitle: alert.status)
             chime_rem_accessible(widget, alert.title, alert.status)
             let snooze = template.widget("snooze")
             chime_rem_accessible(snooze, "Snooze \(UserText.oneLine(alert.title))", nil)
             gtk_widget_set_visible(snooze, alert.canSnooze ? 1 : 0)
-            PageCallback.connect(snooze, "clicked") { [unowned self] in self.snooze(alert.id) }
+            ReminderPagesCallback.connect(snooze, "clicked") { [unowned self] in self.snooze(alert.id) }
             gtk_list_box_append(chime_rem_as_list_box(alertsList), widget)
         }
         gtk_widget_set_visible(alertsGroup, state.alerts.isEmpty ? 0 : 1)
@@ -204,7 +204,7 @@ final class RemindersPage: AppPageController {
         chime_rem_clear_list(historyList)
         for entry in state.history {
             let row = adw_action_row_new()!
-            RowTemplate.setTitle(row, entry.title, subtitle: entry.line)
+            ReminderPagesRow.setTitle(row, entry.title, subtitle: entry.line)
             chime_rem_accessible(row, entry.title, entry.line)
             gtk_list_box_append(chime_rem_as_list_box(historyList), row)
         }
@@ -225,7 +225,7 @@ final class RemindersPage: AppPageController {
 
 /// A row built from its own `.ui` file (`reminder-row.ui`, `alert-row.ui`, `today-row.ui`):
 /// a builder per row, let go once the row is in its list (which then holds the row).
-final class RowTemplate {
+final class ReminderPagesRow {
     let builder: OpaquePointer
 
     init(_ name: String) {
@@ -251,19 +251,19 @@ final class RowTemplate {
 
 /// A Swift closure as a GObject signal's handler of shape (instance, data): kept alive by the
 /// signal's connection, released when it goes (the widget finalized).
-final class PageCallback {
+final class ReminderPagesCallback {
     let action: () -> Void
 
     private init(_ action: @escaping () -> Void) { self.action = action }
 
     static func connect(_ instance: UnsafeMutablePointer<GtkWidget>, _ signal: String, _ action: @escaping () -> Void) {
-        let data = Unmanaged.passRetained(PageCallback(action)).toOpaque()
+        let data = Unmanaged.passRetained(ReminderPagesCallback(action)).toOpaque()
         chime_adw_connect(
             instance,
             signal,
-            { _, data in Unmanaged<PageCallback>.fromOpaque(data!).takeUnretainedValue().action() },
+            { _, data in Unmanaged<ReminderPagesCallback>.fromOpaque(data!).takeUnretainedValue().action() },
             data,
-            { data, _ in Unmanaged<PageCallback>.fromOpaque(data!).release() }
+            { data, _ in Unmanaged<ReminderPagesCallback>.fromOpaque(data!).release() }
         )
     }
 }

@@ -99,7 +99,7 @@ final class TodayPage: AppPageController {
         style: String? = nil,
         opens page: AppPage
     ) {
-        let template = RowTemplate("today-row")
+        let template = ReminderPagesRow("today-row")
         let row = template.widget("row")
         template.setTitle(title, subtitle: subtitle)
         if let status {
@@ -113,7 +113,7 @@ final class TodayPage: AppPageController {
         let open = template.widget("open")
         // (libadwaita labels the activatable widget by the row's title too: "Tea Tea".)
         chime_rem_accessible(open, UserText.oneLine(title), "Opens \(page.title)")
-        PageCallback.connect(open, "clicked") { [app] in app.present(page) }
+        ReminderPagesCallback.connect(open, "clicked") { [app] in app.present(page) }
         gtk_list_box_append(chime_rem_as_list_box(list), row)
     }
 }

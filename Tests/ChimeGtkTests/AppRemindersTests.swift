@@ -8,7 +8,8 @@ import Glibc
 /// The app's Reminders and Today pages end to end (Xvfb, a session bus with the accessibility
 /// bus, the real app and `chime`), driven through AT-SPI by accessible name: a reminder added in
 /// the app is on both pages and in `chime list`, edited, then cancelled and gone from all three;
-/// a bad time keeps the form open with the command line's words and adds nothing.
+/// a bad time keeps the form open with the command line's words and adds nothing; an alert
+/// shown is snoozed.
 @Suite(.serialized)
 struct AppRemindersTests {
     /// The pending reminders `chime list --json` reads: (id, title, next_due).
@@ -124,7 +125,40 @@ struct AppRemindersTests {
         #expect(line.contains("'25x'") && !line.isEmpty && cliLine.contains(line), "form: \(line) CLI: \(cliLine)")
         #expect(try Self.listed(display, environment).isEmpty)
         #expect(try Self.rows(named: "Cake", display, environment) == 0)
-        // The form stays open with what was typed.
-        #expect(try atspi("has", "Add").status == 0)
+        // The form stayed open with what was typed: the time corrected, Add adds "Cake".
+        #expect(try atspi("set", "When", "25m").status == 0)
+        #expect(try atspi("click", "Add").status == 0)
+        #expect(try await waitForRows("Cake", 2) == 2)
+        #expect(try Self.listed(display, environment).map(\.title) == ["Cake"])
+
+        // When an alert has been shown (a runner ran a few seconds) and the page is shown again
+        #expect(try display.run(AppWindowTests.chime, ["in", "1s", "Oven", "--id", "oven"], environment: environment).status == 0)
+        let runnerLog = display.directory.appendingPathComponent("runner.log").path
+        let runner = try display.run(
+            "/usr/bin/timeout",
+            ["4", AppWindowTests.chime, "run", "--notifier", "console"],
+            environment: environment,
+            errors: runnerLog
+        )
+        #expect(try atspi("click", "Today").status == 0)
+        #expect(try atspi("click", "Reminders").status == 0)
+
+        // Then Snooze puts it off for 10 minutes, as `chime snooze oven` does
+        let snooze = try await wait("click", "Snooze Oven")
+        let log = (try? String(contentsOfFile: runnerLog, encoding: .utf8)) ?? ""
+        #expect(snooze.hasPrefix("clicked"), "\(snooze) runner: \(runner.output) \(log)")
+        var waiting: [[String: Any]] = []
+        for _ in 0..<40 {
+            let output = try display.run(AppWindowTests.chime, ["list", "--json"], environment: environment).output
+            let json = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
+            waiting = json?["waiting"] as? [[String: Any]] ?? []
+            if !waiting.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(waiting.first?["id"] as? String == "oven" && waiting.first?["snoozed"] as? Bool == true, "\(waiting)")
+        let until = Self.at(waiting.first?["due"] as? String ?? "")
+        #expect(until.map { abs($0.timeIntervalSinceNow - 600) < 60 } == true, "\(waiting)")
+        let history = try display.run(AppWindowTests.chime, ["history", "oven"], environment: environment).output
+        #expect(history.contains("snoozed"), "\(history)")
     }
 }
