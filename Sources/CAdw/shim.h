@@ -413,5 +413,41 @@ static inline void chime_adw_show_about(GtkWidget *parent) {
 }
 
 // MARK: end of the Focus page's and Preferences' block
+// ---- Reminders and Today pages (RemindersPage.swift, TodayPage.swift) ----
+static inline GtkListBox *chime_rem_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
+static inline AdwActionRow *chime_rem_as_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
+static inline AdwPreferencesRow *chime_rem_as_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
+static inline GtkEditable *chime_rem_as_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
+static inline GtkEntry *chime_rem_as_entry(GtkWidget *widget) { return GTK_ENTRY(widget); }
+static inline GtkToggleButton *chime_rem_as_toggle_button(GtkWidget *widget) { return GTK_TOGGLE_BUTTON(widget); }
+
+/// Sets `widget`'s accessible name and (when not NULL) description: a row's or a row button's,
+/// made at run time ("Cancel Tea").
+static inline void chime_rem_accessible(GtkWidget *widget, const char *label, const char *description) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+    if (description != NULL) gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
+}
+
+/// Removes every row of a GtkListBox (GTK 4.8 has no gtk_list_box_remove_all).
+static inline void chime_rem_clear_list(GtkWidget *list) {
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(list)) != NULL) gtk_list_box_remove(GTK_LIST_BOX(list), child);
+}
+
+/// Shows `text` (plain text, not markup) in an AdwToast on `overlay`.
+static inline void chime_rem_toast(GtkWidget *overlay, const char *text) {
+    char *escaped = g_markup_escape_text(text, -1);
+    AdwToast *toast = adw_toast_new(escaped);
+    g_free(escaped);
+    adw_toast_set_timeout(toast, 4);
+    adw_toast_overlay_add_toast(ADW_TOAST_OVERLAY(overlay), toast);
+}
+
+/// A builder's object by id, as a widget (NULL when missing): a row template's.
+static inline GtkWidget *chime_rem_builder_widget(GtkBuilder *builder, const char *id) {
+    GObject *object = gtk_builder_get_object(builder, id);
+    return object == NULL ? NULL : GTK_WIDGET(object);
+}
+// ---- end of Reminders and Today pages ----
 
 #endif

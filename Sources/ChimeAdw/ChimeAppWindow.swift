@@ -272,6 +272,8 @@ final class AppController {
         switch page {
         case .focus: FocusPage(app) ?? StaticPage(page)
         case .gateway: GatewayPage(app) ?? StaticPage(page)
+        case .today: TodayPage(app) ?? StaticPage(page)
+        case .reminders: RemindersPage(app) ?? StaticPage(page)
         default: StaticPage(page)
         }
     }

@@ -401,13 +401,7 @@ struct List: AsyncParsableCommand {
 
         /// "Tue 2026-05-12 14:30", with the UTC offset when the reminder keeps another zone than
         /// the system's.
-        private func next(of reminder: Reminder) -> String {
-            guard let due = reminder.nextDue else { return "-" }
-            let shown = reminder.trigger.displayZone(system: zone)
-            let text = TimeText.local(due, in: shown)
-            guard shown.identifier == zone.identifier, let space = text.lastIndex(of: " ") else { return text }
-            return String(text[..<space])
-        }
+        private func next(of reminder: Reminder) -> String { ReportText.next(of: reminder, zone: zone) }
 
         /// When a waiting alert comes: a snooze's end, or its hold's end ("when it ends" when
         /// the hold cannot say).
@@ -467,7 +461,7 @@ struct List: AsyncParsableCommand {
             } else {
                 if !headerWritten { writeHeader() }
                 // "[exec] ": it runs a command when it fires (--exec, --exec-shell).
-                let title = (reminder.command == nil ? "" : "[exec] ") + ChimeApp.listTitle(of: reminder)
+                let title = ReportText.listTitle(reminder, title: ChimeApp.listTitle(of: reminder))
                 row(id: reminder.id, next: next(of: reminder), rule: reminder.trigger.summary, title: title)
             }
             written += 1
@@ -570,21 +564,7 @@ struct Cancel: AsyncParsableCommand {
         await RunnerControl.withdrawAlerts(ids: outcome.cancelled.map(\.id), store: store, closeWithoutRunner: LibnotifyNotifier.close)
         // The cancel came too late for an alert the runner was showing as it committed: say so,
         // with a status of its own, rather than "cancelled" for an alert the person saw.
-        if !outcome.shown.isEmpty {
-            let zone = TimeZone.current
-            let what = outcome.shown.map {
-                "'\($0.reminderID)' was shown at \(TimeText.local($0.posted, in: zone, seconds: true)) (due \(TimeText.local($0.due, in: zone, seconds: true)))"
-            }
-            let rest = outcome.cancelled.count > 1 || outcome.cancelled.contains { $0.trigger.isRecurring } ? "; the rest is cancelled" : ""
-            throw ChimeError(.tooLate, "too late: " + what.joined(separator: ", ") + rest)
-        }
-        if !outcome.unconfirmed.isEmpty {
-            let ids = Set(outcome.unconfirmed.map(\.reminderID)).sorted().map { "'\($0)'" }.joined(separator: ", ")
-            throw ChimeError(
-                .failure,
-                "cancelled \(ids), but the runner did not answer within \(Int(RunnerControl.answerTimeout)) s whether it had already shown it; 'chime doctor' checks the runner"
-            )
-        }
+        if let problem = outcome.problem(zone: .current) { throw problem }
         emit(Cancelled(outcome.cancelled, runner: outcome.runner), json: global.json)
     }
 

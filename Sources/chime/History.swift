@@ -196,26 +196,12 @@ struct History: AsyncParsableCommand {
         }
 
         /// "on time" within a second, else "+2m 5s".
-        static func late(_ seconds: TimeInterval?) -> String {
-            guard let seconds else { return "-" }
-            guard seconds >= 1 else { return "on time" }
-            return "+" + formatDuration(.seconds(Int64(seconds.rounded(.down))))
-        }
+        static func late(_ seconds: TimeInterval?) -> String { ReportText.late(seconds) }
 
         static let header = ["DUE", "LATE", "VIA", "RESULT", "ID", "TITLE"]
 
         /// The table's cells for `entry`, in ``header``'s order.
-        static func cells(_ entry: HistoryEntry, zone: TimeZone) -> [String] {
-            var result = entry.outcome
-            if entry.missedCount > 0 { result += " (\(entry.missedCount) missed)" }
-            var title = UserText.oneLine(entry.title)
-            if entry.kind != "plain" { title = "[\(entry.kind)] " + title }
-            if let detail = entry.detail { title += ": " + UserText.oneLine(detail) }
-            return [
-                TimeText.local(entry.due, in: zone, seconds: true), Self.late(entry.lateness), entry.via ?? "-", result,
-                entry.reminderID, title,
-            ]
-        }
+        static func cells(_ entry: HistoryEntry, zone: TimeZone) -> [String] { ReportText.historyCells(entry, zone: zone) }
 
         /// A row: the first five columns padded to `widths`, then the title.
         static func line(_ cells: [String], widths: [Int]) -> String {

@@ -379,14 +379,6 @@ struct CommandJSON: Encodable {
     }
 }
 
-extension Trigger {
-    /// The zone to show a reminder's times in: its fixed zone, else the system's.
-    func displayZone(system: TimeZone) -> TimeZone {
-        if case .fixed(let name) = zoneRule, let zone = TimeZone(identifier: name) { return zone }
-        return system
-    }
-}
-
 /// What a command says on standard error when no runner is running for its store.
 enum RunnerNote {
     /// After a change that schedules alerts.
