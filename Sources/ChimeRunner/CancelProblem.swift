@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeStore
 import Foundation
 
 extension CancelOutcome {
