@@ -213,6 +213,7 @@ final class AppController {
     private func makePage(_ page: AppPage, _ app: AppContext) -> any AppPageController {
         switch page {
         case .focus: FocusPage(app) ?? StaticPage(page)
+        case .doses: DosesPage(app) ?? StaticPage(page)
         default: StaticPage(page)
         }
     }

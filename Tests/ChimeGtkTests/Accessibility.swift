@@ -182,6 +182,13 @@ enum Accessibility {
                         print(node.name)
                         sys.exit(0)
             sys.exit(1)
+        elif command == "describe":
+            # `describe NAME [dialog]`: the description of the visible accessible named NAME
+            # (a chart's figures); exit 1 when there is none.
+            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            if node is None:
+                sys.exit(1)
+            print(node.description)
         """#
 
     /// Runs the script with `arguments` on `display`, with the bus's environment.
