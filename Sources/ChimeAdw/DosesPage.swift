@@ -1,6 +1,7 @@
 import CAdw
 import ChimeCore
 import ChimeDoses
+import ChimeRunner
 import ChimeViewModels
 import Foundation
 
@@ -254,6 +255,11 @@ final class DosesPage: AppPageController {
         if state.error == nil {
             // (Every page reads again, this one too: the message was taken before.)
             app.changed()
+            // The dose's alert on the desktop says what was recorded, as its button would, so
+            // that nobody answers it twice (through the store's runner, as `chime dose take`).
+            if let alert = state.answeredAlert, let store = app.store {
+                RunnerControl.confirmThroughRunner(id: alert.occurrence, confirmation: alert.confirmation, store: store)
+            }
             show(message: state.message, error: nil)
         } else {
             render()

@@ -37,7 +37,16 @@ public struct DosesTodayState: Sendable, Hashable {
     public var emptyText: String?
     /// The last answer, as the dose's alert confirms it: `✓ Aspirin 100 mg taken at 08:05`.
     public var message: String?
+    /// The last answer's alert (`med-3-20261122-0800`) and what should replace it on the
+    /// desktop, as its button would have (`chime dose take` does the same); nil with no alert.
+    public var answeredAlert: AnsweredAlertText?
     public var error: ChimeError?
+}
+
+/// A dose alert answered in the app, and the confirmation that replaces it on the desktop.
+public struct AnsweredAlertText: Sendable, Hashable {
+    public var occurrence: String
+    public var confirmation: Withdrawal.Confirmation
 }
 
 /// Today's doses with Take, Skip and Snooze (the seed's `DoseHistoryViewModel` answers, for
@@ -50,7 +59,7 @@ public final class DosesTodayViewModel: Sendable {
 
     public init(book: DoseBook) {
         self.book = book
-        current = Mutex(DosesTodayState(doses: [], emptyText: nil, message: nil, error: nil))
+        current = Mutex(DosesTodayState(doses: [], emptyText: nil, message: nil, answeredAlert: nil, error: nil))
         refresh()
     }
 
@@ -69,7 +78,10 @@ public final class DosesTodayViewModel: Sendable {
             let entry = try book.snooze(.id(id))
             let confirmation = DoseFamily.confirmation(DoseFamily.snooze, entry: entry, refill: nil, at: book.clock.now())
             refresh()
-            current.withLock { $0.message = confirmation.title }
+            current.withLock {
+                $0.message = confirmation.title
+                $0.answeredAlert = entry.dose.occurrence.map { AnsweredAlertText(occurrence: $0, confirmation: confirmation) }
+            }
         } catch {
             refresh()
             current.withLock { $0.error = error }
@@ -89,6 +101,7 @@ public final class DosesTodayViewModel: Sendable {
             refresh()
             current.withLock {
                 $0.message = [confirmation.title, answered.warning, answered.refill].compactMap { $0 }.joined(separator: ". ")
+                $0.answeredAlert = answered.entry.dose.occurrence.map { AnsweredAlertText(occurrence: $0, confirmation: confirmation) }
             }
         } catch {
             refresh()
@@ -98,7 +111,7 @@ public final class DosesTodayViewModel: Sendable {
     }
 
     /// Reads today's doses again at the clock's now (the family settles first). Clears the
-    /// last message and error.
+    /// last message, answered alert and error.
     @discardableResult
     public func refresh() -> DosesTodayState {
         let now = book.clock.now()
@@ -115,6 +128,7 @@ public final class DosesTodayViewModel: Sendable {
                 state.doses = rows
                 state.emptyText = rows.isEmpty ? Self.noDosesToday : nil
                 state.message = nil
+                state.answeredAlert = nil
                 state.error = nil
             }
         } catch {

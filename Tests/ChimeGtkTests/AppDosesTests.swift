@@ -159,6 +159,13 @@ struct AppDosesTests {
         ) { _, output in output.hasPrefix("taken at") }
         #expect(answer.hasPrefix("taken at"), "\(answer)")
         #expect(try atspi("has", take).status != 0)
+        // And its alert on the desktop is replaced by what was recorded, as its button would
+        var confirmed = false
+        for _ in 0..<40 where !confirmed {
+            confirmed = server.log.contains(#"string "✓ Testamin 5 mg taken at "#)
+            if !confirmed { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        #expect(confirmed, "\(server.log)")
         let history = try display.run(AppWindowTests.chime, ["doses", "--json"], environment: environment).output
         let doses = (Self.json(history)["doses"] as? [[String: Any]]) ?? []
         #expect(doses.count == 1)

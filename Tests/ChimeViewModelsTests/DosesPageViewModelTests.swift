@@ -38,10 +38,14 @@ struct DosesPageViewModelTests {
         #expect(snoozed.error == nil)
         #expect(snoozed.message == "Aspirin 100 mg snoozed until 08:15")
         #expect(snoozed.doses.first?.statusText == "pending, snoozed until 08:15")
+        #expect(snoozed.answeredAlert?.occurrence == "med-1-20260105-0800")
+        #expect(snoozed.answeredAlert?.confirmation.title == "Aspirin 100 mg snoozed until 08:15")
 
         let taken = model.take(due.id)
         #expect(taken.error == nil)
         #expect(taken.message == "✓ Aspirin 100 mg taken at 08:05")
+        #expect(taken.answeredAlert?.occurrence == "med-1-20260105-0800")
+        #expect(taken.answeredAlert?.confirmation.title == "✓ Aspirin 100 mg taken at 08:05")
         let row = try #require(taken.doses.first)
         #expect(row.isAnswered && !row.canTake && !row.canSkip && !row.canSnooze)
         #expect(row.statusText == "taken at 08:05")
@@ -58,7 +62,7 @@ struct DosesPageViewModelTests {
         #expect(again.doses.count == 2)
         // A refresh clears the last message and error.
         let read = model.refresh()
-        #expect(read.message == nil && read.error == nil)
+        #expect(read.message == nil && read.error == nil && read.answeredAlert == nil)
     }
 
     @Test func theHistoryGivesTheAdherenceByDayAndByMedicationForTheChart() throws {
