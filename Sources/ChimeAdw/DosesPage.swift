@@ -393,6 +393,17 @@ final class DosesPage: AppPageController {
         renderForm(detail.edit(readForm))
     }
 
+    /// The days on are drawn in the accent colour (Adwaita's checked toggle is only a shade darker).
+    private func styleDays() {
+        for toggle in dayToggles {
+            if gtk_toggle_button_get_active(chime_doses_as_toggle(toggle)) != 0 {
+                gtk_widget_add_css_class(toggle, "suggested-action")
+            } else {
+                gtk_widget_remove_css_class(toggle, "suggested-action")
+            }
+        }
+    }
+
     /// The form's widgets into `form`.
     private func readForm(_ form: inout MedicationForm) {
         func text(_ field: MedicationField) -> String {
@@ -414,6 +425,7 @@ final class DosesPage: AppPageController {
     /// Each field's error under it (once touched, or after Save), in the family's words; a
     /// problem of no field of the form (a name taken) at the top.
     private func renderForm(_ state: MedicationDetailState) {
+        styleDays()
         for (field, entry, label) in entries {
             let error = (submitted || touched.contains(field)) ? state.validationError(for: field) : nil
             gtk_label_set_text(chime_adw_as_label(label), error ?? "")
