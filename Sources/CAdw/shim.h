@@ -430,6 +430,36 @@ static inline void chime_rem_accessible(GtkWidget *widget, const char *label, co
 
 /// Removes every row of a GtkListBox (GTK 4.8 has no gtk_list_box_remove_all).
 static inline void chime_rem_clear_list(GtkWidget *list) {
+// MARK: Doses page (DosesPage.swift): casts, one builder object per row, accessible names and
+// descriptions set at run time, and the chart's draw function.
+static inline GtkListBox *chime_doses_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
+static inline GtkEditable *chime_doses_as_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
+static inline GtkToggleButton *chime_doses_as_toggle(GtkWidget *widget) { return GTK_TOGGLE_BUTTON(widget); }
+static inline GtkLevelBar *chime_doses_as_level_bar(GtkWidget *widget) { return GTK_LEVEL_BAR(widget); }
+static inline AdwPreferencesRow *chime_doses_as_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
+static inline AdwActionRow *chime_doses_as_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
+static inline GtkButton *chime_doses_as_button(GtkWidget *widget) { return GTK_BUTTON(widget); }
+
+/// A builder holding only the object `id` of the resource `path` (and what it contains).
+static inline GtkBuilder *chime_doses_builder(const char *path, const char *id) {
+    GtkBuilder *builder = gtk_builder_new();
+    const char *ids[] = {id, NULL};
+    GError *error = NULL;
+    if (!gtk_builder_add_objects_from_resource(builder, path, ids, &error)) {
+        g_error("cannot build %s from %s: %s", id, path, error->message);
+    }
+    return builder;
+}
+
+/// Sets a widget's accessible label and description (either may be NULL: left as is).
+static inline void chime_doses_set_accessible(GtkWidget *widget, const char *label, const char *description) {
+    if (label != NULL) gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+    if (description != NULL)
+        gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
+}
+
+/// Removes every row of a list box (GTK 4.8 has no gtk_list_box_remove_all).
+static inline void chime_doses_clear(GtkWidget *list) {
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(list)) != NULL) gtk_list_box_remove(GTK_LIST_BOX(list), child);
 }
@@ -449,5 +479,37 @@ static inline GtkWidget *chime_rem_builder_widget(GtkBuilder *builder, const cha
     return object == NULL ? NULL : GTK_WIDGET(object);
 }
 // ---- end of Reminders and Today pages ----
+typedef void (*chime_doses_draw_callback)(cairo_t *cr, int width, int height, gpointer data);
+
+typedef struct {
+    chime_doses_draw_callback callback;
+    gpointer data;
+} ChimeDosesDraw;
+
+static void chime_doses_draw_trampoline(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+    (void)area;
+    ChimeDosesDraw *draw = data;
+    draw->callback(cr, width, height, draw->data);
+}
+
+/// Sets a drawing area's draw function (called with the cairo context, the size and `data`).
+static inline void chime_doses_set_draw(GtkWidget *area, chime_doses_draw_callback callback, gpointer data) {
+    ChimeDosesDraw *draw = g_new0(ChimeDosesDraw, 1);
+    draw->callback = callback;
+    draw->data = data;
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(area), chime_doses_draw_trampoline, draw, g_free);
+}
+
+/// The widget's foreground colour (its CSS `color`), for drawing text that follows light and dark.
+static inline void chime_doses_foreground(GtkWidget *widget, double *red, double *green, double *blue) {
+    GdkRGBA color;
+    gtk_style_context_get_color(gtk_widget_get_style_context(widget), &color);
+    *red = color.red, *green = color.green, *blue = color.blue;
+}
+
+/// Whether the app shows its dark style.
+static inline gboolean chime_doses_dark(void) { return adw_style_manager_get_dark(adw_style_manager_get_default()); }
+
+// END Doses page
 
 #endif

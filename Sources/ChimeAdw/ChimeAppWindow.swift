@@ -274,6 +274,7 @@ final class AppController {
         case .gateway: GatewayPage(app) ?? StaticPage(page)
         case .today: TodayPage(app) ?? StaticPage(page)
         case .reminders: RemindersPage(app) ?? StaticPage(page)
+        case .doses: DosesPage(app) ?? StaticPage(page)
         default: StaticPage(page)
         }
     }

@@ -75,6 +75,53 @@ public struct DoseHistoryState: Sendable, Hashable {
     public var overdue: [Row]
     public var error: ChimeError?
 
+    /// One day's adherence (a bar of the page's chart), as `chime adherence` draws it.
+    public struct DayAdherence: Sendable, Hashable {
+        /// The local day's number (``CivilDay``).
+        public var day: Int
+        /// `Mon 01-05`.
+        public var label: String
+        /// `Mon`.
+        public var weekday: String
+        public var adherence: Adherence
+        /// `Mon 01-05: 100% (1 of 1 taken)`, or `Mon 01-05: nothing due`.
+        public var text: String
+    }
+
+    /// One medication's adherence over the range.
+    public struct MedicationAdherence: Sendable, Hashable {
+        public var medicationID: Int64
+        public var name: String
+        public var adherence: Adherence
+        /// `100% (1 taken, 0 missed, 0 skipped)`, or `— (nothing due yet)`.
+        public var figure: String
+        /// `Aspirin: 100% (1 taken, 0 missed, 0 skipped)`.
+        public var text: String { "\(UserText.oneLine(name)): \(figure)" }
+    }
+
+    /// The range's days, oldest first, from the first medication's day (`chime adherence`'s days).
+    public var adherenceByDay: [DayAdherence] = []
+    public var adherenceByMedication: [MedicationAdherence] = []
+
+    /// `Adherence, last 7 days: 100% (1 taken, 0 missed, 0 skipped)`, or `Adherence, last 7
+    /// days: — (nothing due yet)`.
+    public var adherenceText: String {
+        "Adherence, \(range.title): " + Self.figure(adherence)
+    }
+
+    /// The chart's words, for a screen reader: `Adherence by day, last 7 days: Mon 01-05: 100%
+    /// (1 of 1 taken); Tue 01-06: nothing due`.
+    public var chartDescription: String {
+        guard !adherenceByDay.isEmpty else { return "Adherence by day, \(range.title): nothing due yet" }
+        return "Adherence by day, \(range.title): " + adherenceByDay.map(\.text).joined(separator: "; ")
+    }
+
+    /// `100% (1 taken, 0 missed, 0 skipped)`, or `— (nothing due yet)`.
+    static func figure(_ adherence: Adherence) -> String {
+        guard adherence.counted > 0 else { return "— (nothing due yet)" }
+        return "\(adherence.percentText) (\(adherence.taken) taken, \(adherence.missed) missed, \(adherence.skipped) skipped)"
+    }
+
     public var totalDoses: Int { counts.total }
     public var takenCount: Int { counts.taken }
     public var missedCount: Int { counts.missed }
@@ -181,7 +228,17 @@ public final class DoseHistoryViewModel: Sendable {
         do {
             let filter = DoseFilter(from: bounds.from, to: bounds.to, status: status, medication: medication.map(String.init))
             let entries = try book.doses(filter)
-            let adherence = try book.adherence(from: bounds.from, to: bounds.to, medication: medication.map(String.init)).overall
+            let report = try book.adherence(from: bounds.from, to: bounds.to, medication: medication.map(String.init))
+            let adherence = report.overall
+            let byDay = report.days.map(Self.day)
+            let byMedication = report.medications.map {
+                DoseHistoryState.MedicationAdherence(
+                    medicationID: $0.medicationID,
+                    name: $0.name,
+                    adherence: $0.adherence,
+                    figure: DoseHistoryState.figure($0.adherence)
+                )
+            }
             let overdue = try book.overdueDoses().map { Self.row($0, now: now) }
             let rows = entries.map { Self.row($0, now: now) }
             var days: [DoseHistoryState.Day] = []
@@ -203,6 +260,8 @@ public final class DoseHistoryViewModel: Sendable {
                 state.summary = counts.summary
                 state.emptyText = entries.isEmpty ? "No doses in \(range.title)." : nil
                 state.adherence = adherence
+                state.adherenceByDay = byDay
+                state.adherenceByMedication = byMedication
                 state.overdue = overdue
                 state.error = nil
             }
@@ -210,6 +269,17 @@ public final class DoseHistoryViewModel: Sendable {
             current.withLock { $0.error = error }
         }
         return state
+    }
+
+    static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
+    static func day(_ day: (day: Int, adherence: Adherence)) -> DoseHistoryState.DayAdherence {
+        let civil = ZoneMath.civilFromDays(day.day)
+        let weekday = weekdays[ZoneMath.isoWeekday(dayNumber: day.day) - 1]
+        let label = "\(weekday) " + String(format: "%02d-%02d", civil.month, civil.day)
+        let a = day.adherence
+        let text = a.counted > 0 ? "\(label): \(a.percentText) (\(a.taken) of \(a.counted) taken)" : "\(label): nothing due"
+        return DoseHistoryState.DayAdherence(day: day.day, label: label, weekday: weekday, adherence: a, text: text)
     }
 
     static func row(_ entry: DoseEntry, now: Date) -> DoseHistoryState.Row {

@@ -27,6 +27,9 @@ public struct MedicationListState: Sendable, Hashable {
     /// Shown instead of an empty list: `No medications yet.` or `No medication matches 'x'.`
     public var emptyText: String?
     public var error: ChimeError?
+    /// The last action's outcome: `Refilled Aspirin: 0 doses + 30 = 30 doses, about 30 days
+    /// left.`, as `chime med refill` says it (and its warning, if any).
+    public var message: String? = nil
 }
 
 /// The medication list (the seed's `MedicationListViewModel`) over ``DoseBook``: search by
@@ -72,6 +75,34 @@ public final class MedicationListViewModel: Sendable {
     @discardableResult
     public func delete(_ id: Int64) -> MedicationListState { act { () throws(ChimeError) in _ = try book.deleteMedication(String(id)) } }
 
+    /// Adds a box of `count` doses (as typed: `chime med refill`'s rule, 1 to 100000) to the
+    /// medication's stock; ``MedicationListState/message`` says the stock now.
+    @discardableResult
+    public func refill(_ id: Int64, count text: String) -> MedicationListState {
+        var message: String?
+        _ = act { () throws(ChimeError) in
+            let count = try Refill.count(text)
+            message = Self.refilled(try book.refill(String(id), adding: count))
+        }
+        current.withLock { $0.message = message }
+        return state
+    }
+
+    /// `Refilled Aspirin: 0 doses + 30 = 30 doses, about 30 days left.` (`chime med refill`'s line),
+    /// then its low-stock warning, if any.
+    static func refilled(_ refill: Refill) -> String {
+        let detail = refill.detail
+        let stock = detail.medication.stock ?? 0
+        var line = "Refilled \(UserText.oneLine(detail.medication.name)): \(count(refill.previous, "dose")) + \(refill.added) = "
+        line += count(stock, "dose")
+        line += detail.stockDaysLeft.map { ", about \(count($0, "day")) left" } ?? " (as needed: no daily pace to count days by)"
+        line += "."
+        if let warning = detail.lowStockWarning { line += " Warning: \(UserText.oneLine(warning))" }
+        return line
+    }
+
+    private static func count(_ value: Int, _ noun: String) -> String { "\(value) \(noun)\(value == 1 ? "" : "s")" }
+
     /// Reads the list again (after an edit, or a signal from the runner).
     @discardableResult
     public func refresh() -> MedicationListState {
@@ -93,6 +124,7 @@ public final class MedicationListViewModel: Sendable {
                 )
             }
             current.withLock { state in
+                state.message = nil
                 state.medications = rows
                 state.emptyText =
                     rows.isEmpty ? (search.isEmpty ? MedicationText.noMedications : MedicationText.noMatch(search)) : nil

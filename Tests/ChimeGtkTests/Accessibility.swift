@@ -232,6 +232,31 @@ enum Accessibility {
                 time.sleep(0.3)
                 subprocess.run(["/usr/bin/xdotool", "key", "Return"], check=True)
                 print("activated %s" % node.getRoleName())
+        elif command == "describe":
+            # `describe NAME [dialog]`: the description of the visible accessible named NAME
+            # (a chart's figures); exit 1 when there is none.
+            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            if node is None:
+                sys.exit(1)
+            print(node.description)
+        elif command == "enter":
+            # `enter NAME TEXT [dialog]`: like `set`, on the first visible *editable* accessible
+            # named NAME (a form's entry, past the visible label of the same words above it).
+            in_dialog = len(sys.argv) > 4 and sys.argv[4] == "dialog"
+            found, others = chime_windows()
+            for window in (others if in_dialog else found):
+                for node in walk(window):
+                    if node.name.replace("_", "") != sys.argv[2] or not node.getState().contains(pyatspi.STATE_VISIBLE):
+                        continue
+                    try:
+                        editable = node.queryEditableText()
+                    except NotImplementedError:
+                        continue
+                    editable.setTextContents(sys.argv[3])
+                    print("entered %s" % node.getRoleName())
+                    sys.exit(0)
+            print("no visible, editable accessible named %r" % sys.argv[2])
+            sys.exit(1)
         """#
 
     /// Runs the script with `arguments` on `display`, with the bus's environment.
