@@ -430,6 +430,26 @@ static inline void chime_rem_accessible(GtkWidget *widget, const char *label, co
 
 /// Removes every row of a GtkListBox (GTK 4.8 has no gtk_list_box_remove_all).
 static inline void chime_rem_clear_list(GtkWidget *list) {
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(list)) != NULL) gtk_list_box_remove(GTK_LIST_BOX(list), child);
+}
+
+/// Shows `text` (plain text, not markup) in an AdwToast on `overlay`.
+static inline void chime_rem_toast(GtkWidget *overlay, const char *text) {
+    char *escaped = g_markup_escape_text(text, -1);
+    AdwToast *toast = adw_toast_new(escaped);
+    g_free(escaped);
+    adw_toast_set_timeout(toast, 4);
+    adw_toast_overlay_add_toast(ADW_TOAST_OVERLAY(overlay), toast);
+}
+
+/// A builder's object by id, as a widget (NULL when missing): a row template's.
+static inline GtkWidget *chime_rem_builder_widget(GtkBuilder *builder, const char *id) {
+    GObject *object = gtk_builder_get_object(builder, id);
+    return object == NULL ? NULL : GTK_WIDGET(object);
+}
+// ---- end of Reminders and Today pages ----
+
 // MARK: Doses page (DosesPage.swift): casts, one builder object per row, accessible names and
 // descriptions set at run time, and the chart's draw function.
 static inline GtkListBox *chime_doses_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
@@ -464,21 +484,6 @@ static inline void chime_doses_clear(GtkWidget *list) {
     while ((child = gtk_widget_get_first_child(list)) != NULL) gtk_list_box_remove(GTK_LIST_BOX(list), child);
 }
 
-/// Shows `text` (plain text, not markup) in an AdwToast on `overlay`.
-static inline void chime_rem_toast(GtkWidget *overlay, const char *text) {
-    char *escaped = g_markup_escape_text(text, -1);
-    AdwToast *toast = adw_toast_new(escaped);
-    g_free(escaped);
-    adw_toast_set_timeout(toast, 4);
-    adw_toast_overlay_add_toast(ADW_TOAST_OVERLAY(overlay), toast);
-}
-
-/// A builder's object by id, as a widget (NULL when missing): a row template's.
-static inline GtkWidget *chime_rem_builder_widget(GtkBuilder *builder, const char *id) {
-    GObject *object = gtk_builder_get_object(builder, id);
-    return object == NULL ? NULL : GTK_WIDGET(object);
-}
-// ---- end of Reminders and Today pages ----
 typedef void (*chime_doses_draw_callback)(cairo_t *cr, int width, int height, gpointer data);
 
 typedef struct {
@@ -511,5 +516,6 @@ static inline void chime_doses_foreground(GtkWidget *widget, double *red, double
 static inline gboolean chime_doses_dark(void) { return adw_style_manager_get_dark(adw_style_manager_get_default()); }
 
 // END Doses page
+// MARK: end of the Doses page
 
 #endif

@@ -275,7 +275,6 @@ final class AppController {
         case .today: TodayPage(app) ?? StaticPage(page)
         case .reminders: RemindersPage(app) ?? StaticPage(page)
         case .doses: DosesPage(app) ?? StaticPage(page)
-        default: StaticPage(page)
         }
     }
 
