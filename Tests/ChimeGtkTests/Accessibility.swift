@@ -72,7 +72,8 @@ enum Accessibility {
     /// applications are named TITLE. `click NAME [dialog]`: presses the visible, enabled accessible
     /// named NAME (a button, page tab, check box, switch, list or menu item; in a window not named
     /// Chime with `dialog`). `set NAME TEXT [dialog]`: replaces an editable accessible's text. `has
-    /// NAME [dialog]`: exits 0, printing role and states, when a visible accessible is so named. `text
+    /// NAME [dialog] [button]`: exits 0, printing role and states, when a visible accessible (with
+    /// `button`, a button) is so named. `text
     /// DESCRIPTION`: the name of the accessible so described (GTK 4.8 names a label by its text,
     /// and its AT-SPI Text interface answers nothing). `description NAME [dialog]`: its
     /// description. `entry-set NAME TEXT [dialog]`, `entry-activate NAME [dialog]` (a click, Enter) and
@@ -112,14 +113,16 @@ enum Accessibility {
         # Roles besides buttons that `click` presses.
         PRESSABLE = ("page tab", "check box", "switch", "radio button", "menu item", "list item", "toggle button", "link")
 
-        def find(name, in_dialog):
+        def find(name, in_dialog, pressable=False):
             """The first visible accessible named `name` (in a Chime window, or with `in_dialog` in
-            another window of the app: a dialog)."""
+            another window of the app: a dialog); with `pressable`, a button of some kind."""
             found, others = chime_windows()
             for window in (others if in_dialog else found):
                 for node in walk(window):
                     if node.name.replace("_", "") == name and node.getState().contains(pyatspi.STATE_VISIBLE):
-                        return node
+                        role = node.getRoleName()
+                        if not pressable or "button" in role:
+                            return node
             return None
 
         command = sys.argv[1]
@@ -170,9 +173,9 @@ enum Accessibility {
             editable.setTextContents(sys.argv[3])
             print("set %s" % node.getRoleName())
         elif command == "has":
-            # `has NAME [dialog]`: exit 0 and the role and states when a visible accessible is
-            # named NAME.
-            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            # `has NAME [dialog] [button]`: exit 0 and the role and states when a visible
+            # accessible is named NAME (with `button`: a button of some kind).
+            node = find(sys.argv[2], "dialog" in sys.argv[3:], "button" in sys.argv[3:])
             if node is None:
                 sys.exit(1)
             print("%s\t%s" % (node.getRoleName(), states(node)))

@@ -93,9 +93,11 @@ struct AppShellTests {
         let app = try GateWindowProcess(on: display, ["app", "focus"], environment: environment)
         defer { app.stop() }
         #expect(await app.next("presented ") == "presented page=focus", "\(app.lines) \(app.stderr)")
-        let ready = try await Accessibility.wait(["has", "Plant Tree"], on: display, environment: environment) { status, _ in status == 0 }
+        let ready = try await Accessibility.wait(["has", "Plant Tree", "button"], on: display, environment: environment) { status, _ in
+            status == 0
+        }
         #expect(!ready.isEmpty, "no Plant Tree: \(app.stderr)")
-        #expect(try Accessibility.run(["has", "Pause"], on: display, environment: environment).status != 0)
+        #expect(try Accessibility.run(["has", "Pause", "button"], on: display, environment: environment).status != 0)
 
         // When a session starts from the command line (another process: the runner is poked,
         // and signals Changed and the Focus property)
@@ -103,7 +105,9 @@ struct AppShellTests {
         #expect(started == 0, "\(output)")
 
         // Then the page shows it, the app having been told: Pause, and the countdown running
-        let pause = try await Accessibility.wait(["has", "Pause"], on: display, environment: environment) { status, _ in status == 0 }
+        let pause = try await Accessibility.wait(["has", "Pause", "button"], on: display, environment: environment) { status, _ in
+            status == 0
+        }
         #expect(!pause.isEmpty, "the Focus page did not show the session: \(runner.text)")
         // (25:00 is also the idle page's: the countdown has ticked once the page has the session.)
         let countdown = try await Accessibility.wait(["text", "Time left"], on: display, environment: environment) { _, output in
@@ -113,9 +117,11 @@ struct AppShellTests {
 
         // When it is given up from the command line, the page offers to plant again
         #expect(try display.run(Self.chime, ["focus", "give-up", "--yes"], environment: environment).status == 0)
-        let pauseLeft = try await Accessibility.wait(["has", "Pause"], on: display, environment: environment) { status, _ in status != 0 }
+        let pauseLeft = try await Accessibility.wait(["has", "Pause", "button"], on: display, environment: environment) { status, _ in
+            status != 0
+        }
         #expect(pauseLeft.isEmpty, "the Focus page did not show the session given up: \(pauseLeft)")
-        #expect(try Accessibility.run(["has", "Plant Tree"], on: display, environment: environment).status == 0)
+        #expect(try Accessibility.run(["has", "Plant Tree", "button"], on: display, environment: environment).status == 0)
     }
 
     @Test func activateActionOpenOnTheRunnerRaisesTheOpenAppAtThatPage() async throws {
