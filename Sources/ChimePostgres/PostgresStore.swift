@@ -65,12 +65,16 @@ public final class PostgresStore: Sendable {
     /// serialization failure (40001) is run again, up to twice more, as PostgreSQL's manual asks
     /// of its clients: a `chime cancel` racing two runners' claims once failed so. (Every body
     /// here keeps its state in its own variables: nothing of the failed attempt survives.)
+    /// Each retry waits a few milliseconds first (jittered, longer each time): at once, it could
+    /// take its first lock again before the other transaction, woken by the abort, took it, and
+    /// be the victim of the same deadlock again (seen under load).
     func transaction<Result>(_ body: (PostgresSession) throws -> Result) throws -> Result {
         var attempt = 1
         while true {
             do {
                 return try client.transaction(body)
             } catch let error as PostgresError where attempt < 3 && ["40P01", "40001"].contains(error.sqlState ?? "") {
+                usleep(UInt32(attempt) * UInt32.random(in: 5_000...25_000))
                 attempt += 1
             }
         }
