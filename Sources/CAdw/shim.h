@@ -18,6 +18,8 @@ static inline GtkPicture *chime_adw_as_picture(GtkWidget *widget) { return GTK_P
 static inline GtkProgressBar *chime_adw_as_progress_bar(GtkWidget *widget) { return GTK_PROGRESS_BAR(widget); }
 static inline AdwViewStack *chime_adw_as_view_stack(GtkWidget *widget) { return ADW_VIEW_STACK(widget); }
 static inline AdwMessageDialog *chime_adw_as_message_dialog(GtkWidget *widget) { return ADW_MESSAGE_DIALOG(widget); }
+static inline GtkButton *chime_adw_as_button(GtkWidget *widget) { return GTK_BUTTON(widget); }
+static inline AdwToastOverlay *chime_adw_as_toast_overlay(GtkWidget *widget) { return ADW_TOAST_OVERLAY(widget); }
 
 typedef void (*chime_adw_callback)(gpointer instance, gpointer data);
 typedef void (*chime_adw_response_callback)(AdwMessageDialog *dialog, const char *response, gpointer data);

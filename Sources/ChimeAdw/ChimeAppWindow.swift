@@ -93,7 +93,7 @@ public enum ChimeAppWindow {
 }
 
 /// The window and its pages, on GTK's thread only (every method is called from GTK's signal
-/// handlers or from ``ChimeAppWindow/run(page:storePath:focusMinutes:)`` on that thread).
+/// handlers or from ``ChimeAppWindow/run(page:storePath:focusMinutes:version:firstFrame:)`` on that thread).
 final class AppController {
     let storePath: String
     let focusMinutes: Int
@@ -205,6 +205,16 @@ final class AppController {
         }
         let app = AppContext(store: store, storePath: storePath, storeProblem: storeProblem, window: window, focusMinutes: focusMinutes)
         app.present = { [weak self] page in self?.present(page) }
+        let toasts = chime_adw_widget(gtk_builder_get_object(builder, "toasts"))!
+        app.showProblem = { problem in
+            ChimeAppWindow.report(problem)
+            let escaped = problem.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;")
+            let toast = adw_toast_new(escaped)
+            // Until dismissed: the file stays bad until it is fixed (Preferences, 'chime config edit').
+            adw_toast_set_timeout(toast, 0)
+            adw_toast_overlay_add_toast(chime_adw_as_toast_overlay(toasts), toast)
+        }
         app.refreshAll = { [weak self] in
             for page in self?.pages.values.map(\.self) ?? [] { page.refresh() }
         }
@@ -220,6 +230,7 @@ final class AppController {
         }
         pages = built
         addMenuActions()
+        app.sayProblem()
     }
 
     /// The primary menu's actions: app.preferences (Ctrl+comma) and app.about.

@@ -16,10 +16,11 @@ final class DosesPage: AppPageController {
     let app: AppContext
     let root: UnsafeMutablePointer<GtkWidget>
     private let builder: PageBuilder
-    private let book: DoseBook
-    private let today: DosesTodayViewModel
-    private let medications: MedicationListViewModel
-    private let history: DoseHistoryViewModel
+    /// Made again when the config's dose policy changes (``refresh()``).
+    private var book: DoseBook
+    private var today: DosesTodayViewModel
+    private var medications: MedicationListViewModel
+    private var history: DoseHistoryViewModel
 
     private let status: UnsafeMutablePointer<GtkWidget>
     private let todayList: UnsafeMutablePointer<GtkWidget>
@@ -70,7 +71,8 @@ final class DosesPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        book = DoseBook(store: store)
+        // Its alerts repeat as the config says (`doses.repeat_every`, `repeat_count`), as `chime dose` and `chime run`.
+        book = DoseBook(store: store, clock: SystemWallClock(), systemZone: { TimeZone.current }, repeats: app.settings.doseRepeats)
         today = DosesTodayViewModel(book: book)
         medications = MedicationListViewModel(book: book)
         history = DoseHistoryViewModel(book: book, range: .last7Days)
@@ -143,6 +145,13 @@ final class DosesPage: AppPageController {
     }
 
     func refresh() {
+        if book.repeats != app.settings.doseRepeats {
+            book = DoseBook(store: book.store, clock: book.clock, systemZone: book.systemZone, repeats: app.settings.doseRepeats)
+            today = DosesTodayViewModel(book: book)
+            medications = MedicationListViewModel(book: book)
+            history = DoseHistoryViewModel(book: book, range: history.state.range)
+            _ = medications.search(String(cString: gtk_editable_get_text(chime_doses_as_editable(search))))
+        }
         today.refresh()
         medications.refresh()
         history.refresh()
@@ -346,7 +355,10 @@ final class DosesPage: AppPageController {
     // MARK: - The medication form
 
     private func openForm(_ id: Int64?) {
-        let model = id.map { MedicationDetailViewModel(book: book, medicationID: $0) } ?? MedicationDetailViewModel(book: book)
+        // A new medication's grace and missed-after: the config's (`doses.grace`, `missed_after`), as `chime med add`.
+        let model =
+            id.map { MedicationDetailViewModel(book: book, medicationID: $0) }
+            ?? MedicationDetailViewModel(book: book, grace: app.settings.doseGrace, missedAfter: app.settings.doseMissedAfter)
         detail = model
         touched = []
         submitted = false

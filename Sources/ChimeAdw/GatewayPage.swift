@@ -13,8 +13,10 @@ import Foundation
 /// `chime gate add` and `chime gate remove` do; a refusal shows its message in a toast.
 final class GatewayPage: AppPageController {
     let app: AppContext
-    let hub: GateHubViewModel
-    let stats: GateStatsViewModel
+    /// Made again when the config's `[gate]` values change (``refresh()``).
+    private(set) var hub: GateHubViewModel
+    private(set) var stats: GateStatsViewModel
+    private let overrides: LauncherOverrides
     let root: UnsafeMutablePointer<GtkWidget>
     /// The `chime` the gates run (beside this executable, or installed in `bin/`).
     let chime: String
@@ -60,7 +62,9 @@ final class GatewayPage: AppPageController {
         self.builder = builder
         self.app = app
         chime = GateHubViewModel.chimePath(window: DataDirectories.executablePath)
-        let book = GateBook(store: store)
+        // The profile before `chime gate setup`: the config's `[gate]` values, as `chime gate`.
+        let book = GateBook(store: store, defaults: app.settings.gateDefaults)
+        self.overrides = overrides
         hub = GateHubViewModel(book: book, overrides: overrides, chime: chime, environment: environment)
         stats = GateStatsViewModel(book: book)
         root = object("page")
@@ -104,6 +108,11 @@ final class GatewayPage: AppPageController {
 
     /// Re-reads everything: the installed applications (names and icons), the hub, the statistics.
     func refresh() {
+        if hub.book.defaults != app.settings.gateDefaults {
+            let book = GateBook(store: hub.book.store, defaults: app.settings.gateDefaults)
+            hub = GateHubViewModel(book: book, overrides: overrides, chime: chime, environment: ProcessInfo.processInfo.environment)
+            stats = GateStatsViewModel(book: book)
+        }
         readInstalled()
         render(hub.loadHubData())
         render(stats.loadStatistics())

@@ -149,7 +149,10 @@ final class PreferencesWindow {
     /// A value was written (or refused): shown, and the pages told (the Focus page's length).
     private func changed(_ state: PreferencesState) {
         render(state)
-        if app.focusMinutes != state.focusMinutes {
+        // The pages read the settings again (the snooze's length, the dose policy, the gate's defaults).
+        let before = app.settings
+        app.reloadSettings()
+        if app.focusMinutes != state.focusMinutes || app.settings != before {
             app.focusMinutes = state.focusMinutes
             app.refreshAll()
         }

@@ -14,7 +14,8 @@ import Foundation
 /// on its error line, and writes nothing.
 final class RemindersPage: AppPageController {
     let app: AppContext
-    let list: ReminderListViewModel
+    /// Made again when the config's snooze length changes (``refresh()``).
+    private(set) var list: ReminderListViewModel
     let form: ReminderFormViewModel
     let root: UnsafeMutablePointer<GtkWidget>
     private let builder: PageBuilder
@@ -45,14 +46,7 @@ final class RemindersPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        // `chime cancel`'s use case: a dose's alert is refused (answered, not cancelled), then the
-        // runner is asked whether it was too late; what it had shown is closed.
-        list = ReminderListViewModel(store: store) { id, now in
-            try DoseBook(store: store).refuseCancel([id])
-            let outcome = try RunnerControl.cancel(ids: [id], store: store, now: now)
-            RunnerControl.withdrawThroughRunner(ids: outcome.cancelled.map(\.id), store: store)
-            if let problem = outcome.problem(zone: .current) { throw problem }
-        }
+        list = Self.makeList(store: store, snoozeLength: app.settings.snoozeLength)
         form = ReminderFormViewModel(store: store)
         root = object("page")
         error = object("reminders_error")
@@ -90,7 +84,24 @@ final class RemindersPage: AppPageController {
     }
 
     func refresh() {
+        // Preferences changed the snooze's length (`reminders.snooze`): Snooze follows it.
+        if list.snoozeLength != app.settings.snoozeLength {
+            list = Self.makeList(store: list.store, snoozeLength: app.settings.snoozeLength)
+        }
         render(list.refresh())
+    }
+
+    /// The list's model; its snooze lasts `snoozeLength` (the config's `reminders.snooze`, as
+    /// an alert's Snooze and `chime snooze`).
+    private static func makeList(store: ReminderStore, snoozeLength: Duration) -> ReminderListViewModel {
+        ReminderListViewModel(store: store, snoozeLength: snoozeLength) { id, now in
+            // `chime cancel`'s use case: a dose's alert is refused (answered, not cancelled), then the
+            // runner is asked whether it was too late; what it had shown is closed.
+            try DoseBook(store: store).refuseCancel([id])
+            let outcome = try RunnerControl.cancel(ids: [id], store: store, now: now)
+            RunnerControl.withdrawThroughRunner(ids: outcome.cancelled.map(\.id), store: store)
+            if let problem = outcome.problem(zone: .current) { throw problem }
+        }
     }
 
     // MARK: - The form
@@ -194,7 +205,8 @@ final class RemindersPage: AppPageController {
             template.setTitle(alert.title, subtitle: alert.status)
             chime_rem_accessible(widget, alert.title, alert.status)
             let snooze = template.widget("snooze")
-            chime_rem_accessible(snooze, "Snooze \(UserText.oneLine(alert.title))", nil)
+            gtk_button_set_label(chime_adw_as_button(snooze), app.settings.snoozeLabel)
+            chime_rem_accessible(snooze, "Snooze \(UserText.oneLine(alert.title))", "For \(AppSettings.length(list.snoozeLength))")
             gtk_widget_set_visible(snooze, alert.canSnooze ? 1 : 0)
             ReminderPagesCallback.connect(snooze, "clicked") { [unowned self] in self.snooze(alert.id) }
             gtk_list_box_append(chime_rem_as_list_box(alertsList), widget)
