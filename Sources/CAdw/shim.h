@@ -400,11 +400,12 @@ static inline gulong chime_adw_on_close_request(GtkWidget *window, chime_adw_clo
     return g_signal_connect_data(window, "close-request", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
 }
 
-/// Shows the About window: Chime, its icon, Apache-2.0.
-static inline void chime_adw_show_about(GtkWidget *parent) {
+/// Shows the About window: Chime, its version (empty: none shown), its icon, Apache-2.0.
+static inline void chime_adw_show_about(GtkWidget *parent, const char *version) {
     GtkWidget *about = adw_about_window_new();
     AdwAboutWindow *window = ADW_ABOUT_WINDOW(about);
     adw_about_window_set_application_name(window, "Chime");
+    if (version && *version) adw_about_window_set_version(window, version);
     adw_about_window_set_application_icon(window, "io.github.chime.Chime");
     adw_about_window_set_developer_name(window, "Chime developers");
     adw_about_window_set_comments(window, "Reminders, focus sessions, doses and a gateway for your desktop.");

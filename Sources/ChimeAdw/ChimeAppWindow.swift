@@ -23,7 +23,7 @@ import Glibc
 /// one instance itself, by owning io.github.chime.Chime.App (see `chime_app_claim`), where a second
 /// start asks the first to present its page, and exits.
 ///
-/// Everything runs on the calling thread, which becomes GTK's: ``run(page:storePath:focusMinutes:)``
+/// Everything runs on the calling thread, which becomes GTK's: ``run(page:storePath:focusMinutes:version:firstFrame:)``
 /// returns when the window is closed.
 public enum ChimeAppWindow {
     /// The resource path of the window's builder file.
@@ -33,7 +33,14 @@ public enum ChimeAppWindow {
     /// `storePath` (nil: `$CHIME_STORE`, else the default location); its exit status.
     /// `firstFrame` is called once the window's first frame is drawn; when it returns true the
     /// app quits (the benchmark's and the tests' measure of start-up).
-    public static func run(page: AppPage?, storePath: String?, focusMinutes: Int, firstFrame: (() -> Bool)? = nil) -> Int32 {
+    /// `version` is what About Chime says (`chime --version`'s, from ChimeVersionPlugin).
+    public static func run(
+        page: AppPage?,
+        storePath: String?,
+        focusMinutes: Int,
+        version: String = "",
+        firstFrame: (() -> Bool)? = nil
+    ) -> Int32 {
         let storePath = storePath ?? ReminderStore.defaultPath()
         let bundle = Data(base64Encoded: ChimeResources.bundle) ?? Data()
         let registered = bundle.withUnsafeBytes { chime_adw_register_resource($0.baseAddress, gsize($0.count)) != 0 }
@@ -42,6 +49,7 @@ public enum ChimeAppWindow {
             return 70
         }
         let controller = AppController(storePath: storePath, focusMinutes: focusMinutes, page: page)
+        controller.version = version
         controller.firstFrame = firstFrame
         let context = Unmanaged.passRetained(controller).toOpaque()
         var message: UnsafeMutablePointer<CChar>?
@@ -98,6 +106,8 @@ final class AppController {
     let storePath: String
     let focusMinutes: Int
     var application: UnsafeMutablePointer<AdwApplication>?
+    /// The version About Chime shows.
+    var version = ""
     /// Told once, when the window's first frame is drawn; true: quit then.
     var firstFrame: (() -> Bool)?
     private var firstFrameHandler: gulong = 0
@@ -250,7 +260,7 @@ final class AppController {
             nil,
             { _, _, data in
                 let controller = Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue()
-                if let window = controller.widgets?.window { chime_adw_show_about(window) }
+                if let window = controller.widgets?.window { chime_adw_show_about(window, controller.version) }
             },
             context
         )
