@@ -18,6 +18,22 @@ static inline GtkPicture *chime_adw_as_picture(GtkWidget *widget) { return GTK_P
 static inline GtkProgressBar *chime_adw_as_progress_bar(GtkWidget *widget) { return GTK_PROGRESS_BAR(widget); }
 static inline AdwViewStack *chime_adw_as_view_stack(GtkWidget *widget) { return ADW_VIEW_STACK(widget); }
 static inline AdwMessageDialog *chime_adw_as_message_dialog(GtkWidget *widget) { return ADW_MESSAGE_DIALOG(widget); }
+/// Shows the SVG (or other image) at `resource` in `picture`, drawn at `size` × `size` pixels
+/// (aspect kept) rather than at its natural size and then scaled: an SVG stays sharp when the
+/// picture is larger than the file's width. False (and the picture unchanged) when it cannot be read.
+static inline gboolean chime_adw_picture_set_resource_at_size(GtkWidget *picture, const char *resource, int size) {
+    GError *error = NULL;
+    GdkPixbuf *pixbuf = gdk_pixbuf_new_from_resource_at_scale(resource, size, size, TRUE, &error);
+    if (pixbuf == NULL) {
+        g_clear_error(&error);
+        return FALSE;
+    }
+    GdkTexture *texture = gdk_texture_new_for_pixbuf(pixbuf);
+    g_object_unref(pixbuf);
+    gtk_picture_set_paintable(GTK_PICTURE(picture), GDK_PAINTABLE(texture));
+    g_object_unref(texture);
+    return TRUE;
+}
 static inline GtkButton *chime_adw_as_button(GtkWidget *widget) { return GTK_BUTTON(widget); }
 static inline AdwToastOverlay *chime_adw_as_toast_overlay(GtkWidget *widget) { return ADW_TOAST_OVERLAY(widget); }
 
