@@ -218,12 +218,8 @@ final class AppController {
         let toasts = chime_adw_widget(gtk_builder_get_object(builder, "toasts"))!
         app.showProblem = { problem in
             ChimeAppWindow.report(problem)
-            let escaped = problem.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;")
-            let toast = adw_toast_new(escaped)
             // Until dismissed: the file stays bad until it is fixed (Preferences, 'chime config edit').
-            adw_toast_set_timeout(toast, 0)
-            adw_toast_overlay_add_toast(chime_adw_as_toast_overlay(toasts), toast)
+            chime_adw_toast(toasts, problem, 0)
         }
         app.refreshAll = { [weak self] in
             for page in self?.pages.values.map(\.self) ?? [] { page.refresh() }

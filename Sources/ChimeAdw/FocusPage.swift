@@ -238,7 +238,7 @@ final class FocusPage: AppPageController {
         let streakText = statsState.showStreakBanner ? "\(statsState.stats.currentStreak)-day streak" : nil
         set(streak, streakText)
         bars = statsState.lastWeek
-        chime_adw_set_accessible_description(chart, statsState.chartDescription)
+        chime_adw_set_accessible(chart, nil, statsState.chartDescription)
         gtk_widget_queue_draw(chart)
         if shownRows != statsState.rows {
             shownRows = statsState.rows

@@ -169,7 +169,7 @@ final class PreferencesWindow {
             }
             let help = [value.subtitle, value.overridden].compactMap { $0 }.joined(separator: ". ")
             adw_action_row_set_subtitle(chime_adw_as_action_row(field.row), value.error ?? help)
-            chime_adw_set_accessible_description(field.entry, value.error ?? help)
+            chime_adw_set_accessible(field.entry, nil, value.error ?? help)
             if value.error == nil {
                 gtk_widget_remove_css_class(field.entry, "error")
                 gtk_widget_remove_css_class(field.row, "error-row")

@@ -56,18 +56,18 @@ final class TodayPage: AppPageController {
         gtk_label_set_text(chime_adw_as_label(error), state.error?.message ?? "")
         gtk_widget_set_visible(error, state.error == nil ? 0 : 1)
 
-        chime_rem_clear_list(focusList)
+        chime_adw_clear_list_box(focusList)
         if let focus = state.focus { addRow(to: focusList, title: focus.title, subtitle: focus.subtitle, opens: focus.page) }
         gtk_widget_set_visible(focusGroup, state.focus == nil ? 0 : 1)
 
-        chime_rem_clear_list(reminders)
+        chime_adw_clear_list_box(reminders)
         for row in state.reminders { addRow(to: reminders, title: row.title, subtitle: row.subtitle, opens: row.page) }
         if state.moreReminders { addRow(to: reminders, title: "All Reminders", subtitle: "", opens: .reminders) }
         gtk_widget_set_visible(reminders, state.reminders.isEmpty ? 0 : 1)
         gtk_label_set_text(chime_adw_as_label(remindersEmpty), state.reminderEmptyText ?? "")
         gtk_widget_set_visible(remindersEmpty, state.reminderEmptyText == nil ? 0 : 1)
 
-        chime_rem_clear_list(doses)
+        chime_adw_clear_list_box(doses)
         for dose in state.doses {
             addRow(
                 to: doses,
@@ -113,11 +113,11 @@ final class TodayPage: AppPageController {
             gtk_widget_set_visible(label, 1)
         }
         let description = [subtitle, status ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")
-        chime_rem_accessible(row, UserText.oneLine(title), description.isEmpty ? "Opens \(page.title)" : description)
+        chime_adw_set_accessible(row, UserText.oneLine(title), description.isEmpty ? "Opens \(page.title)" : description)
         let open = template.widget("open")
         // (libadwaita labels the activatable widget by the row's title too: "Tea Tea".)
-        chime_rem_accessible(open, UserText.oneLine(title), "Opens \(page.title)")
+        chime_adw_set_accessible(open, UserText.oneLine(title), "Opens \(page.title)")
         ReminderPagesCallback.connect(open, "clicked") { [app] in app.present(page) }
-        gtk_list_box_append(chime_rem_as_list_box(list), row)
+        gtk_list_box_append(chime_adw_as_list_box(list), row)
     }
 }
