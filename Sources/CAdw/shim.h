@@ -405,6 +405,49 @@ static inline void chime_adw_add_app_action(AdwApplication *app, const char *nam
     }
 }
 
+/// Adds the action `name` taking a string (`app.page('focus')`) to the application, its
+/// "activate" to `callback` (the string in its parameter: ``chime_adw_variant_string``).
+static inline void chime_adw_add_app_string_action(AdwApplication *app, const char *name, chime_adw_action_callback callback, gpointer data) {
+    GSimpleAction *action = g_simple_action_new(name, G_VARIANT_TYPE_STRING);
+    g_signal_connect_data(action, "activate", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+    g_action_map_add_action(G_ACTION_MAP(app), G_ACTION(action));
+    g_object_unref(action);
+}
+
+/// The keyboard shortcut `accel` of the detailed action `detailed` (`app.page('focus')`).
+static inline void chime_adw_set_accel(AdwApplication *app, const char *detailed, const char *accel) {
+    const char *accels[] = {accel, NULL};
+    gtk_application_set_accels_for_action(GTK_APPLICATION(app), detailed, accels);
+}
+
+/// A string GVariant's text (NULL for another type).
+static inline const char *chime_adw_variant_string(GVariant *variant) {
+    return variant != NULL && g_variant_is_of_type(variant, G_VARIANT_TYPE_STRING) ? g_variant_get_string(variant, NULL) : NULL;
+}
+
+typedef struct {
+    chime_adw_callback callback;
+    gpointer data;
+} chime_adw_key_handler;
+
+static inline gboolean chime_adw_key_activate(GtkWidget *widget, GVariant *args, gpointer user_data) {
+    chime_adw_key_handler *handler = (chime_adw_key_handler *)user_data;
+    handler->callback(widget, handler->data);
+    return TRUE;
+}
+
+/// Calls `callback` (instance, data) when `trigger` (`Escape`) is pressed while the focus is
+/// inside `widget` (a GtkShortcutController of its own).
+static inline void chime_adw_on_key(GtkWidget *widget, const char *trigger, chime_adw_callback callback, gpointer data) {
+    chime_adw_key_handler *handler = g_new(chime_adw_key_handler, 1);
+    handler->callback = callback;
+    handler->data = data;
+    GtkEventController *controller = gtk_shortcut_controller_new();
+    GtkShortcutAction *action = gtk_callback_action_new(chime_adw_key_activate, handler, g_free);
+    gtk_shortcut_controller_add_shortcut(GTK_SHORTCUT_CONTROLLER(controller), gtk_shortcut_new(gtk_shortcut_trigger_parse_string(trigger), action));
+    gtk_widget_add_controller(widget, controller);
+}
+
 /// Connects a GtkEventControllerFocus's "leave" to `callback` (instance, data) on `widget`.
 static inline void chime_adw_on_focus_leave(GtkWidget *widget, chime_adw_callback callback, gpointer data) {
     GtkEventController *controller = gtk_event_controller_focus_new();

@@ -239,7 +239,8 @@ final class AppController {
         app.sayProblem()
     }
 
-    /// The primary menu's actions: app.preferences (Ctrl+comma) and app.about.
+    /// The app's actions: app.page (Alt+1 … Alt+5), app.preferences (Ctrl+comma) and app.about;
+    /// GtkApplication adds win.show-help-overlay (Ctrl+?) from gtk/help-overlay.ui.
     private func addMenuActions() {
         guard let application else { return }
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -250,6 +251,19 @@ final class AppController {
             { _, _, data in Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().showPreferences() },
             context
         )
+        // Alt+1 … Alt+5: the pages (app.page('today') …), GNOME's convention for tabs.
+        chime_adw_add_app_string_action(
+            application,
+            "page",
+            { _, parameter, data in
+                guard let name = chime_adw_variant_string(parameter), let page = AppPage(rawValue: String(cString: name)) else { return }
+                Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().show(page)
+            },
+            context
+        )
+        for page in AppPage.allCases {
+            chime_adw_set_accel(application, "app.page('\(page.rawValue)')", page.accelerator)
+        }
         chime_adw_add_app_action(
             application,
             "about",
@@ -260,6 +274,12 @@ final class AppController {
             },
             context
         )
+    }
+
+    /// Shows `page` in the window (a page's shortcut).
+    private func show(_ page: AppPage) {
+        guard let widgets else { return }
+        adw_view_stack_set_visible_child_name(chime_adw_as_view_stack(widgets.stack), page.rawValue)
     }
 
     private func showPreferences() {

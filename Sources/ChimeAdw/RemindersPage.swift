@@ -21,6 +21,7 @@ final class RemindersPage: AppPageController {
     private let builder: PageBuilder
     private let error: UnsafeMutablePointer<GtkWidget>
     private let formBox: UnsafeMutablePointer<GtkWidget>
+    private let newButton: UnsafeMutablePointer<GtkWidget>
     private let heading: UnsafeMutablePointer<GtkWidget>
     private let titleEntry: UnsafeMutablePointer<GtkWidget>
     private let bodyEntry: UnsafeMutablePointer<GtkWidget>
@@ -67,7 +68,8 @@ final class RemindersPage: AppPageController {
         historyList = object("history_list")
         historyEmpty = object("history_empty")
 
-        ReminderPagesCallback.connect(object("reminders_new"), "clicked") { [unowned self] in openForm(editing: nil) }
+        newButton = object("reminders_new")
+        ReminderPagesCallback.connect(newButton, "clicked") { [unowned self] in openForm(editing: nil) }
         ReminderPagesCallback.connect(object("form_close"), "clicked") { [unowned self] in closeForm() }
         ReminderPagesCallback.connect(addButton, "clicked") { [unowned self] in submit() }
         ReminderPagesCallback.connect(saveButton, "clicked") { [unowned self] in submit() }
@@ -75,6 +77,13 @@ final class RemindersPage: AppPageController {
             ReminderPagesCallback.connect(entry, "activate") { [unowned self] in submit() }
         }
         ReminderPagesCallback.connect(inButton, "toggled") { [unowned self] in modeChanged() }
+        // Escape in the form closes it, as its Close button does (the focus back on New).
+        chime_adw_on_key(
+            formBox,
+            "Escape",
+            { _, data in Unmanaged<RemindersPage>.fromOpaque(data!).takeUnretainedValue().escapeForm() },
+            Unmanaged.passUnretained(self).toOpaque()
+        )
         render(list.state)
     }
 
@@ -125,6 +134,11 @@ final class RemindersPage: AppPageController {
         modeChanged()
         gtk_widget_set_visible(formBox, 1)
         gtk_widget_grab_focus(titleEntry)
+    }
+
+    private func escapeForm() {
+        closeForm()
+        gtk_widget_grab_focus(newButton)
     }
 
     private func closeForm() {
