@@ -21,6 +21,9 @@ struct AppCommand: ParsableCommand, RunsWithBadConfig {
         abstract: "Open Chime's window at a page: today, reminders, focus, doses or gateway.",
         discussion: """
             One window: when it is open already, it is raised (at PAGE, if given).
+            Keys: Alt+1 to Alt+5 show today, reminders, focus, doses and gateway;
+            Alt and a button's underlined letter press it; Escape closes a form;
+            Ctrl+comma opens Preferences; Ctrl+? lists the shortcuts.
             Examples:
               chime app
               chime app focus
