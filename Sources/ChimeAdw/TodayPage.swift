@@ -2,6 +2,7 @@ import CAdw
 import ChimeCore
 import ChimeDoses
 import ChimeFocus
+import ChimeStore
 import ChimeViewModels
 import Foundation
 
@@ -10,7 +11,8 @@ import Foundation
 /// row opens its page. Read when shown and when the store changed; nothing ticks here.
 final class TodayPage: AppPageController {
     let app: AppContext
-    let today: TodayViewModel
+    /// Made again when the config's dose policy changes (``refresh()``).
+    var today: TodayViewModel
     let root: UnsafeMutablePointer<GtkWidget>
     private let builder: PageBuilder
     private let error: UnsafeMutablePointer<GtkWidget>
@@ -28,11 +30,7 @@ final class TodayPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        today = TodayViewModel(
-            store: store,
-            book: DoseBook(store: store, repeats: app.settings.doseRepeats),
-            timer: FocusTimer(store: store)
-        )
+        today = Self.makeModel(store: store, repeats: app.settings.doseRepeats)
         root = object("page")
         error = object("today_error")
         focusGroup = object("focus_group")
@@ -49,7 +47,15 @@ final class TodayPage: AppPageController {
     }
 
     func refresh() {
+        // Its doses' answers repeat as the config says (`doses.repeat_*`), as the Doses page's.
+        if today.book.repeats != app.settings.doseRepeats {
+            today = Self.makeModel(store: today.book.store, repeats: app.settings.doseRepeats)
+        }
         render(today.refresh())
+    }
+
+    private static func makeModel(store: ReminderStore, repeats: DoseRepeats) -> TodayViewModel {
+        TodayViewModel(store: store, book: DoseBook(store: store, repeats: repeats), timer: FocusTimer(store: store))
     }
 
     private func render(_ state: TodayState) {
