@@ -18,6 +18,72 @@ static inline GtkPicture *chime_adw_as_picture(GtkWidget *widget) { return GTK_P
 static inline GtkProgressBar *chime_adw_as_progress_bar(GtkWidget *widget) { return GTK_PROGRESS_BAR(widget); }
 static inline AdwViewStack *chime_adw_as_view_stack(GtkWidget *widget) { return ADW_VIEW_STACK(widget); }
 static inline AdwMessageDialog *chime_adw_as_message_dialog(GtkWidget *widget) { return ADW_MESSAGE_DIALOG(widget); }
+/// Shows the SVG (or other image) at `resource` in `picture`, drawn at `size` × `size` pixels
+/// (aspect kept) rather than at its natural size and then scaled: an SVG stays sharp when the
+/// picture is larger than the file's width. False (and the picture unchanged) when it cannot be read.
+static inline gboolean chime_adw_picture_set_resource_at_size(GtkWidget *picture, const char *resource, int size) {
+    GError *error = NULL;
+    GdkPixbuf *pixbuf = gdk_pixbuf_new_from_resource_at_scale(resource, size, size, TRUE, &error);
+    if (pixbuf == NULL) {
+        g_clear_error(&error);
+        return FALSE;
+    }
+    GdkTexture *texture = gdk_texture_new_for_pixbuf(pixbuf);
+    g_object_unref(pixbuf);
+    gtk_picture_set_paintable(GTK_PICTURE(picture), GDK_PAINTABLE(texture));
+    g_object_unref(texture);
+    return TRUE;
+}
+static inline GtkButton *chime_adw_as_button(GtkWidget *widget) { return GTK_BUTTON(widget); }
+static inline GtkToggleButton *chime_adw_as_toggle_button(GtkWidget *widget) { return GTK_TOGGLE_BUTTON(widget); }
+static inline GtkEditable *chime_adw_as_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
+static inline GtkEntry *chime_adw_as_entry(GtkWidget *widget) { return GTK_ENTRY(widget); }
+static inline GtkSwitch *chime_adw_as_switch(GtkWidget *widget) { return GTK_SWITCH(widget); }
+static inline GtkImage *chime_adw_as_image(GtkWidget *widget) { return GTK_IMAGE(widget); }
+static inline GtkLevelBar *chime_adw_as_level_bar(GtkWidget *widget) { return GTK_LEVEL_BAR(widget); }
+static inline GtkDrawingArea *chime_adw_as_drawing_area(GtkWidget *widget) { return GTK_DRAWING_AREA(widget); }
+static inline GtkListBox *chime_adw_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
+static inline GtkFlowBox *chime_adw_as_flow_box(GtkWidget *widget) { return GTK_FLOW_BOX(widget); }
+static inline AdwPreferencesGroup *chime_adw_as_preferences_group(GtkWidget *widget) { return ADW_PREFERENCES_GROUP(widget); }
+static inline AdwPreferencesRow *chime_adw_as_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
+static inline AdwActionRow *chime_adw_as_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
+static inline AdwExpanderRow *chime_adw_as_expander_row(GtkWidget *widget) { return ADW_EXPANDER_ROW(widget); }
+static inline AdwComboRow *chime_adw_as_combo_row(GtkWidget *widget) { return ADW_COMBO_ROW(widget); }
+static inline AdwToastOverlay *chime_adw_as_toast_overlay(GtkWidget *widget) { return ADW_TOAST_OVERLAY(widget); }
+
+// Every page's accessible names, lists and toasts.
+
+/// Sets a widget's accessible label (its name for AT-SPI) and description; either may be NULL:
+/// left as is (gtk_accessible_update_property is variadic: Swift cannot call it).
+static inline void chime_adw_set_accessible(GtkWidget *widget, const char *label, const char *description) {
+    if (label != NULL) gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+    if (description != NULL)
+        gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
+}
+
+/// Names a widget exactly `label` for AT-SPI: GTK 4.8 joins a widget's label to those of the
+/// widgets it is "labelled by" (a button's own label, a row's title), so "Plant Tree Plant Tree";
+/// the relation is reset and the label set.
+static inline void chime_adw_name_exactly(GtkWidget *widget, const char *label) {
+    gtk_accessible_reset_relation(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
+/// Removes every row of a GtkListBox (GTK 4.8 has no gtk_list_box_remove_all).
+static inline void chime_adw_clear_list_box(GtkWidget *list) {
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(list)) != NULL) gtk_list_box_remove(GTK_LIST_BOX(list), child);
+}
+
+/// Shows `text` (plain text, not markup) in an AdwToast on `overlay`, for `timeout` seconds (0:
+/// until dismissed).
+static inline void chime_adw_toast(GtkWidget *overlay, const char *text, guint timeout) {
+    char *escaped = g_markup_escape_text(text, -1);
+    AdwToast *toast = adw_toast_new(escaped);
+    g_free(escaped);
+    adw_toast_set_timeout(toast, timeout);
+    adw_toast_overlay_add_toast(ADW_TOAST_OVERLAY(overlay), toast);
+}
 
 typedef void (*chime_adw_callback)(gpointer instance, gpointer data);
 typedef void (*chime_adw_response_callback)(AdwMessageDialog *dialog, const char *response, gpointer data);
@@ -231,24 +297,6 @@ static inline gboolean chime_app_follow_runner(chime_app_changed_callback callba
 
 // MARK: Gateway page (GatewayPage.swift)
 
-static inline GtkListBox *chime_adw_gateway_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
-static inline AdwActionRow *chime_adw_gateway_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
-static inline AdwExpanderRow *chime_adw_gateway_expander_row(GtkWidget *widget) { return ADW_EXPANDER_ROW(widget); }
-static inline AdwPreferencesRow *chime_adw_gateway_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
-static inline AdwPreferencesGroup *chime_adw_gateway_preferences_group(GtkWidget *widget) { return ADW_PREFERENCES_GROUP(widget); }
-static inline GtkEditable *chime_adw_gateway_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
-static inline AdwToastOverlay *chime_adw_gateway_toast_overlay(GtkWidget *widget) { return ADW_TOAST_OVERLAY(widget); }
-static inline GtkImage *chime_adw_gateway_image(GtkWidget *widget) { return GTK_IMAGE(widget); }
-
-/// Sets a widget's accessible label (gtk_accessible_update_property is variadic).
-static inline void chime_adw_gateway_set_accessible_label(GtkWidget *widget, const char *label) {
-    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
-}
-
-/// Sets a widget's accessible description.
-static inline void chime_adw_gateway_set_accessible_description(GtkWidget *widget, const char *description) {
-    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
-}
 
 typedef void (*chime_adw_gateway_draw_callback)(GtkWidget *area, cairo_t *cr, int width, int height, gpointer data);
 
@@ -298,33 +346,6 @@ static inline GtkWidget *chime_adw_gateway_icon(const char *icon, const char *fa
 
 // MARK: Focus page (the forest grid, the streak chart) and Preferences (the window, the app menu)
 
-static inline GtkFlowBox *chime_adw_as_flow_box(GtkWidget *widget) { return GTK_FLOW_BOX(widget); }
-static inline GtkListBox *chime_adw_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
-static inline GtkDrawingArea *chime_adw_as_drawing_area(GtkWidget *widget) { return GTK_DRAWING_AREA(widget); }
-static inline GtkEditable *chime_adw_as_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
-static inline GtkSwitch *chime_adw_as_switch(GtkWidget *widget) { return GTK_SWITCH(widget); }
-static inline AdwActionRow *chime_adw_as_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
-static inline AdwPreferencesRow *chime_adw_as_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
-static inline AdwPreferencesGroup *chime_adw_as_preferences_group(GtkWidget *widget) { return ADW_PREFERENCES_GROUP(widget); }
-static inline AdwComboRow *chime_adw_as_combo_row(GtkWidget *widget) { return ADW_COMBO_ROW(widget); }
-
-/// Sets a widget's accessible label (its name for AT-SPI).
-static inline void chime_adw_set_accessible_label(GtkWidget *widget, const char *label) {
-    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
-}
-
-/// Names a widget exactly `label` for AT-SPI: GTK 4.8 joins a widget's label to those of the
-/// widgets it is "labelled by" (a button's own label, a row's title), so "Plant Tree Plant Tree";
-/// the relation is reset and the label set.
-static inline void chime_adw_name_exactly(GtkWidget *widget, const char *label) {
-    gtk_accessible_reset_relation(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
-    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
-}
-
-/// Sets a widget's accessible description.
-static inline void chime_adw_set_accessible_description(GtkWidget *widget, const char *description) {
-    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
-}
 
 /// Adds `css` to the display's styles (the app's own classes: `.withered`).
 static inline void chime_adw_add_css(const char *css) {
@@ -384,6 +405,49 @@ static inline void chime_adw_add_app_action(AdwApplication *app, const char *nam
     }
 }
 
+/// Adds the action `name` taking a string (`app.page('focus')`) to the application, its
+/// "activate" to `callback` (the string in its parameter: ``chime_adw_variant_string``).
+static inline void chime_adw_add_app_string_action(AdwApplication *app, const char *name, chime_adw_action_callback callback, gpointer data) {
+    GSimpleAction *action = g_simple_action_new(name, G_VARIANT_TYPE_STRING);
+    g_signal_connect_data(action, "activate", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
+    g_action_map_add_action(G_ACTION_MAP(app), G_ACTION(action));
+    g_object_unref(action);
+}
+
+/// The keyboard shortcut `accel` of the detailed action `detailed` (`app.page('focus')`).
+static inline void chime_adw_set_accel(AdwApplication *app, const char *detailed, const char *accel) {
+    const char *accels[] = {accel, NULL};
+    gtk_application_set_accels_for_action(GTK_APPLICATION(app), detailed, accels);
+}
+
+/// A string GVariant's text (NULL for another type).
+static inline const char *chime_adw_variant_string(GVariant *variant) {
+    return variant != NULL && g_variant_is_of_type(variant, G_VARIANT_TYPE_STRING) ? g_variant_get_string(variant, NULL) : NULL;
+}
+
+typedef struct {
+    chime_adw_callback callback;
+    gpointer data;
+} chime_adw_key_handler;
+
+static inline gboolean chime_adw_key_activate(GtkWidget *widget, GVariant *args, gpointer user_data) {
+    chime_adw_key_handler *handler = (chime_adw_key_handler *)user_data;
+    handler->callback(widget, handler->data);
+    return TRUE;
+}
+
+/// Calls `callback` (instance, data) when `trigger` (`Escape`) is pressed while the focus is
+/// inside `widget` (a GtkShortcutController of its own).
+static inline void chime_adw_on_key(GtkWidget *widget, const char *trigger, chime_adw_callback callback, gpointer data) {
+    chime_adw_key_handler *handler = g_new(chime_adw_key_handler, 1);
+    handler->callback = callback;
+    handler->data = data;
+    GtkEventController *controller = gtk_shortcut_controller_new();
+    GtkShortcutAction *action = gtk_callback_action_new(chime_adw_key_activate, handler, g_free);
+    gtk_shortcut_controller_add_shortcut(GTK_SHORTCUT_CONTROLLER(controller), gtk_shortcut_new(gtk_shortcut_trigger_parse_string(trigger), action));
+    gtk_widget_add_controller(widget, controller);
+}
+
 /// Connects a GtkEventControllerFocus's "leave" to `callback` (instance, data) on `widget`.
 static inline void chime_adw_on_focus_leave(GtkWidget *widget, chime_adw_callback callback, gpointer data) {
     GtkEventController *controller = gtk_event_controller_focus_new();
@@ -398,11 +462,12 @@ static inline gulong chime_adw_on_close_request(GtkWidget *window, chime_adw_clo
     return g_signal_connect_data(window, "close-request", G_CALLBACK(callback), data, NULL, (GConnectFlags)0);
 }
 
-/// Shows the About window: Chime, its icon, Apache-2.0.
-static inline void chime_adw_show_about(GtkWidget *parent) {
+/// Shows the About window: Chime, its version (empty: none shown), its icon, Apache-2.0.
+static inline void chime_adw_show_about(GtkWidget *parent, const char *version) {
     GtkWidget *about = adw_about_window_new();
     AdwAboutWindow *window = ADW_ABOUT_WINDOW(about);
     adw_about_window_set_application_name(window, "Chime");
+    if (version && *version) adw_about_window_set_version(window, version);
     adw_about_window_set_application_icon(window, "io.github.chime.Chime");
     adw_about_window_set_developer_name(window, "Chime developers");
     adw_about_window_set_comments(window, "Reminders, focus sessions, doses and a gateway for your desktop.");
@@ -414,34 +479,6 @@ static inline void chime_adw_show_about(GtkWidget *parent) {
 
 // MARK: end of the Focus page's and Preferences' block
 // ---- Reminders and Today pages (RemindersPage.swift, TodayPage.swift) ----
-static inline GtkListBox *chime_rem_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
-static inline AdwActionRow *chime_rem_as_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
-static inline AdwPreferencesRow *chime_rem_as_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
-static inline GtkEditable *chime_rem_as_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
-static inline GtkEntry *chime_rem_as_entry(GtkWidget *widget) { return GTK_ENTRY(widget); }
-static inline GtkToggleButton *chime_rem_as_toggle_button(GtkWidget *widget) { return GTK_TOGGLE_BUTTON(widget); }
-
-/// Sets `widget`'s accessible name and (when not NULL) description: a row's or a row button's,
-/// made at run time ("Cancel Tea").
-static inline void chime_rem_accessible(GtkWidget *widget, const char *label, const char *description) {
-    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
-    if (description != NULL) gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
-}
-
-/// Removes every row of a GtkListBox (GTK 4.8 has no gtk_list_box_remove_all).
-static inline void chime_rem_clear_list(GtkWidget *list) {
-    GtkWidget *child;
-    while ((child = gtk_widget_get_first_child(list)) != NULL) gtk_list_box_remove(GTK_LIST_BOX(list), child);
-}
-
-/// Shows `text` (plain text, not markup) in an AdwToast on `overlay`.
-static inline void chime_rem_toast(GtkWidget *overlay, const char *text) {
-    char *escaped = g_markup_escape_text(text, -1);
-    AdwToast *toast = adw_toast_new(escaped);
-    g_free(escaped);
-    adw_toast_set_timeout(toast, 4);
-    adw_toast_overlay_add_toast(ADW_TOAST_OVERLAY(overlay), toast);
-}
 
 /// A builder's object by id, as a widget (NULL when missing): a row template's.
 static inline GtkWidget *chime_rem_builder_widget(GtkBuilder *builder, const char *id) {
@@ -452,13 +489,6 @@ static inline GtkWidget *chime_rem_builder_widget(GtkBuilder *builder, const cha
 
 // MARK: Doses page (DosesPage.swift): casts, one builder object per row, accessible names and
 // descriptions set at run time, and the chart's draw function.
-static inline GtkListBox *chime_doses_as_list_box(GtkWidget *widget) { return GTK_LIST_BOX(widget); }
-static inline GtkEditable *chime_doses_as_editable(GtkWidget *widget) { return GTK_EDITABLE(widget); }
-static inline GtkToggleButton *chime_doses_as_toggle(GtkWidget *widget) { return GTK_TOGGLE_BUTTON(widget); }
-static inline GtkLevelBar *chime_doses_as_level_bar(GtkWidget *widget) { return GTK_LEVEL_BAR(widget); }
-static inline AdwPreferencesRow *chime_doses_as_preferences_row(GtkWidget *widget) { return ADW_PREFERENCES_ROW(widget); }
-static inline AdwActionRow *chime_doses_as_action_row(GtkWidget *widget) { return ADW_ACTION_ROW(widget); }
-static inline GtkButton *chime_doses_as_button(GtkWidget *widget) { return GTK_BUTTON(widget); }
 
 /// A builder holding only the object `id` of the resource `path` (and what it contains).
 static inline GtkBuilder *chime_doses_builder(const char *path, const char *id) {
@@ -469,19 +499,6 @@ static inline GtkBuilder *chime_doses_builder(const char *path, const char *id) 
         g_error("cannot build %s from %s: %s", id, path, error->message);
     }
     return builder;
-}
-
-/// Sets a widget's accessible label and description (either may be NULL: left as is).
-static inline void chime_doses_set_accessible(GtkWidget *widget, const char *label, const char *description) {
-    if (label != NULL) gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
-    if (description != NULL)
-        gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
-}
-
-/// Removes every row of a list box (GTK 4.8 has no gtk_list_box_remove_all).
-static inline void chime_doses_clear(GtkWidget *list) {
-    GtkWidget *child;
-    while ((child = gtk_widget_get_first_child(list)) != NULL) gtk_list_box_remove(GTK_LIST_BOX(list), child);
 }
 
 typedef void (*chime_doses_draw_callback)(cairo_t *cr, int width, int height, gpointer data);

@@ -1,4 +1,5 @@
 import CAdw
+import ChimeApp
 import ChimeCore
 import ChimeRunner
 import ChimeStore
@@ -16,6 +17,12 @@ final class AppContext {
     let window: UnsafeMutablePointer<GtkWidget>
     /// The focus session's length in minutes (`chime app`'s config; Preferences change it).
     var focusMinutes: Int
+    /// The config file's settings the pages use (the snooze's length, the dose policy, the
+    /// gate's defaults), read as the CLI reads them; ``reloadSettings()`` reads them again.
+    private(set) var settings: AppSettings
+    /// Says the config file's problem (a toast on the window), once per problem.
+    var showProblem: (String) -> Void = { _ in }
+    private var problemShown: String?
     /// Shows another page (e.g. Today's row opens its dose on Doses).
     var present: (AppPage) -> Void = { _ in }
     /// Every page's refresh, called after any page changes the store (set by the controller).
@@ -27,6 +34,21 @@ final class AppContext {
         self.storeProblem = storeProblem
         self.window = window
         self.focusMinutes = focusMinutes
+        settings = AppSettings.load(keys: ChimeApp.configKeys)
+    }
+
+    /// Reads the config file again (Preferences wrote it); a bad file's message is said once,
+    /// and the pages then use the defaults. Call ``refreshAll`` after, for the pages to follow.
+    func reloadSettings() {
+        settings = AppSettings.load(keys: ChimeApp.configKeys)
+        sayProblem()
+    }
+
+    /// Says the file's problem when it is a new one (at start, and after a reload).
+    func sayProblem() {
+        guard settings.problem != problemShown else { return }
+        problemShown = settings.problem
+        if let problem = settings.problem { showProblem(problem) }
     }
 
     /// After a page changed the store: wakes the runner (it schedules or drops the alerts) and

@@ -23,7 +23,7 @@ import Glibc
 /// one instance itself, by owning io.github.chime.Chime.App (see `chime_app_claim`), where a second
 /// start asks the first to present its page, and exits.
 ///
-/// Everything runs on the calling thread, which becomes GTK's: ``run(page:storePath:focusMinutes:)``
+/// Everything runs on the calling thread, which becomes GTK's: ``run(page:storePath:focusMinutes:version:firstFrame:)``
 /// returns when the window is closed.
 public enum ChimeAppWindow {
     /// The resource path of the window's builder file.
@@ -33,7 +33,14 @@ public enum ChimeAppWindow {
     /// `storePath` (nil: `$CHIME_STORE`, else the default location); its exit status.
     /// `firstFrame` is called once the window's first frame is drawn; when it returns true the
     /// app quits (the benchmark's and the tests' measure of start-up).
-    public static func run(page: AppPage?, storePath: String?, focusMinutes: Int, firstFrame: (() -> Bool)? = nil) -> Int32 {
+    /// `version` is what About Chime says (`chime --version`'s, from ChimeVersionPlugin).
+    public static func run(
+        page: AppPage?,
+        storePath: String?,
+        focusMinutes: Int,
+        version: String = "",
+        firstFrame: (() -> Bool)? = nil
+    ) -> Int32 {
         let storePath = storePath ?? ReminderStore.defaultPath()
         let bundle = Data(base64Encoded: ChimeResources.bundle) ?? Data()
         let registered = bundle.withUnsafeBytes { chime_adw_register_resource($0.baseAddress, gsize($0.count)) != 0 }
@@ -42,6 +49,7 @@ public enum ChimeAppWindow {
             return 70
         }
         let controller = AppController(storePath: storePath, focusMinutes: focusMinutes, page: page)
+        controller.version = version
         controller.firstFrame = firstFrame
         let context = Unmanaged.passRetained(controller).toOpaque()
         var message: UnsafeMutablePointer<CChar>?
@@ -93,11 +101,13 @@ public enum ChimeAppWindow {
 }
 
 /// The window and its pages, on GTK's thread only (every method is called from GTK's signal
-/// handlers or from ``ChimeAppWindow/run(page:storePath:focusMinutes:)`` on that thread).
+/// handlers or from ``ChimeAppWindow/run(page:storePath:focusMinutes:version:firstFrame:)`` on that thread).
 final class AppController {
     let storePath: String
     let focusMinutes: Int
     var application: UnsafeMutablePointer<AdwApplication>?
+    /// The version About Chime shows.
+    var version = ""
     /// Told once, when the window's first frame is drawn; true: quit then.
     var firstFrame: (() -> Bool)?
     private var firstFrameHandler: gulong = 0
@@ -205,6 +215,12 @@ final class AppController {
         }
         let app = AppContext(store: store, storePath: storePath, storeProblem: storeProblem, window: window, focusMinutes: focusMinutes)
         app.present = { [weak self] page in self?.present(page) }
+        let toasts = chime_adw_widget(gtk_builder_get_object(builder, "toasts"))!
+        app.showProblem = { problem in
+            ChimeAppWindow.report(problem)
+            // Until dismissed: the file stays bad until it is fixed (Preferences, 'chime config edit').
+            chime_adw_toast(toasts, problem, 0)
+        }
         app.refreshAll = { [weak self] in
             for page in self?.pages.values.map(\.self) ?? [] { page.refresh() }
         }
@@ -220,9 +236,11 @@ final class AppController {
         }
         pages = built
         addMenuActions()
+        app.sayProblem()
     }
 
-    /// The primary menu's actions: app.preferences (Ctrl+comma) and app.about.
+    /// The app's actions: app.page (Alt+1 … Alt+5), app.preferences (Ctrl+comma) and app.about;
+    /// GtkApplication adds win.show-help-overlay (Ctrl+?) from gtk/help-overlay.ui.
     private func addMenuActions() {
         guard let application else { return }
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -233,16 +251,35 @@ final class AppController {
             { _, _, data in Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().showPreferences() },
             context
         )
+        // Alt+1 … Alt+5: the pages (app.page('today') …), GNOME's convention for tabs.
+        chime_adw_add_app_string_action(
+            application,
+            "page",
+            { _, parameter, data in
+                guard let name = chime_adw_variant_string(parameter), let page = AppPage(rawValue: String(cString: name)) else { return }
+                Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue().show(page)
+            },
+            context
+        )
+        for page in AppPage.allCases {
+            chime_adw_set_accel(application, "app.page('\(page.rawValue)')", page.accelerator)
+        }
         chime_adw_add_app_action(
             application,
             "about",
             nil,
             { _, _, data in
                 let controller = Unmanaged<AppController>.fromOpaque(data!).takeUnretainedValue()
-                if let window = controller.widgets?.window { chime_adw_show_about(window) }
+                if let window = controller.widgets?.window { chime_adw_show_about(window, controller.version) }
             },
             context
         )
+    }
+
+    /// Shows `page` in the window (a page's shortcut).
+    private func show(_ page: AppPage) {
+        guard let widgets else { return }
+        adw_view_stack_set_visible_child_name(chime_adw_as_view_stack(widgets.stack), page.rawValue)
     }
 
     private func showPreferences() {

@@ -16,10 +16,11 @@ final class DosesPage: AppPageController {
     let app: AppContext
     let root: UnsafeMutablePointer<GtkWidget>
     private let builder: PageBuilder
-    private let book: DoseBook
-    private let today: DosesTodayViewModel
-    private let medications: MedicationListViewModel
-    private let history: DoseHistoryViewModel
+    /// Made again when the config's dose policy changes (``refresh()``).
+    private var book: DoseBook
+    private var today: DosesTodayViewModel
+    private var medications: MedicationListViewModel
+    private var history: DoseHistoryViewModel
 
     private let status: UnsafeMutablePointer<GtkWidget>
     private let todayList: UnsafeMutablePointer<GtkWidget>
@@ -70,7 +71,8 @@ final class DosesPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        book = DoseBook(store: store)
+        // Its alerts repeat as the config says (`doses.repeat_every`, `repeat_count`), as `chime dose` and `chime run`.
+        book = DoseBook(store: store, clock: SystemWallClock(), systemZone: { TimeZone.current }, repeats: app.settings.doseRepeats)
         today = DosesTodayViewModel(book: book)
         medications = MedicationListViewModel(book: book)
         history = DoseHistoryViewModel(book: book, range: .last7Days)
@@ -143,6 +145,13 @@ final class DosesPage: AppPageController {
     }
 
     func refresh() {
+        if book.repeats != app.settings.doseRepeats {
+            book = DoseBook(store: book.store, clock: book.clock, systemZone: book.systemZone, repeats: app.settings.doseRepeats)
+            today = DosesTodayViewModel(book: book)
+            medications = MedicationListViewModel(book: book)
+            history = DoseHistoryViewModel(book: book, range: history.state.range)
+            _ = medications.search(String(cString: gtk_editable_get_text(chime_adw_as_editable(search))))
+        }
         today.refresh()
         medications.refresh()
         history.refresh()
@@ -178,13 +187,13 @@ final class DosesPage: AppPageController {
     }
 
     private func append(_ row: UnsafeMutablePointer<GtkWidget>, to list: UnsafeMutablePointer<GtkWidget>) {
-        gtk_list_box_append(chime_doses_as_list_box(list), row)
+        gtk_list_box_append(chime_adw_as_list_box(list), row)
         g_object_unref(row)
     }
 
     private func setRow(_ row: UnsafeMutablePointer<GtkWidget>, title: String, subtitle: String) {
-        adw_preferences_row_set_title(chime_doses_as_preferences_row(row), title)
-        adw_action_row_set_subtitle(chime_doses_as_action_row(row), subtitle)
+        adw_preferences_row_set_title(chime_adw_as_preferences_row(row), title)
+        adw_action_row_set_subtitle(chime_adw_as_action_row(row), subtitle)
     }
 
     /// A row's button: its accessible name and what it does.
@@ -194,7 +203,7 @@ final class DosesPage: AppPageController {
         name: String,
         _ action: @escaping () -> Void
     ) {
-        chime_doses_set_accessible(button, name, nil)
+        chime_adw_set_accessible(button, name, nil)
         gtk_widget_set_tooltip_text(button, name)
         rowActions[UnsafeMutableRawPointer(button)] = action
         listButtons[list, default: []].append(UnsafeMutableRawPointer(button))
@@ -204,7 +213,7 @@ final class DosesPage: AppPageController {
     /// Empties `list`, forgetting its buttons.
     private func clear(_ list: UnsafeMutablePointer<GtkWidget>) {
         for button in listButtons.removeValue(forKey: list) ?? [] { rowActions[button] = nil }
-        chime_doses_clear(list)
+        chime_adw_clear_list_box(list)
     }
 
     private func rowClicked(_ button: gpointer?) {
@@ -222,7 +231,7 @@ final class DosesPage: AppPageController {
                 let answer = rowWidget(rows, "dose_answer")
                 gtk_widget_set_visible(answer, answered ? 1 : 0)
                 gtk_label_set_text(chime_adw_as_label(answer), dose.statusText)
-                chime_doses_set_accessible(answer, nil, "Answer, \(dose.spokenName)")
+                chime_adw_set_accessible(answer, nil, "Answer, \(dose.spokenName)")
                 let actions: [(String, String, Bool, (Int64) -> Void)] = [
                     ("dose_take", "Take", dose.canTake, { [unowned self] in self.answered(self.today.take($0), dose: $0) }),
                     ("dose_skip", "Skip", dose.canSkip, { [unowned self] in self.answered(self.today.skip($0), dose: $0) }),
@@ -273,7 +282,7 @@ final class DosesPage: AppPageController {
             let row = makeRow("medication_row") { rows in
                 let edit = rowWidget(rows, "medication_edit")
                 // Activating the row (Enter, a click on it) edits the medication.
-                adw_action_row_set_activatable_widget(chime_doses_as_action_row(rowWidget(rows, "medication_row")), edit)
+                adw_action_row_set_activatable_widget(chime_adw_as_action_row(rowWidget(rows, "medication_row")), edit)
                 button(edit, in: medicationList, name: "Edit \(medication.label)") { [unowned self] in self.openForm(medication.id) }
                 // Refill adds a box to a counted stock (a stock is counted once the form gives one).
                 let refill = rowWidget(rows, "medication_refill")
@@ -296,21 +305,21 @@ final class DosesPage: AppPageController {
     private func renderHistory(_ state: DoseHistoryState) {
         gtk_label_set_text(chime_adw_as_label(adherence), state.adherenceText)
         chartDays = state.adherenceByDay
-        chime_doses_set_accessible(chart, nil, state.chartDescription)
+        chime_adw_set_accessible(chart, nil, state.chartDescription)
         gtk_widget_queue_draw(chart)
-        chime_doses_clear(byMedication)
+        chime_adw_clear_list_box(byMedication)
         for item in state.adherenceByMedication {
             let row = makeRow("adherence_row") { rows in
                 let level = rowWidget(rows, "adherence_level")
-                gtk_level_bar_set_value(chime_doses_as_level_bar(level), item.adherence.rate ?? 0)
-                chime_doses_set_accessible(level, "Adherence of \(item.name)", item.text)
+                gtk_level_bar_set_value(chime_adw_as_level_bar(level), item.adherence.rate ?? 0)
+                chime_adw_set_accessible(level, "Adherence of \(item.name)", item.text)
             }
             setRow(row, title: item.name, subtitle: item.figure)
             append(row, to: byMedication)
         }
         gtk_widget_set_visible(byMedication, state.adherenceByMedication.isEmpty ? 0 : 1)
         gtk_label_set_text(chime_adw_as_label(historySummary), state.emptyText ?? "Doses, \(state.range.title): \(state.summary)")
-        chime_doses_clear(historyList)
+        chime_adw_clear_list_box(historyList)
         // Newest first; the last 50.
         var shown = 0
         for day in state.days.reversed() {
@@ -339,14 +348,17 @@ final class DosesPage: AppPageController {
     // MARK: - Search
 
     private func searched() {
-        let text = String(cString: gtk_editable_get_text(chime_doses_as_editable(search)))
+        let text = String(cString: gtk_editable_get_text(chime_adw_as_editable(search)))
         renderMedications(medications.search(text))
     }
 
     // MARK: - The medication form
 
     private func openForm(_ id: Int64?) {
-        let model = id.map { MedicationDetailViewModel(book: book, medicationID: $0) } ?? MedicationDetailViewModel(book: book)
+        // A new medication's grace and missed-after: the config's (`doses.grace`, `missed_after`), as `chime med add`.
+        let model =
+            id.map { MedicationDetailViewModel(book: book, medicationID: $0) }
+            ?? MedicationDetailViewModel(book: book, grace: app.settings.doseGrace, missedAfter: app.settings.doseMissedAfter)
         detail = model
         touched = []
         submitted = false
@@ -356,9 +368,9 @@ final class DosesPage: AppPageController {
         let values: [MedicationField: String] = [
             .name: form.name, .amount: form.amount, .unit: form.unit, .times: form.schedule.times, .stock: form.stock,
         ]
-        for (field, entry, _) in entries { gtk_editable_set_text(chime_doses_as_editable(entry), values[field] ?? "") }
+        for (field, entry, _) in entries { gtk_editable_set_text(chime_adw_as_editable(entry), values[field] ?? "") }
         for (index, toggle) in dayToggles.enumerated() {
-            gtk_toggle_button_set_active(chime_doses_as_toggle(toggle), form.schedule.days.contains(isoWeekday: index + 1) ? 1 : 0)
+            gtk_toggle_button_set_active(chime_adw_as_toggle_button(toggle), form.schedule.days.contains(isoWeekday: index + 1) ? 1 : 0)
         }
         loadingForm = false
         renderForm(model.state)
@@ -386,7 +398,7 @@ final class DosesPage: AppPageController {
         guard let detail else { return }
         loadingForm = true
         for (index, toggle) in dayToggles.enumerated() {
-            gtk_toggle_button_set_active(chime_doses_as_toggle(toggle), days.contains(isoWeekday: index + 1) ? 1 : 0)
+            gtk_toggle_button_set_active(chime_adw_as_toggle_button(toggle), days.contains(isoWeekday: index + 1) ? 1 : 0)
         }
         loadingForm = false
         touched.insert(.days)
@@ -396,7 +408,7 @@ final class DosesPage: AppPageController {
     /// The days on are drawn in the accent colour (Adwaita's checked toggle is only a shade darker).
     private func styleDays() {
         for toggle in dayToggles {
-            if gtk_toggle_button_get_active(chime_doses_as_toggle(toggle)) != 0 {
+            if gtk_toggle_button_get_active(chime_adw_as_toggle_button(toggle)) != 0 {
                 gtk_widget_add_css_class(toggle, "suggested-action")
             } else {
                 gtk_widget_remove_css_class(toggle, "suggested-action")
@@ -408,7 +420,7 @@ final class DosesPage: AppPageController {
     private func readForm(_ form: inout MedicationForm) {
         func text(_ field: MedicationField) -> String {
             guard let entry = entries.first(where: { $0.field == field })?.entry else { return "" }
-            return String(cString: gtk_editable_get_text(chime_doses_as_editable(entry)))
+            return String(cString: gtk_editable_get_text(chime_adw_as_editable(entry)))
         }
         form.name = text(.name)
         form.amount = text(.amount)
@@ -416,7 +428,7 @@ final class DosesPage: AppPageController {
         form.schedule.times = text(.times)
         form.stock = text(.stock)
         var days: WeekdaySet = []
-        for (index, toggle) in dayToggles.enumerated() where gtk_toggle_button_get_active(chime_doses_as_toggle(toggle)) != 0 {
+        for (index, toggle) in dayToggles.enumerated() where gtk_toggle_button_get_active(chime_adw_as_toggle_button(toggle)) != 0 {
             if let day = WeekdaySet(isoWeekday: index + 1) { days.insert(day) }
         }
         form.schedule.days = days
@@ -431,7 +443,7 @@ final class DosesPage: AppPageController {
             gtk_label_set_text(chime_adw_as_label(label), error ?? "")
             gtk_widget_set_visible(label, error == nil ? 0 : 1)
             if error == nil { gtk_widget_remove_css_class(entry, "error") } else { gtk_widget_add_css_class(entry, "error") }
-            chime_doses_set_accessible(entry, nil, error ?? "")
+            chime_adw_set_accessible(entry, nil, error ?? "")
         }
         let daysProblem = (submitted || touched.contains(.days)) ? state.validationError(for: .days) : nil
         gtk_label_set_text(chime_adw_as_label(daysError), daysProblem ?? "")
@@ -465,14 +477,14 @@ final class DosesPage: AppPageController {
     private func askRefill(_ id: Int64, name: String) {
         refillMedication = (id, name)
         adw_message_dialog_set_heading(chime_adw_as_message_dialog(refillDialog), "Refill \(name)")
-        gtk_editable_set_text(chime_doses_as_editable(refillCount), "")
+        gtk_editable_set_text(chime_adw_as_editable(refillCount), "")
         gtk_window_present(chime_adw_as_window(refillDialog))
         gtk_widget_grab_focus(refillCount)
     }
 
     private func refill() {
         guard let medication = refillMedication else { return }
-        let text = String(cString: gtk_editable_get_text(chime_doses_as_editable(refillCount)))
+        let text = String(cString: gtk_editable_get_text(chime_adw_as_editable(refillCount)))
         let state = medications.refill(medication.id, count: text)
         if state.error == nil {
             app.changed()

@@ -27,6 +27,8 @@ final class FocusPage: AppPageController {
     private let giveUp: UnsafeMutablePointer<GtkWidget>
     private let dialog: UnsafeMutablePointer<GtkWidget>
     private var shownStage = 0
+    /// The tree's pixels: the picture grows to ~260 px on a large window; twice that for HiDPI.
+    static let treePixels: Int32 = 512
     /// The one-second timeout's source id while the countdown ticks, else 0.
     private var tick: guint = 0
 
@@ -206,7 +208,12 @@ final class FocusPage: AppPageController {
         gtk_progress_bar_set_fraction(chime_adw_as_progress_bar(progress), state.progress)
         if state.stage != shownStage {
             shownStage = state.stage
-            gtk_picture_set_resource(chime_adw_as_picture(tree), "/io/github/chime/Chime/icons/tree-stage-\(state.stage).svg")
+            // Drawn at the size it is shown (up to ~260 px, twice that on a HiDPI screen), not
+            // the SVG's 128 px scaled up (blurry).
+            let resource = "/io/github/chime/Chime/icons/tree-stage-\(state.stage).svg"
+            if chime_adw_picture_set_resource_at_size(tree, resource, Self.treePixels) == 0 {
+                gtk_picture_set_resource(chime_adw_as_picture(tree), resource)
+            }
             gtk_picture_set_alternative_text(chime_adw_as_picture(tree), TreeStageText.describe(state.stage))
         }
         set(headline, state.headline)
@@ -231,7 +238,7 @@ final class FocusPage: AppPageController {
         let streakText = statsState.showStreakBanner ? "\(statsState.stats.currentStreak)-day streak" : nil
         set(streak, streakText)
         bars = statsState.lastWeek
-        chime_adw_set_accessible_description(chart, statsState.chartDescription)
+        chime_adw_set_accessible(chart, nil, statsState.chartDescription)
         gtk_widget_queue_draw(chart)
         if shownRows != statsState.rows {
             shownRows = statsState.rows

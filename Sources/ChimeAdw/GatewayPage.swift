@@ -13,8 +13,10 @@ import Foundation
 /// `chime gate add` and `chime gate remove` do; a refusal shows its message in a toast.
 final class GatewayPage: AppPageController {
     let app: AppContext
-    let hub: GateHubViewModel
-    let stats: GateStatsViewModel
+    /// Made again when the config's `[gate]` values change (``refresh()``).
+    private(set) var hub: GateHubViewModel
+    private(set) var stats: GateStatsViewModel
+    private let overrides: LauncherOverrides
     let root: UnsafeMutablePointer<GtkWidget>
     /// The `chime` the gates run (beside this executable, or installed in `bin/`).
     let chime: String
@@ -60,7 +62,9 @@ final class GatewayPage: AppPageController {
         self.builder = builder
         self.app = app
         chime = GateHubViewModel.chimePath(window: DataDirectories.executablePath)
-        let book = GateBook(store: store)
+        // The profile before `chime gate setup`: the config's `[gate]` values, as `chime gate`.
+        let book = GateBook(store: store, defaults: app.settings.gateDefaults)
+        self.overrides = overrides
         hub = GateHubViewModel(book: book, overrides: overrides, chime: chime, environment: environment)
         stats = GateStatsViewModel(book: book)
         root = object("page")
@@ -104,6 +108,11 @@ final class GatewayPage: AppPageController {
 
     /// Re-reads everything: the installed applications (names and icons), the hub, the statistics.
     func refresh() {
+        if hub.book.defaults != app.settings.gateDefaults {
+            let book = GateBook(store: hub.book.store, defaults: app.settings.gateDefaults)
+            hub = GateHubViewModel(book: book, overrides: overrides, chime: chime, environment: ProcessInfo.processInfo.environment)
+            stats = GateStatsViewModel(book: book)
+        }
         readInstalled()
         render(hub.loadHubData())
         render(stats.loadStatistics())
@@ -168,17 +177,17 @@ final class GatewayPage: AppPageController {
             guard !program.isOK else {
                 let row = actionRow(name, program.summary)
                 gtk_widget_set_tooltip_text(row, program.id)
-                adw_action_row_add_prefix(chime_adw_gateway_action_row(row), icon(installed[program.id]?.icon, true))
-                adw_action_row_add_suffix(chime_adw_gateway_action_row(row), remove)
+                adw_action_row_add_prefix(chime_adw_as_action_row(row), icon(installed[program.id]?.icon, true))
+                adw_action_row_add_suffix(chime_adw_as_action_row(row), remove)
                 append(row, to: programs)
                 continue
             }
             // A gate that needs something done: what, in a few words, with the advice in full below.
             var actions = [remove]
             let row = adw_expander_row_new()!
-            let expander = chime_adw_gateway_expander_row(row)
-            adw_preferences_row_set_use_markup(chime_adw_gateway_preferences_row(row), 0)
-            adw_preferences_row_set_title(chime_adw_gateway_preferences_row(row), name)
+            let expander = chime_adw_as_expander_row(row)
+            adw_preferences_row_set_use_markup(chime_adw_as_preferences_row(row), 0)
+            adw_preferences_row_set_title(chime_adw_as_preferences_row(row), name)
             adw_expander_row_set_subtitle(expander, program.summary)
             adw_expander_row_add_prefix(expander, icon(nil, false))
             if program.canRepair {
@@ -250,7 +259,7 @@ final class GatewayPage: AppPageController {
     // MARK: The statistics
 
     private func render(_ state: GateStatsState) {
-        adw_preferences_group_set_title(chime_adw_gateway_preferences_group(statsGroup), state.headerTitle)
+        adw_preferences_group_set_title(chime_adw_as_preferences_group(statsGroup), state.headerTitle)
         clear(statsList)
         // The streak has its banner at the top of the page.
         for item in state.rows where item.label != "Streak" {
@@ -260,15 +269,15 @@ final class GatewayPage: AppPageController {
             if !long {
                 let value = gtk_label_new(item.value)!
                 gtk_widget_add_css_class(value, "numeric")
-                adw_action_row_add_suffix(chime_adw_gateway_action_row(row), value)
-                chime_adw_gateway_set_accessible_label(row, "\(item.label): \(item.value)")
+                adw_action_row_add_suffix(chime_adw_as_action_row(row), value)
+                chime_adw_set_accessible(row, "\(item.label): \(item.value)", nil)
             }
             append(row, to: statsList)
         }
         days = state.dailyTrends
         peak = state.trendPeak
         gtk_label_set_text(chime_adw_as_label(trendPeak), "Tallest bar: \(peak)")
-        chime_adw_gateway_set_accessible_description(trend, state.trendDescription)
+        chime_adw_set_accessible(trend, nil, state.trendDescription)
         gtk_widget_set_tooltip_text(trend, state.trendDescription)
         gtk_widget_queue_draw(trend)
         if let error = state.error { toast(error.message) }
@@ -312,7 +321,7 @@ final class GatewayPage: AppPageController {
     private func openChooser() {
         // What is installed and gated now (a terminal's `chime gate` may have changed it).
         refresh()
-        gtk_editable_set_text(chime_adw_gateway_editable(search), "")
+        gtk_editable_set_text(chime_adw_as_editable(search), "")
         renderChooser()
         gtk_window_present(chime_adw_as_window(chooser))
         gtk_widget_grab_focus(search)
@@ -324,7 +333,7 @@ final class GatewayPage: AppPageController {
 
     /// The installed programs not gated yet that match the search, each with Gate.
     private func renderChooser() {
-        let query = String(cString: gtk_editable_get_text(chime_adw_gateway_editable(search)))
+        let query = String(cString: gtk_editable_get_text(chime_adw_as_editable(search)))
         let gated = Set(hub.state.programs.map(\.id))
         offered = GateProgramChoice.offered(
             installed.map { GateProgramChoice(id: $0.key, name: $0.value.name) },
@@ -334,7 +343,7 @@ final class GatewayPage: AppPageController {
         clear(chooserList)
         for choice in offered {
             let row = actionRow(choice.name, choice.id)
-            adw_action_row_add_prefix(chime_adw_gateway_action_row(row), icon(installed[choice.id]?.icon, true))
+            adw_action_row_add_prefix(chime_adw_as_action_row(row), icon(installed[choice.id]?.icon, true))
             let gate = button("Gate", label: "Gate \(choice.name)", id: choice.id)
             gtk_widget_set_tooltip_text(gate, "Gate \(choice.name): its launcher opens a pause first")
             chime_adw_connect(
@@ -348,7 +357,7 @@ final class GatewayPage: AppPageController {
                 Unmanaged.passUnretained(self).toOpaque(),
                 nil
             )
-            adw_action_row_add_suffix(chime_adw_gateway_action_row(row), gate)
+            adw_action_row_add_suffix(chime_adw_as_action_row(row), gate)
             append(row, to: chooserList)
         }
     }
@@ -371,9 +380,9 @@ final class GatewayPage: AppPageController {
     /// An AdwActionRow with `title` and `subtitle` as plain text (not markup).
     private func actionRow(_ title: String, _ subtitle: String?) -> UnsafeMutablePointer<GtkWidget> {
         let row = adw_action_row_new()!
-        adw_preferences_row_set_use_markup(chime_adw_gateway_preferences_row(row), 0)
-        adw_preferences_row_set_title(chime_adw_gateway_preferences_row(row), title)
-        if let subtitle { adw_action_row_set_subtitle(chime_adw_gateway_action_row(row), subtitle) }
+        adw_preferences_row_set_use_markup(chime_adw_as_preferences_row(row), 0)
+        adw_preferences_row_set_title(chime_adw_as_preferences_row(row), title)
+        if let subtitle { adw_action_row_set_subtitle(chime_adw_as_action_row(row), subtitle) }
         return row
     }
 
@@ -382,7 +391,7 @@ final class GatewayPage: AppPageController {
         let button = gtk_button_new_with_label(text)!
         gtk_widget_set_valign(button, GTK_ALIGN_CENTER)
         gtk_widget_set_name(button, id)
-        chime_adw_gateway_set_accessible_label(button, label)
+        chime_adw_set_accessible(button, label, nil)
         return button
     }
 
@@ -390,7 +399,7 @@ final class GatewayPage: AppPageController {
     private func icon(_ icon: String?, _ isOK: Bool) -> UnsafeMutablePointer<GtkWidget> {
         let image =
             isOK ? chime_adw_gateway_icon(icon, "application-x-executable")! : gtk_image_new_from_icon_name("dialog-warning-symbolic")!
-        gtk_image_set_pixel_size(chime_adw_gateway_image(image), isOK ? 32 : 24)
+        gtk_image_set_pixel_size(chime_adw_as_image(image), isOK ? 32 : 24)
         if !isOK {
             gtk_widget_add_css_class(image, "warning")
             gtk_widget_set_margin_start(image, 4)
@@ -400,20 +409,14 @@ final class GatewayPage: AppPageController {
     }
 
     private func append(_ row: UnsafeMutablePointer<GtkWidget>, to list: UnsafeMutablePointer<GtkWidget>) {
-        gtk_list_box_append(chime_adw_gateway_list_box(list), row)
+        gtk_list_box_append(chime_adw_as_list_box(list), row)
         rows[list, default: []].append(row)
     }
 
     private func clear(_ list: UnsafeMutablePointer<GtkWidget>) {
-        for row in rows[list] ?? [] { gtk_list_box_remove(chime_adw_gateway_list_box(list), row) }
+        for row in rows[list] ?? [] { gtk_list_box_remove(chime_adw_as_list_box(list), row) }
         rows[list] = []
     }
 
-    private func toast(_ message: String) {
-        let escaped = message.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
-        let toast = adw_toast_new(escaped)
-        adw_toast_set_timeout(toast, 8)
-        adw_toast_overlay_add_toast(chime_adw_gateway_toast_overlay(root), toast)
-    }
+    private func toast(_ message: String) { chime_adw_toast(root, message, 8) }
 }

@@ -149,7 +149,10 @@ final class PreferencesWindow {
     /// A value was written (or refused): shown, and the pages told (the Focus page's length).
     private func changed(_ state: PreferencesState) {
         render(state)
-        if app.focusMinutes != state.focusMinutes {
+        // The pages read the settings again (the snooze's length, the dose policy, the gate's defaults).
+        let before = app.settings
+        app.reloadSettings()
+        if app.focusMinutes != state.focusMinutes || app.settings != before {
             app.focusMinutes = state.focusMinutes
             app.refreshAll()
         }
@@ -166,7 +169,7 @@ final class PreferencesWindow {
             }
             let help = [value.subtitle, value.overridden].compactMap { $0 }.joined(separator: ". ")
             adw_action_row_set_subtitle(chime_adw_as_action_row(field.row), value.error ?? help)
-            chime_adw_set_accessible_description(field.entry, value.error ?? help)
+            chime_adw_set_accessible(field.entry, nil, value.error ?? help)
             if value.error == nil {
                 gtk_widget_remove_css_class(field.entry, "error")
                 gtk_widget_remove_css_class(field.row, "error-row")

@@ -14,12 +14,14 @@ import Foundation
 /// on its error line, and writes nothing.
 final class RemindersPage: AppPageController {
     let app: AppContext
-    let list: ReminderListViewModel
+    /// Made again when the config's snooze length changes (``refresh()``).
+    private(set) var list: ReminderListViewModel
     let form: ReminderFormViewModel
     let root: UnsafeMutablePointer<GtkWidget>
     private let builder: PageBuilder
     private let error: UnsafeMutablePointer<GtkWidget>
     private let formBox: UnsafeMutablePointer<GtkWidget>
+    private let newButton: UnsafeMutablePointer<GtkWidget>
     private let heading: UnsafeMutablePointer<GtkWidget>
     private let titleEntry: UnsafeMutablePointer<GtkWidget>
     private let bodyEntry: UnsafeMutablePointer<GtkWidget>
@@ -45,14 +47,7 @@ final class RemindersPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        // `chime cancel`'s use case: a dose's alert is refused (answered, not cancelled), then the
-        // runner is asked whether it was too late; what it had shown is closed.
-        list = ReminderListViewModel(store: store) { id, now in
-            try DoseBook(store: store).refuseCancel([id])
-            let outcome = try RunnerControl.cancel(ids: [id], store: store, now: now)
-            RunnerControl.withdrawThroughRunner(ids: outcome.cancelled.map(\.id), store: store)
-            if let problem = outcome.problem(zone: .current) { throw problem }
-        }
+        list = Self.makeList(store: store, snoozeLength: app.settings.snoozeLength)
         form = ReminderFormViewModel(store: store)
         root = object("page")
         error = object("reminders_error")
@@ -73,7 +68,8 @@ final class RemindersPage: AppPageController {
         historyList = object("history_list")
         historyEmpty = object("history_empty")
 
-        ReminderPagesCallback.connect(object("reminders_new"), "clicked") { [unowned self] in openForm(editing: nil) }
+        newButton = object("reminders_new")
+        ReminderPagesCallback.connect(newButton, "clicked") { [unowned self] in openForm(editing: nil) }
         ReminderPagesCallback.connect(object("form_close"), "clicked") { [unowned self] in closeForm() }
         ReminderPagesCallback.connect(addButton, "clicked") { [unowned self] in submit() }
         ReminderPagesCallback.connect(saveButton, "clicked") { [unowned self] in submit() }
@@ -81,6 +77,13 @@ final class RemindersPage: AppPageController {
             ReminderPagesCallback.connect(entry, "activate") { [unowned self] in submit() }
         }
         ReminderPagesCallback.connect(inButton, "toggled") { [unowned self] in modeChanged() }
+        // Escape in the form closes it, as its Close button does (the focus back on New).
+        chime_adw_on_key(
+            formBox,
+            "Escape",
+            { _, data in Unmanaged<RemindersPage>.fromOpaque(data!).takeUnretainedValue().escapeForm() },
+            Unmanaged.passUnretained(self).toOpaque()
+        )
         render(list.state)
     }
 
@@ -90,13 +93,30 @@ final class RemindersPage: AppPageController {
     }
 
     func refresh() {
+        // Preferences changed the snooze's length (`reminders.snooze`): Snooze follows it.
+        if list.snoozeLength != app.settings.snoozeLength {
+            list = Self.makeList(store: list.store, snoozeLength: app.settings.snoozeLength)
+        }
         render(list.refresh())
+    }
+
+    /// The list's model; its snooze lasts `snoozeLength` (the config's `reminders.snooze`, as
+    /// an alert's Snooze and `chime snooze`).
+    private static func makeList(store: ReminderStore, snoozeLength: Duration) -> ReminderListViewModel {
+        ReminderListViewModel(store: store, snoozeLength: snoozeLength) { id, now in
+            // `chime cancel`'s use case: a dose's alert is refused (answered, not cancelled), then the
+            // runner is asked whether it was too late; what it had shown is closed.
+            try DoseBook(store: store).refuseCancel([id])
+            let outcome = try RunnerControl.cancel(ids: [id], store: store, now: now)
+            RunnerControl.withdrawThroughRunner(ids: outcome.cancelled.map(\.id), store: store)
+            if let problem = outcome.problem(zone: .current) { throw problem }
+        }
     }
 
     // MARK: - The form
 
     private var mode: ReminderWhen {
-        gtk_toggle_button_get_active(chime_rem_as_toggle_button(atButton)) != 0 ? .atTime : .inDuration
+        gtk_toggle_button_get_active(chime_adw_as_toggle_button(atButton)) != 0 ? .atTime : .inDuration
     }
 
     private func openForm(editing row: ReminderListState.Row?) {
@@ -104,7 +124,7 @@ final class RemindersPage: AppPageController {
         setText(titleEntry, row?.plainTitle ?? "")
         setText(bodyEntry, "")
         setText(whenEntry, "")
-        gtk_toggle_button_set_active(chime_rem_as_toggle_button(row == nil ? inButton : atButton), 1)
+        gtk_toggle_button_set_active(chime_adw_as_toggle_button(row == nil ? inButton : atButton), 1)
         gtk_label_set_text(chime_adw_as_label(heading), row.map { "Edit '\(UserText.oneLine($0.plainTitle))'" } ?? "New Reminder")
         // `chime edit` changes the title and the time, not the body (here).
         gtk_widget_set_visible(bodyEntry, row == nil ? 1 : 0)
@@ -114,6 +134,11 @@ final class RemindersPage: AppPageController {
         modeChanged()
         gtk_widget_set_visible(formBox, 1)
         gtk_widget_grab_focus(titleEntry)
+    }
+
+    private func escapeForm() {
+        closeForm()
+        gtk_widget_grab_focus(newButton)
     }
 
     private func closeForm() {
@@ -126,7 +151,7 @@ final class RemindersPage: AppPageController {
     private func modeChanged() {
         var hint = mode.placeholder
         if editing != nil { hint = "Empty: same time" }
-        gtk_entry_set_placeholder_text(chime_rem_as_entry(whenEntry), hint)
+        gtk_entry_set_placeholder_text(chime_adw_as_entry(whenEntry), hint)
     }
 
     private func submit() {
@@ -168,58 +193,59 @@ final class RemindersPage: AppPageController {
         gtk_label_set_text(chime_adw_as_label(error), state.error?.message ?? "")
         gtk_widget_set_visible(error, state.error == nil ? 0 : 1)
 
-        chime_rem_clear_list(remindersList)
+        chime_adw_clear_list_box(remindersList)
         for row in state.reminders {
             let template = ReminderPagesRow("reminder-row")
             let widget = template.widget("row")
             template.setTitle(row.title, subtitle: row.subtitle)
-            chime_rem_accessible(widget, row.title, row.subtitle)
+            chime_adw_set_accessible(widget, row.title, row.subtitle)
             let name = UserText.oneLine(row.plainTitle)
             let edit = template.widget("edit")
             let cancel = template.widget("cancel")
-            chime_rem_accessible(edit, "Edit \(name)", nil)
-            chime_rem_accessible(cancel, "Cancel \(name)", nil)
+            chime_adw_set_accessible(edit, "Edit \(name)", nil)
+            chime_adw_set_accessible(cancel, "Cancel \(name)", nil)
             ReminderPagesCallback.connect(edit, "clicked") { [unowned self] in openForm(editing: row) }
             ReminderPagesCallback.connect(cancel, "clicked") { [unowned self] in self.cancel(row.id) }
-            gtk_list_box_append(chime_rem_as_list_box(remindersList), widget)
+            gtk_list_box_append(chime_adw_as_list_box(remindersList), widget)
         }
         gtk_widget_set_visible(remindersList, state.reminders.isEmpty ? 0 : 1)
         gtk_label_set_text(chime_adw_as_label(remindersEmpty), state.emptyText ?? "")
         gtk_widget_set_visible(remindersEmpty, state.emptyText == nil ? 0 : 1)
 
-        chime_rem_clear_list(alertsList)
+        chime_adw_clear_list_box(alertsList)
         for alert in state.alerts {
             let template = ReminderPagesRow("alert-row")
             let widget = template.widget("row")
             template.setTitle(alert.title, subtitle: alert.status)
-            chime_rem_accessible(widget, alert.title, alert.status)
+            chime_adw_set_accessible(widget, alert.title, alert.status)
             let snooze = template.widget("snooze")
-            chime_rem_accessible(snooze, "Snooze \(UserText.oneLine(alert.title))", nil)
+            gtk_button_set_label(chime_adw_as_button(snooze), app.settings.snoozeLabel)
+            chime_adw_set_accessible(snooze, "Snooze \(UserText.oneLine(alert.title))", "For \(AppSettings.length(list.snoozeLength))")
             gtk_widget_set_visible(snooze, alert.canSnooze ? 1 : 0)
             ReminderPagesCallback.connect(snooze, "clicked") { [unowned self] in self.snooze(alert.id) }
-            gtk_list_box_append(chime_rem_as_list_box(alertsList), widget)
+            gtk_list_box_append(chime_adw_as_list_box(alertsList), widget)
         }
         gtk_widget_set_visible(alertsGroup, state.alerts.isEmpty ? 0 : 1)
 
-        chime_rem_clear_list(historyList)
+        chime_adw_clear_list_box(historyList)
         for entry in state.history {
             let row = adw_action_row_new()!
             ReminderPagesRow.setTitle(row, entry.title, subtitle: entry.line)
-            chime_rem_accessible(row, entry.title, entry.line)
-            gtk_list_box_append(chime_rem_as_list_box(historyList), row)
+            chime_adw_set_accessible(row, entry.title, entry.line)
+            gtk_list_box_append(chime_adw_as_list_box(historyList), row)
         }
         gtk_widget_set_visible(historyList, state.history.isEmpty ? 0 : 1)
         gtk_widget_set_visible(historyEmpty, state.history.isEmpty ? 1 : 0)
     }
 
-    private func toast(_ text: String) { chime_rem_toast(root, text) }
+    private func toast(_ text: String) { chime_adw_toast(root, text, 4) }
 
     private func text(_ entry: UnsafeMutablePointer<GtkWidget>) -> String {
-        String(cString: gtk_editable_get_text(chime_rem_as_editable(entry)))
+        String(cString: gtk_editable_get_text(chime_adw_as_editable(entry)))
     }
 
     private func setText(_ entry: UnsafeMutablePointer<GtkWidget>, _ text: String) {
-        gtk_editable_set_text(chime_rem_as_editable(entry), text)
+        gtk_editable_set_text(chime_adw_as_editable(entry), text)
     }
 }
 
@@ -243,9 +269,9 @@ final class ReminderPagesRow {
     func setTitle(_ title: String, subtitle: String) { Self.setTitle(widget("row"), title, subtitle: subtitle) }
 
     static func setTitle(_ row: UnsafeMutablePointer<GtkWidget>, _ title: String, subtitle: String) {
-        adw_preferences_row_set_use_markup(chime_rem_as_preferences_row(row), 0)
-        adw_preferences_row_set_title(chime_rem_as_preferences_row(row), UserText.oneLine(title))
-        adw_action_row_set_subtitle(chime_rem_as_action_row(row), subtitle)
+        adw_preferences_row_set_use_markup(chime_adw_as_preferences_row(row), 0)
+        adw_preferences_row_set_title(chime_adw_as_preferences_row(row), UserText.oneLine(title))
+        adw_action_row_set_subtitle(chime_adw_as_action_row(row), subtitle)
     }
 }
 

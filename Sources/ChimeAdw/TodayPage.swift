@@ -2,6 +2,7 @@ import CAdw
 import ChimeCore
 import ChimeDoses
 import ChimeFocus
+import ChimeStore
 import ChimeViewModels
 import Foundation
 
@@ -10,7 +11,8 @@ import Foundation
 /// row opens its page. Read when shown and when the store changed; nothing ticks here.
 final class TodayPage: AppPageController {
     let app: AppContext
-    let today: TodayViewModel
+    /// Made again when the config's dose policy changes (``refresh()``).
+    var today: TodayViewModel
     let root: UnsafeMutablePointer<GtkWidget>
     private let builder: PageBuilder
     private let error: UnsafeMutablePointer<GtkWidget>
@@ -28,7 +30,7 @@ final class TodayPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        today = TodayViewModel(store: store, book: DoseBook(store: store), timer: FocusTimer(store: store))
+        today = Self.makeModel(store: store, repeats: app.settings.doseRepeats)
         root = object("page")
         error = object("today_error")
         focusGroup = object("focus_group")
@@ -45,25 +47,33 @@ final class TodayPage: AppPageController {
     }
 
     func refresh() {
+        // Its doses' answers repeat as the config says (`doses.repeat_*`), as the Doses page's.
+        if today.book.repeats != app.settings.doseRepeats {
+            today = Self.makeModel(store: today.book.store, repeats: app.settings.doseRepeats)
+        }
         render(today.refresh())
+    }
+
+    private static func makeModel(store: ReminderStore, repeats: DoseRepeats) -> TodayViewModel {
+        TodayViewModel(store: store, book: DoseBook(store: store, repeats: repeats), timer: FocusTimer(store: store))
     }
 
     private func render(_ state: TodayState) {
         gtk_label_set_text(chime_adw_as_label(error), state.error?.message ?? "")
         gtk_widget_set_visible(error, state.error == nil ? 0 : 1)
 
-        chime_rem_clear_list(focusList)
+        chime_adw_clear_list_box(focusList)
         if let focus = state.focus { addRow(to: focusList, title: focus.title, subtitle: focus.subtitle, opens: focus.page) }
         gtk_widget_set_visible(focusGroup, state.focus == nil ? 0 : 1)
 
-        chime_rem_clear_list(reminders)
+        chime_adw_clear_list_box(reminders)
         for row in state.reminders { addRow(to: reminders, title: row.title, subtitle: row.subtitle, opens: row.page) }
         if state.moreReminders { addRow(to: reminders, title: "All Reminders", subtitle: "", opens: .reminders) }
         gtk_widget_set_visible(reminders, state.reminders.isEmpty ? 0 : 1)
         gtk_label_set_text(chime_adw_as_label(remindersEmpty), state.reminderEmptyText ?? "")
         gtk_widget_set_visible(remindersEmpty, state.reminderEmptyText == nil ? 0 : 1)
 
-        chime_rem_clear_list(doses)
+        chime_adw_clear_list_box(doses)
         for dose in state.doses {
             addRow(
                 to: doses,
@@ -109,11 +119,11 @@ final class TodayPage: AppPageController {
             gtk_widget_set_visible(label, 1)
         }
         let description = [subtitle, status ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")
-        chime_rem_accessible(row, UserText.oneLine(title), description.isEmpty ? "Opens \(page.title)" : description)
+        chime_adw_set_accessible(row, UserText.oneLine(title), description.isEmpty ? "Opens \(page.title)" : description)
         let open = template.widget("open")
         // (libadwaita labels the activatable widget by the row's title too: "Tea Tea".)
-        chime_rem_accessible(open, UserText.oneLine(title), "Opens \(page.title)")
+        chime_adw_set_accessible(open, UserText.oneLine(title), "Opens \(page.title)")
         ReminderPagesCallback.connect(open, "clicked") { [app] in app.present(page) }
-        gtk_list_box_append(chime_rem_as_list_box(list), row)
+        gtk_list_box_append(chime_adw_as_list_box(list), row)
     }
 }

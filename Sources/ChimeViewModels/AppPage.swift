@@ -14,6 +14,15 @@ public enum AppPage: String, CaseIterable, Sendable {
         }
     }
 
+    /// Its keyboard shortcut (GNOME's convention for tabs), in the switcher's order: `<Alt>1` for
+    /// Today … `<Alt>5` for Gateway, as GTK parses an accelerator.
+    public var accelerator: String { "<Alt>\(number)" }
+
+    /// The shortcut as a person reads it: `Alt+3`.
+    public var shortcut: String { "Alt+\(number)" }
+
+    private var number: Int { (Self.allCases.firstIndex(of: self) ?? 0) + 1 }
+
     /// The accepted names, for an error naming a bad one: `today, reminders, focus, doses or gateway`.
     public static var accepted: String {
         let names = allCases.map(\.rawValue)

@@ -238,10 +238,18 @@ public final class MedicationDetailViewModel: Sendable {
     private let current: Mutex<MedicationDetailState>
     /// The form as last loaded, to save only what changed.
     private let loaded: Mutex<MedicationForm?>
+    /// A new medication's grace window and missed-after, in seconds (the config's
+    /// `doses.grace` and `doses.missed_after`, as `chime med add`); nil: the family's defaults.
+    public let newGrace: Int?
+    public let newMissedAfter: Int?
 
     /// A new medication (starting today).
-    public init(book: DoseBook) {
+    /// - Parameter grace: a new medication's grace window (nil: the family's default).
+    /// - Parameter missedAfter: when a new medication's pending dose counts as missed (nil: the default).
+    public init(book: DoseBook, grace: Int? = nil, missedAfter: Int? = nil) {
         self.book = book
+        newGrace = grace
+        newMissedAfter = missedAfter
         let today = CivilDay.format(CivilDay.of(book.clock.now(), in: book.systemZone()))
         current = Mutex(
             MedicationDetailState(
@@ -294,6 +302,9 @@ public final class MedicationDetailViewModel: Sendable {
                 }
                 detail = try book.editMedication(String(id), changes)
             } else {
+                var draft = draft
+                draft.grace = newGrace ?? draft.grace
+                draft.missedAfter = newMissedAfter ?? draft.missedAfter
                 detail = try book.addMedication(draft, schedule: schedule)
                 current.withLock { $0.medicationID = detail.medication.id }
             }

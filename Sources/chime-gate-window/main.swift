@@ -47,7 +47,12 @@ struct AppMode: ParsableCommand {
         }
         // The first frame is always told on standard output (the tests wait for it).
         let exitAfterFirstFrame = mode.exitAfterFirstFrame
-        return ChimeAppWindow.run(page: chosen, storePath: mode.store.isEmpty ? nil : mode.store, focusMinutes: mode.focusMinutes) {
+        return ChimeAppWindow.run(
+            page: chosen,
+            storePath: mode.store.isEmpty ? nil : mode.store,
+            focusMinutes: mode.focusMinutes,
+            version: ChimeVersion.string
+        ) {
             let sinceStart = ProcessFigures.sinceProcessStart().map { String(format: "%.1f", $0 * 1000) } ?? "unknown"
             emit("first-frame since-process-start-ms=\(sinceStart)")
             return exitAfterFirstFrame

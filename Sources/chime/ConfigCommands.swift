@@ -44,7 +44,7 @@ struct ConfigCommand: AsyncParsableCommand {
         discussion: """
             $XDG_CONFIG_HOME/chime/config.toml (TOML). Flags beat the environment, which
             beats the file, which beats the defaults. A bad file stops every command but
-            'config' and 'gate open' (exit 78). 'chime run' reads it when it starts.
+            'config', 'gate open' and 'app' (exit 78). 'chime run' reads it when it starts.
             Examples:
               chime config path
               chime config show --json

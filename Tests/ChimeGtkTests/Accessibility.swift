@@ -76,7 +76,7 @@ enum Accessibility {
     /// `button`, a button) is so named. `text
     /// DESCRIPTION`: the name of the accessible so described (GTK 4.8 names a label by its text,
     /// and its AT-SPI Text interface answers nothing). `description NAME [dialog]`: its
-    /// description. `entry-set NAME TEXT [dialog]`, `entry-activate NAME [dialog]` (a click, Enter) and
+    /// description. `selected-tab`: the page tab selected. `entry-set NAME TEXT [dialog]`, `entry-activate NAME [dialog]` (a click, Enter) and
     /// `entry-description NAME [dialog]`: a field's entry, by name among editable accessibles.
     static let script = #"""
         import sys, time
@@ -204,9 +204,11 @@ enum Accessibility {
             in_dialog = sys.argv[-1] == "dialog" and len(sys.argv) > (4 if command == "entry-set" else 3)
             found, others = chime_windows()
             node = None
+            # The first visible one (a form's entry, past the visible label of the same words).
             for window in (others if in_dialog else found):
                 for candidate in walk(window):
-                    if candidate.name == name and candidate.getRoleName() in ("text", "entry", "password text", "spin button"):
+                    if candidate.name.replace("_", "") == name and candidate.getRoleName() in ("text", "entry", "password text", "spin button") \
+                            and candidate.getState().contains(pyatspi.STATE_VISIBLE):
                         node = candidate
                         break
                 if node is not None:
@@ -235,30 +237,17 @@ enum Accessibility {
                 time.sleep(0.3)
                 subprocess.run(["/usr/bin/xdotool", "key", "Return"], check=True)
                 print("activated %s" % node.getRoleName())
-        elif command == "describe":
-            # `describe NAME [dialog]`: the description of the visible accessible named NAME
-            # (a chart's figures); exit 1 when there is none.
-            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
-            if node is None:
-                sys.exit(1)
-            print(node.description)
-        elif command == "enter":
-            # `enter NAME TEXT [dialog]`: like `set`, on the first visible *editable* accessible
-            # named NAME (a form's entry, past the visible label of the same words above it).
-            in_dialog = len(sys.argv) > 4 and sys.argv[4] == "dialog"
+        elif command == "selected-tab":
+            # `selected-tab`: the name of the Chime window's page tab that is selected (the page
+            # shown); exit 1 when none is.
             found, others = chime_windows()
-            for window in (others if in_dialog else found):
+            for window in found:
                 for node in walk(window):
-                    if node.name.replace("_", "") != sys.argv[2] or not node.getState().contains(pyatspi.STATE_VISIBLE):
-                        continue
-                    try:
-                        editable = node.queryEditableText()
-                    except NotImplementedError:
-                        continue
-                    editable.setTextContents(sys.argv[3])
-                    print("entered %s" % node.getRoleName())
-                    sys.exit(0)
-            print("no visible, editable accessible named %r" % sys.argv[2])
+                    state = node.getState()
+                    if node.getRoleName() == "page tab" and (state.contains(pyatspi.STATE_SELECTED) or state.contains(pyatspi.STATE_CHECKED)
+                                                             or state.contains(pyatspi.STATE_PRESSED)):
+                        print(node.name)
+                        sys.exit(0)
             sys.exit(1)
         """#
 

@@ -96,15 +96,15 @@ struct AppDosesTests {
 
         // When the person adds a medication with a bad amount first
         #expect(try atspi("click", "Add Medication").output.hasPrefix("clicked"))
-        let named = try await Accessibility.wait(["enter", "Name", "Testamin", "dialog"], on: display, environment: environment) {
+        let named = try await Accessibility.wait(["entry-set", "Name", "Testamin", "dialog"], on: display, environment: environment) {
             status,
             _ in status == 0
         }
-        #expect(named.hasPrefix("entered"), "\(named) \(names())")
+        #expect(named.hasPrefix("set"), "\(named) \(names())")
         let due = Self.nextMinute()
-        #expect(try atspi("enter", "Amount", "abc", "dialog").status == 0)
-        #expect(try atspi("enter", "Unit", "mg", "dialog").status == 0)
-        #expect(try atspi("enter", "Times", due.text, "dialog").status == 0)
+        #expect(try atspi("entry-set", "Amount", "abc", "dialog").status == 0)
+        #expect(try atspi("entry-set", "Unit", "mg", "dialog").status == 0)
+        #expect(try atspi("entry-set", "Times", due.text, "dialog").status == 0)
 
         // Then the amount's error shows under it, in the CLI's words
         let errors = display.directory.appendingPathComponent("cli-errors").path
@@ -122,7 +122,7 @@ struct AppDosesTests {
         #expect(try atspi("has", message, "dialog").status == 0, "\(cliError) \(names())")
 
         // When they correct it and save
-        #expect(try atspi("enter", "Amount", "5", "dialog").status == 0)
+        #expect(try atspi("entry-set", "Amount", "5", "dialog").status == 0)
         #expect(try atspi("has", message, "dialog").status != 0)
         #expect(try atspi("click", "Save", "dialog").output.hasPrefix("clicked"))
 
@@ -183,9 +183,9 @@ struct AppDosesTests {
             output.contains("100%")
         }
         #expect(figure.trimmingCharacters(in: .whitespacesAndNewlines) == "Adherence, last 7 days: 100% (1 taken, 0 missed, 0 skipped)")
-        let chart = try atspi("describe", "Adherence chart").output
+        let chart = try atspi("description", "Adherence chart").output
         #expect(chart.contains(": 100% (1 of 1 taken)"), "\(chart)")
-        let level = try atspi("describe", "Adherence of Testamin").output
+        let level = try atspi("description", "Adherence of Testamin").output
         #expect(level.trimmingCharacters(in: .whitespacesAndNewlines) == "Testamin: 100% (1 taken, 0 missed, 0 skipped)")
     }
 }

@@ -10,6 +10,12 @@ struct AppPageTests {
         #expect(AppPage(rawValue: "Focus") == nil)
     }
 
+    @Test func eachPageHasItsAltNumberShortcutInTheSwitchersOrder() {
+        #expect(AppPage.allCases.map(\.accelerator) == ["<Alt>1", "<Alt>2", "<Alt>3", "<Alt>4", "<Alt>5"])
+        #expect(AppPage.focus.shortcut == "Alt+3")
+        #expect(AppPage.gateway.shortcut == "Alt+5")
+    }
+
     @Test func theTreesStageIsWordedFromSeedToGrownAndClamped() {
         #expect(TreeStageText.describe(1) == "A seed, stage 1 of 5")
         #expect(TreeStageText.describe(5) == "A grown tree, stage 5 of 5")

@@ -77,6 +77,29 @@ struct MedicationDetailViewModelTests {
         #expect(try h.book.nextDoseBySchedule("Aspirin").values.first == ViewModelHarness.instant(8, 0))
     }
 
+    @Test func aNewMedicationTakesTheConfigsGraceAndMissedAfter() throws {
+        let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
+        defer { h.cleanUp() }
+        let model = MedicationDetailViewModel(book: h.book, grace: 20 * 60, missedAfter: 3 * 3600)
+        model.edit {
+            $0.name = "Aspirin"
+            $0.amount = "100"
+            $0.unit = "mg"
+        }
+        let saved = try #require(model.save())
+        #expect(saved.medication.grace == 20 * 60)
+        #expect(saved.medication.missedAfter == 3 * 3600)
+        // Without them: the family's defaults, as `chime med add` without a config.
+        let plain = MedicationDetailViewModel(book: h.book)
+        plain.edit {
+            $0.name = "Vitamin D"
+            $0.amount = "1"
+            $0.unit = "tablet"
+        }
+        let other = try #require(plain.save())
+        #expect(other.medication.grace != 20 * 60)
+    }
+
     @Test func editingSavesOnlyWhatChangedAndTheScheduleEditorItsDays() throws {
         let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
         defer { h.cleanUp() }
