@@ -60,7 +60,7 @@ struct AppGatewayTests {
             status,
             _ in status == 0
         }
-        #expect(!listed.isEmpty, "not listed: \((try? Accessibility.run(["names"], on: display, environment: environment))?.output ?? "")")
+        #expect(!listed.isEmpty, "not listed after \(chosen): \(app.stderr)")
         #expect(try Accessibility.run(["has", "Chime Harmless Test"], on: display, environment: environment).status == 0)
         #expect(try Self.gated(display, environment) == [Self.entryID: "ok"])
         let override = (try? String(contentsOfFile: entryPath, encoding: .utf8)) ?? ""
