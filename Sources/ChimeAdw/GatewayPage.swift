@@ -198,7 +198,7 @@ final class GatewayPage: AppPageController {
                     mend,
                     "clicked",
                     { button, data in
-                    guard let button else { return }
+                        guard let button else { return }
                         let page = GatewayPage.from(data)
                         page.repairProgram(String(cString: gtk_widget_get_name(button.assumingMemoryBound(to: GtkWidget.self))))
                     },
