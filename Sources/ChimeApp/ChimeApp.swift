@@ -20,15 +20,17 @@ public enum ChimeApp {
     /// pass; each logs what it did on its own (the composition root: a new family is added here).
     /// - Parameter snoozeLength: how long an alert's "Snooze" lasts (the config file's `reminders.snooze`).
     /// - Parameter doseRepeats: how an unanswered dose alert repeats (`doses.repeat_every`, `repeat_count`).
+    /// - Parameter focusBreaks: the breaks between focus sessions (`focus.short_break` …).
     public static func families(
         store: ReminderStore,
         logger log: Logger,
         liveAlerts: Bool = true,
         snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
-        doseRepeats: DoseRepeats = DoseRepeats()
+        doseRepeats: DoseRepeats = DoseRepeats(),
+        focusBreaks: FocusBreaks = FocusBreaks()
     ) -> [any ReminderFamily] {
         let focus = FocusFamily(
-            timer: FocusTimer(store: store),
+            timer: FocusTimer(store: store, breaks: focusBreaks),
             liveAlert: liveAlerts,
             onChange: { settled in
                 switch settled {
@@ -103,6 +105,9 @@ extension ChimeApp {
 extension Config {
     /// How an unanswered dose alert repeats (the doses family's keys).
     public var doseRepeats: DoseRepeats { DoseRepeats.configured { setting($0).value } }
+
+    /// The breaks between focus sessions (the focus family's break keys).
+    public var focusBreaks: FocusBreaks { FocusBreaks.configured { setting($0).value } }
 
     /// The gate's profile before `chime gate setup` (the gateway's keys).
     public var gateDefaults: GateProfile { GateBook.configuredDefaults { setting($0).value } }
