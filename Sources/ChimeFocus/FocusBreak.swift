@@ -180,7 +180,8 @@ extension FocusTimer {
 
     /// How many breaks were taken and skipped.
     public func breakCounts() throws(ChimeError) -> BreakCounts {
-        try store.read { db in
+        _ = try settle()
+        return try store.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM focus_break GROUP BY state")
             var counts = BreakCounts(taken: 0, skipped: 0)
             for row in rows {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeConfig
 import ChimeCore
 import ChimeFocus

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeCore
 import ChimeFocus
 import ChimeStore

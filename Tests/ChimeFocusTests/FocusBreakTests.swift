@@ -88,7 +88,8 @@ struct FocusBreakTests {
         let skipped = try h.timer.skipBreak()
         #expect(skipped.state == .skipped)
         #expect(skipped.endedAt == h.at(1_560))
-        #expect(try h.store.pending().isEmpty)
+        // Its alert is cancelled (the completion alert waits for a runner to fire it).
+        #expect(try h.store.pending().map(\.id) == ["focus-1"])
         #expect(try h.timer.runningBreak() == nil)
         // Nothing to skip now: not found, saying why.
         let none = #expect(throws: ChimeError.self) { try h.timer.skipBreak() }
@@ -100,7 +101,8 @@ struct FocusBreakTests {
         let second = try #require(try h.timer.runningBreak())
         h.wall.advance(by: 30)
         let next = try h.timer.start()
-        #expect(try h.store.pending().map(\.id) == [next.reminderID])
+        #expect(try h.store.pending().map(\.id).filter { $0.hasPrefix("focus-break-") }.isEmpty)
+        #expect(try h.store.pending().map(\.id).contains(next.reminderID))
         let during = #expect(throws: ChimeError.self) { try h.timer.skipBreak() }
         #expect(during?.message == "no break to skip: focus session #\(next.id) is running (a break follows its end)")
         #expect(try h.timer.breakCounts() == BreakCounts(taken: 0, skipped: 2))
@@ -193,7 +195,7 @@ struct FocusBreakRunnerTests {
         #expect(try !family.respond(to: NoteResponse(noteID: "focus-99", kind: .action(FocusTimer.skipBreakAction)), at: h.at(1_510)))
         #expect(try family.respond(to: NoteResponse(noteID: "focus-1", kind: .action(FocusTimer.skipBreakAction)), at: h.at(1_510)))
         #expect(try h.timer.runningBreak() == nil)
-        #expect(try h.store.pending().isEmpty)
+        #expect(try h.store.pending().map(\.id) == ["focus-1"])
         #expect(try h.timer.breakCounts() == BreakCounts(taken: 0, skipped: 1))
     }
 
