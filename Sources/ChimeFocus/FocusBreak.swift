@@ -232,8 +232,13 @@ extension FocusTimer {
             kind: FocusTimer.kind
         )
         try ReminderStore.scheduleOnce(alert, now: time.wall, in: db)
-        let body = "\(FocusTimer.alertBody) \(FocusBreak.startText(kind: kind, seconds: seconds))."
+        let body = completionBody(kind: kind, breaks: breaks)
         try db.execute(sql: "UPDATE reminder SET body = ? WHERE id = ? AND state = 'pending'", arguments: [body, session.reminderID])
+    }
+
+    /// "Great focus session! Break: 5 min."
+    static func completionBody(kind: FocusBreak.Kind, breaks: FocusBreaks) -> String {
+        "\(FocusTimer.alertBody) \(FocusBreak.startText(kind: kind, seconds: breaks.seconds(of: kind)))."
     }
 
     static func breakOverBody(kind: FocusBreak.Kind, position: Int, longEvery: Int, autoStart: Bool) -> String {
@@ -252,7 +257,7 @@ extension FocusTimer {
             try fetchOpen(in: db) == nil,
             let last = try fetch(id: running.sessionID, in: db)
         else { return nil }
-        return try insertSession(minutes: last.lengthSeconds / 60, at: time, in: db)
+        return try insertSession(minutes: last.lengthSeconds / 60, breaks: breaks, at: time, in: db)
     }
 
     /// Ends `running` as `state` at `instant`; a skip cancels its alert.

@@ -73,12 +73,12 @@ public struct FocusTimer: Sendable {
             if let running = try Self.fetchRunningBreak(in: db) {
                 try Self.endBreak(running, as: .skipped, at: time.wall, in: db)
             }
-            return try Self.insertSession(minutes: minutes, at: time, in: db)
+            return try Self.insertSession(minutes: minutes, breaks: breaks, at: time, in: db)
         }
     }
 
     /// Inserts an active session of `minutes` at `time` with its alert, in the caller's transaction.
-    static func insertSession(minutes: Int, at time: MachineTime, in db: Database) throws -> FocusSession {
+    static func insertSession(minutes: Int, breaks: FocusBreaks, at time: MachineTime, in db: Database) throws -> FocusSession {
         try db.execute(
             sql: """
                 INSERT INTO focus_session (state, length_s, started_us, boot_id, segment_awake_us, segment_wall_us)
@@ -87,7 +87,7 @@ public struct FocusTimer: Sendable {
             arguments: [minutes * 60, time.wall.micros, time.boot, time.awakeMicros, time.wall.micros]
         )
         let session = try fetch(id: db.lastInsertedRowID, in: db)!
-        try scheduleAlert(for: session, at: time, in: db)
+        try scheduleAlert(for: session, breaks: breaks, at: time, in: db)
         try ReminderStore.recordHook(hookEvent("focus.started", session), at: time.wall, in: db)
         return session
     }
@@ -115,7 +115,7 @@ public struct FocusTimer: Sendable {
             }
             active.pausedAt = nil
             active.segment = FocusSession.Segment(boot: time.boot, awakeMicros: time.awakeMicros, wall: time.wall)
-            try Self.scheduleAlert(for: active, at: time, in: db)
+            try Self.scheduleAlert(for: active, breaks: breaks, at: time, in: db)
             return active
         }
     }
@@ -303,11 +303,16 @@ public struct FocusTimer: Sendable {
 
     // MARK: - Alert
 
-    private static func scheduleAlert(for session: FocusSession, at time: MachineTime, in db: Database) throws {
+    /// Schedules the completion alert of `session`; its body says the break that will follow
+    /// ("Break: 5 min"): an alert may be claimed by the runner just before the session
+    /// completes, so the body is written now (and again at the completion, in case the config
+    /// changed meanwhile).
+    private static func scheduleAlert(for session: FocusSession, breaks: FocusBreaks, at time: MachineTime, in db: Database) throws {
+        let kind = breaks.kind(afterPosition: try nextPosition(longEvery: breaks.longEvery, in: db))
         let alert = NewReminder(
             id: session.reminderID,
             title: FocusTimer.alertTitle,
-            body: FocusTimer.alertBody,
+            body: completionBody(kind: kind, breaks: breaks),
             trigger: .once(expectedEnd(session, at: time)),
             kind: FocusTimer.kind
         )

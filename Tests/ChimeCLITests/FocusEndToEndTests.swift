@@ -37,7 +37,7 @@ struct FocusEndToEndTests {
         let pending = try pendingReminders(in: sandbox)
         let alert = try #require(pending.first { $0["id"] as? String == alertID }, "no \(alertID) in \(pending)")
         #expect(alert["title"] as? String == "Tree planted!")
-        #expect(alert["body"] as? String == "Great focus session!")
+        #expect(alert["body"] as? String == "Great focus session! Break: 5 min.")
         #expect(alert["kind"] as? String == "focus")
 
         // Then the runner prints the alert within a second of the end
