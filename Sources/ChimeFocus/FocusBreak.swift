@@ -167,6 +167,12 @@ extension FocusTimer {
         return try store.read { db in try Self.fetchRunningBreak(in: db) }
     }
 
+    /// The break running at `now`, as stored, without settling (a reader beside the runner: the
+    /// D-Bus properties); nil once its end has come.
+    public func runningBreakWithoutSettling(at now: Date) throws(ChimeError) -> FocusBreak? {
+        try store.read { db in try Self.fetchRunningBreak(in: db) }.flatMap { $0.endsAt > now ? $0 : nil }
+    }
+
     /// The cycle now, after settling.
     public func cycle() throws(ChimeError) -> FocusCycle {
         _ = try settle()
