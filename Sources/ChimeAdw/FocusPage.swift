@@ -54,7 +54,7 @@ final class FocusPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        timer = TimerViewModel(timer: FocusTimer(store: store), minutes: app.focusMinutes)
+        timer = TimerViewModel(timer: FocusTimer(store: store, breaks: AppContext.focusBreaks), minutes: app.focusMinutes)
         root = object("page")
         tree = object("focus_tree")
         countdown = object("focus_countdown")

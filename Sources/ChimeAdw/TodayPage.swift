@@ -28,7 +28,7 @@ final class TodayPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        today = TodayViewModel(store: store, book: DoseBook(store: store), timer: FocusTimer(store: store))
+        today = TodayViewModel(store: store, book: DoseBook(store: store), timer: FocusTimer(store: store, breaks: AppContext.focusBreaks))
         root = object("page")
         error = object("today_error")
         focusGroup = object("focus_group")

@@ -157,9 +157,10 @@ extension ChimeApp {
 
 extension ChimeApp {
     /// The families as a command asks them what holds alerts (a read, as at a runner's pass),
-    /// for `chime list` and `chime quiet status`: those that may hold (a focus session).
-    public static func holdingFamilies(store: ReminderStore) -> [any ReminderFamily] {
-        [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)]
+    /// for `chime list` and `chime quiet status`: those that may hold (a focus session). Their
+    /// settle may complete a session: `focusBreaks` gives the break that then begins.
+    public static func holdingFamilies(store: ReminderStore, focusBreaks: FocusBreaks = FocusBreaks()) -> [any ReminderFamily] {
+        [FocusFamily(timer: FocusTimer(store: store, breaks: focusBreaks), liveAlert: false)]
     }
 }
 
