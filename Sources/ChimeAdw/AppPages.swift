@@ -1,6 +1,7 @@
 import CAdw
 import ChimeApp
 import ChimeCore
+import ChimeFocus
 import ChimeRunner
 import ChimeStore
 import ChimeViewModels
@@ -99,4 +100,11 @@ final class StaticPage: AppPageController {
     init(_ page: AppPage) {
         builder = PageBuilder(page.rawValue)
     }
+}
+
+extension AppContext {
+    /// The breaks between focus sessions, from the config file (the app's settle may complete a
+    /// session, and the break that then begins is the config's); the built-in ones when the file
+    /// is bad.
+    static let focusBreaks: FocusBreaks = (try? ChimeApp.loadConfig())?.focusBreaks ?? FocusBreaks()
 }

@@ -20,6 +20,8 @@ final class FocusPage: AppPageController {
     private let countdown: UnsafeMutablePointer<GtkWidget>
     private let progress: UnsafeMutablePointer<GtkWidget>
     private let headline: UnsafeMutablePointer<GtkWidget>
+    /// Shown during the break after a completed session ("Break: 4:12 left" in the message).
+    private let skipBreak: UnsafeMutablePointer<GtkWidget>
     private let message: UnsafeMutablePointer<GtkWidget>
     private let plant: UnsafeMutablePointer<GtkWidget>
     private let pause: UnsafeMutablePointer<GtkWidget>
@@ -56,7 +58,7 @@ final class FocusPage: AppPageController {
         func object(_ id: String) -> UnsafeMutablePointer<GtkWidget> { builder.widget(id) }
         self.builder = builder
         self.app = app
-        timer = TimerViewModel(timer: FocusTimer(store: store), minutes: app.focusMinutes)
+        timer = TimerViewModel(timer: FocusTimer(store: store, breaks: AppContext.focusBreaks), minutes: app.focusMinutes)
         root = object("page")
         tree = object("focus_tree")
         countdown = object("focus_countdown")
@@ -67,6 +69,7 @@ final class FocusPage: AppPageController {
         pause = object("focus_pause")
         resume = object("focus_resume")
         giveUp = object("focus_give_up")
+        skipBreak = object("focus_skip_break")
         dialog = object("give_up_dialog")
         forest = ForestViewModel(forest: Forest(store: store), limit: 60)
         stats = FocusStatsViewModel(forest: Forest(store: store), clock: SystemWallClock())
@@ -86,10 +89,12 @@ final class FocusPage: AppPageController {
             (pause, { _, data in FocusPage.from(data).act { $0.pause() } }),
             (resume, { _, data in FocusPage.from(data).act { $0.resume() } }),
             (giveUp, { _, data in FocusPage.from(data).askToGiveUp() }),
+            (skipBreak, { _, data in FocusPage.from(data).act { $0.skipBreak() } }),
         ]
         for (button, handler) in handlers { chime_adw_connect(button, "clicked", handler, context, nil) }
         // Exactly their labels for AT-SPI (GTK 4.8 would add the button's own label: "Plant Tree Plant Tree").
-        for (button, name) in [(plant, "Plant Tree"), (pause, "Pause"), (resume, "Resume"), (giveUp, "Give Up")] {
+        for (button, name) in [(plant, "Plant Tree"), (pause, "Pause"), (resume, "Resume"), (giveUp, "Give Up"), (skipBreak, "Skip Break")]
+        {
             chime_adw_name_exactly(button, name)
         }
         chime_adw_connect_response(
@@ -179,7 +184,7 @@ final class FocusPage: AppPageController {
     }
 
     private func updateTicker() {
-        let wanted = onScreen && timer.state.isSessionActive
+        let wanted = onScreen && timer.state.ticks
         if wanted && tick == 0 {
             tick = g_timeout_add(
                 1000,
@@ -196,7 +201,7 @@ final class FocusPage: AppPageController {
     private func ticked() -> Bool {
         let state = timer.refresh()
         render(state)
-        guard state.isSessionActive && onScreen else {
+        guard state.ticks && onScreen else {
             tick = 0
             return false
         }
@@ -217,8 +222,11 @@ final class FocusPage: AppPageController {
             gtk_picture_set_alternative_text(chime_adw_as_picture(tree), TreeStageText.describe(state.stage))
         }
         set(headline, state.headline)
-        set(message, state.error?.message ?? state.message)
-        for (button, shown) in [(plant, state.canStart), (pause, state.canPause), (resume, state.canResume), (giveUp, state.canGiveUp)] {
+        set(message, state.error?.message ?? state.breakLeft ?? state.message)
+        for (button, shown) in [
+            (plant, state.canStart), (pause, state.canPause), (resume, state.canResume), (giveUp, state.canGiveUp),
+            (skipBreak, state.canSkipBreak),
+        ] {
             gtk_widget_set_visible(button, shown ? 1 : 0)
             gtk_widget_set_sensitive(button, shown ? 1 : 0)
         }

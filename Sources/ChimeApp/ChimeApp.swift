@@ -20,15 +20,17 @@ public enum ChimeApp {
     /// pass; each logs what it did on its own (the composition root: a new family is added here).
     /// - Parameter snoozeLength: how long an alert's "Snooze" lasts (the config file's `reminders.snooze`).
     /// - Parameter doseRepeats: how an unanswered dose alert repeats (`doses.repeat_every`, `repeat_count`).
+    /// - Parameter focusBreaks: the breaks between focus sessions (`focus.short_break` …).
     public static func families(
         store: ReminderStore,
         logger log: Logger,
         liveAlerts: Bool = true,
         snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
-        doseRepeats: DoseRepeats = DoseRepeats()
+        doseRepeats: DoseRepeats = DoseRepeats(),
+        focusBreaks: FocusBreaks = FocusBreaks()
     ) -> [any ReminderFamily] {
         let focus = FocusFamily(
-            timer: FocusTimer(store: store),
+            timer: FocusTimer(store: store, breaks: focusBreaks),
             liveAlert: liveAlerts,
             onChange: { settled in
                 switch settled {
@@ -104,6 +106,9 @@ extension Config {
     /// How an unanswered dose alert repeats (the doses family's keys).
     public var doseRepeats: DoseRepeats { DoseRepeats.configured { setting($0).value } }
 
+    /// The breaks between focus sessions (the focus family's break keys).
+    public var focusBreaks: FocusBreaks { FocusBreaks.configured { setting($0).value } }
+
     /// The gate's profile before `chime gate setup` (the gateway's keys).
     public var gateDefaults: GateProfile { GateBook.configuredDefaults { setting($0).value } }
 
@@ -152,9 +157,10 @@ extension ChimeApp {
 
 extension ChimeApp {
     /// The families as a command asks them what holds alerts (a read, as at a runner's pass),
-    /// for `chime list` and `chime quiet status`: those that may hold (a focus session).
-    public static func holdingFamilies(store: ReminderStore) -> [any ReminderFamily] {
-        [FocusFamily(timer: FocusTimer(store: store), liveAlert: false)]
+    /// for `chime list` and `chime quiet status`: those that may hold (a focus session). Their
+    /// settle may complete a session: `focusBreaks` gives the break that then begins.
+    public static func holdingFamilies(store: ReminderStore, focusBreaks: FocusBreaks = FocusBreaks()) -> [any ReminderFamily] {
+        [FocusFamily(timer: FocusTimer(store: store, breaks: focusBreaks), liveAlert: false)]
     }
 }
 

@@ -223,8 +223,9 @@ public struct RemindersService: Sendable {
     /// - `NextDue` (x): the soonest pending occurrence, microseconds since the epoch; 0 for none.
     /// - `Next` and `NextDose` (a{sv}): that reminder, and the soonest dose: `id`, `title`,
     ///   `kind`, `due_us`; empty for none.
-    /// - `Focus` (a{sv}): `state` (`none`, `active`, `paused`), and with a session `id`,
-    ///   `length_s`, `remaining_s`, `stage` (the tree's, 0 to 4), `end_us` while active.
+    /// - `Focus` (a{sv}): `state` (`none`, `active`, `paused`, `break`), and with a session `id`,
+    ///   `length_s`, `remaining_s`, `stage` (the tree's, 0 to 4), `end_us` while active; during
+    ///   a break `id` (the break's), `kind` (`short`, `long`), `length_s`, `remaining_s`, `end_us`.
     /// - `Quiet` (a{sv}): `active` (b), and while active `until_us` and `reasons` (as).
     public func properties() throws(ChimeError) -> [String: BusValue] {
         let now = try store.clock()
@@ -247,6 +248,13 @@ public struct RemindersService: Sendable {
             if session.state == .active {
                 focus["end_us"] = .int64(Self.micros(time.wall.addingTimeInterval(TimeInterval(session.remainingMicros(at: time)) / 1e6)))
             }
+        } else if let rest = try store.runningFocusBreak(at: machineClock.now().wall) {
+            let remaining = rest.remainingSeconds(at: machineClock.now().wall)
+            focus = [
+                "state": .string("break"), "id": .int64(rest.id), "kind": .string(rest.kind.rawValue),
+                "length_s": .int64(Int64(rest.lengthSeconds)), "remaining_s": .int64(Int64(remaining)),
+                "end_us": .int64(Self.micros(rest.endsAt)),
+            ]
         }
         let quietState = try store.currentQuietState()
         var quiet: [String: BusValue] = ["active": .bool(false)]

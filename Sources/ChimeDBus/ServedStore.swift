@@ -41,6 +41,13 @@ public protocol ServedStore: ReminderScheduling {
     func currentQuietState() throws(ChimeError) -> QuietState
     /// The open focus session, read without settling it; nil on a store without focus sessions.
     func openFocusSession(clock: any MachineClock) throws(ChimeError) -> FocusSession?
+    /// The break running at `now` (after a completed focus session), read without settling; nil
+    /// on a store without focus sessions.
+    func runningFocusBreak(at now: Date) throws(ChimeError) -> FocusBreak?
+}
+
+extension ServedStore {
+    public func runningFocusBreak(at now: Date) throws(ChimeError) -> FocusBreak? { nil }
 }
 
 /// What ``ServedStore/cancelAsked(id:)`` did.
@@ -148,6 +155,10 @@ public struct SQLiteServedStore: ServedStore {
         // Read, not settled: settling here could complete the session before the runner's focus
         // part does, and its "Tree planted!" would then come as a new alert, not in place.
         try FocusTimer(store: store, clock: clock).openWithoutSettling()
+    }
+
+    public func runningFocusBreak(at now: Date) throws(ChimeError) -> FocusBreak? {
+        try FocusTimer(store: store).runningBreakWithoutSettling(at: now)
     }
 }
 

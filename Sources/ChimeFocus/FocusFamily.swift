@@ -54,7 +54,9 @@ public final class FocusFamily: ReminderFamily {
     public func prepare(reason: WakeReason) throws {
         if reason == .deadline, sessionOpen.withLock({ $0 }) == false { return }
         let settled = try timer.settle()
-        sessionOpen.withLock { $0 = settled.openSession != nil }
+        // A running break is as a session: its end is a deadline that settles it.
+        let busy = try settled.openSession != nil || timer.store.read { db in try FocusTimer.fetchRunningBreak(in: db) != nil }
+        sessionOpen.withLock { $0 = busy }
         switch settled {
         case .completed, .abandoned: onChange(settled)
         case .none, .open: break
@@ -64,10 +66,25 @@ public final class FocusFamily: ReminderFamily {
     public func decorate(_ note: inout Note, for occurrence: PendingOccurrence) {
         note.icon = icon
         note.category = "x-chime.focus"
+        if FocusBreak.breakID(occurrence.reminderID) != nil {
+            // "Break over": Start begins the next session; Skip leaves it for later. With
+            // auto_start_sessions the session has begun already (its live alert has Pause / Give up).
+            guard !timer.breaks.autoStartSessions else { return }
+            note.actions = [
+                Note.Action(key: FocusTimer.startAction, label: "Start"), Note.Action(key: FocusTimer.skipAction, label: "Skip"),
+            ]
+            note.answerInstead = "Start: chime focus start"
+            return
+        }
         // The seed's "Plant Tree" once a session is over: another session of the same length,
         // from the alert (no store read here: the firing path posts without touching the store).
-        note.actions = [Note.Action(key: FocusLiveAlert.plantAnother, label: "Plant another")]
-        note.answerInstead = "Plant another: chime focus start" + plantAnotherMinutes(occurrence.reminderID)
+        // The break has begun with the completion ("Break: 5 min"): Skip Break ends it now.
+        note.actions = [
+            Note.Action(key: FocusLiveAlert.plantAnother, label: "Plant another"),
+            Note.Action(key: FocusTimer.skipBreakAction, label: "Skip Break"),
+        ]
+        note.answerInstead =
+            "Plant another: chime focus start" + plantAnotherMinutes(occurrence.reminderID) + ". Skip Break: chime focus skip"
     }
 }
 

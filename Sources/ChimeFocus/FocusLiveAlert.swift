@@ -293,8 +293,16 @@ extension FocusFamily {
     /// ``FocusLiveAlert/giveUpWindow`` gives the session up; Keep going, or the window's end,
     /// puts the alert back as it was.
     public func respond(to response: NoteResponse, at instant: Date) throws -> Bool {
-        guard case .action(let key) = response.kind, let id = Self.sessionID(response.noteID) else { return false }
+        guard case .action(let key) = response.kind else { return false }
+        if let breakID = FocusBreak.breakID(response.noteID) { return try respondToBreakOver(breakID, key: key) }
+        guard let id = Self.sessionID(response.noteID) else { return false }
         do {
+            if key == FocusTimer.skipBreakAction {
+                // Only the break that follows this session (an old alert never ends a newer break).
+                guard try timer.runningBreak()?.sessionID == id else { return false }
+                _ = try timer.skipBreak()
+                return true
+            }
             if key == FocusLiveAlert.plantAnother {
                 guard let done = try timer.store.read({ db in try FocusTimer.fetch(id: id, in: db) }), !done.state.isOpen else {
                     return false
@@ -326,6 +334,24 @@ extension FocusFamily {
         }
     }
 
+    /// "Break over"'s Start: the next session, as long as the one before the break, when none
+    /// is open; Skip changes nothing (the next session waits for 'chime focus start').
+    private func respondToBreakOver(_ breakID: Int64, key: String) throws -> Bool {
+        guard key == FocusTimer.startAction else { return false }
+        do {
+            let length = try timer.store.read { db -> Int? in
+                guard let ended = try FocusTimer.fetchBreak(id: breakID, in: db) else { return nil }
+                return try FocusTimer.fetch(id: ended.sessionID, in: db)?.lengthSeconds
+            }
+            guard let length else { return false }
+            _ = try timer.start(minutes: length / 60)
+            return true
+        } catch {
+            guard error.code == .conflict || error.code == .notFound || error.code == .usage else { throw error }
+            return false
+        }
+    }
+
     /// ` --minutes N` for the completion alert of a session whose length is known here and is
     /// not the default; otherwise nothing.
     func plantAnotherMinutes(_ reminderID: String) -> String {
@@ -347,7 +373,9 @@ extension FocusFamily {
     /// with its button). The live alert's answers change the live alert itself.
     public func answer(_ response: NoteResponse, at instant: Date) throws -> FamilyAnswer {
         let changed = try respond(to: response, at: instant)
-        guard changed, case .action(FocusLiveAlert.plantAnother) = response.kind, let session = try timer.current().openSession
+        guard changed, case .action(let key) = response.kind,
+            key == FocusLiveAlert.plantAnother || key == FocusTimer.startAction,
+            let session = try timer.current().openSession
         else { return FamilyAnswer(changed: changed) }
         let minutes = session.lengthSeconds / 60
         return FamilyAnswer(

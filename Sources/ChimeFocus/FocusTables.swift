@@ -43,7 +43,29 @@ extension StoreSchema {
                         CREATE INDEX focus_session_by_state ON focus_session(state, ended_us, focus_us);
                         """
                 )
-            }
+            },
+            Migration("v13: focus breaks") { db in
+                try db.execute(
+                    sql: """
+                        -- One break after a completed focus session (ChimeFocus). Wall-clock times in
+                        -- microseconds: a break is only a timer.
+                        CREATE TABLE focus_break (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            session_id INTEGER NOT NULL,
+                            kind TEXT NOT NULL CHECK (kind IN ('short', 'long')),
+                            -- The place in the cycle of the session it follows (1 to long_break_every).
+                            position INTEGER NOT NULL CHECK (position > 0),
+                            length_s INTEGER NOT NULL CHECK (length_s > 0),
+                            started_us INTEGER NOT NULL,
+                            ends_us INTEGER NOT NULL,
+                            -- 'running' until its end; 'taken' when it ran to its end, 'skipped' when ended early.
+                            state TEXT NOT NULL CHECK (state IN ('running', 'taken', 'skipped')),
+                            ended_us INTEGER
+                        );
+                        CREATE INDEX focus_break_by_state ON focus_break(state);
+                        """
+                )
+            },
         ]
     )
 }

@@ -29,11 +29,14 @@ public struct FocusTimer: Sendable {
 
     public let store: ReminderStore
     public let clock: any MachineClock
+    /// The breaks between sessions (the config's `[focus]` break keys; see ``FocusBreaks``).
+    public let breaks: FocusBreaks
 
-    public init(store: ReminderStore, clock: any MachineClock = SystemMachineClock()) {
+    public init(store: ReminderStore, clock: any MachineClock = SystemMachineClock(), breaks: FocusBreaks = FocusBreaks()) {
         store.require(.focus)
         self.store = store
         self.clock = clock
+        self.breaks = breaks
     }
 
     /// What a settle found or did.
@@ -63,21 +66,30 @@ public struct FocusTimer: Sendable {
         }
         let time = clock.now()
         return try store.write { db in
-            if let open = try Self.settle(at: time, in: db).openSession {
+            if let open = try Self.settle(at: time, breaks: breaks, in: db).openSession {
                 throw Self.alreadyOpen(open, at: time)
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO focus_session (state, length_s, started_us, boot_id, segment_awake_us, segment_wall_us)
-                    VALUES ('active', ?, ?, ?, ?, ?)
-                    """,
-                arguments: [minutes * 60, time.wall.micros, time.boot, time.awakeMicros, time.wall.micros]
-            )
-            let session = try Self.fetch(id: db.lastInsertedRowID, in: db)!
-            try Self.scheduleAlert(for: session, at: time, in: db)
-            try ReminderStore.recordHook(Self.hookEvent("focus.started", session), at: time.wall, in: db)
-            return session
+            // A session started during a break ends the break early.
+            if let running = try Self.fetchRunningBreak(in: db) {
+                try Self.endBreak(running, as: .skipped, at: time.wall, in: db)
+            }
+            return try Self.insertSession(minutes: minutes, breaks: breaks, at: time, in: db)
         }
+    }
+
+    /// Inserts an active session of `minutes` at `time` with its alert, in the caller's transaction.
+    static func insertSession(minutes: Int, breaks: FocusBreaks, at time: MachineTime, in db: Database) throws -> FocusSession {
+        try db.execute(
+            sql: """
+                INSERT INTO focus_session (state, length_s, started_us, boot_id, segment_awake_us, segment_wall_us)
+                VALUES ('active', ?, ?, ?, ?, ?)
+                """,
+            arguments: [minutes * 60, time.wall.micros, time.boot, time.awakeMicros, time.wall.micros]
+        )
+        let session = try fetch(id: db.lastInsertedRowID, in: db)!
+        try scheduleAlert(for: session, breaks: breaks, at: time, in: db)
+        try ReminderStore.recordHook(hookEvent("focus.started", session), at: time.wall, in: db)
+        return session
     }
 
     /// Pauses the active session: its countdown stops and its alert is cancelled.
@@ -103,7 +115,7 @@ public struct FocusTimer: Sendable {
             }
             active.pausedAt = nil
             active.segment = FocusSession.Segment(boot: time.boot, awakeMicros: time.awakeMicros, wall: time.wall)
-            try Self.scheduleAlert(for: active, at: time, in: db)
+            try Self.scheduleAlert(for: active, breaks: breaks, at: time, in: db)
             return active
         }
     }
@@ -135,7 +147,7 @@ public struct FocusTimer: Sendable {
     ) throws(ChimeError) -> FocusSession {
         let time = clock.now()
         return try store.write { db in
-            let settled = try Self.settle(at: time, in: db)
+            let settled = try Self.settle(at: time, breaks: breaks, in: db)
             guard let session = settled.openSession else {
                 throw try Self.nothingOpen(verb: verb, settled: settled, in: db)
             }
@@ -201,11 +213,11 @@ public struct FocusTimer: Sendable {
         // One read decides; the write (which settles again, inside its transaction) only when needed.
         let (open, needsWrite) = try store.read { db in
             let open = try Self.fetchOpen(in: db)
-            return (open, try open.map { try Self.needsWrite($0, at: time, in: db) } ?? false)
+            let sessionWrite = try open.map { try Self.needsWrite($0, at: time, in: db) } ?? false
+            return (open, try sessionWrite || Self.breakNeedsWrite(at: time, in: db))
         }
-        guard let open else { return .none }
-        guard needsWrite else { return .open(open) }
-        return try store.write { db in try Self.settle(at: time, in: db) }
+        guard needsWrite else { return open.map(Settled.open) ?? .none }
+        return try store.write { db in try Self.settle(at: time, breaks: breaks, in: db) }
     }
 
     /// Whether settling `session` would change the store.
@@ -227,8 +239,10 @@ public struct FocusTimer: Sendable {
     }
 
     /// The settle, in the caller's transaction.
-    static func settle(at time: MachineTime, in db: Database) throws -> Settled {
-        guard var session = try fetchOpen(in: db) else { return .none }
+    static func settle(at time: MachineTime, breaks: FocusBreaks, in db: Database) throws -> Settled {
+        guard var session = try fetchOpen(in: db) else {
+            return try settleBreak(at: time, breaks: breaks, in: db).map(Settled.open) ?? .none
+        }
         guard session.state == .active else { return .open(session) }
         guard let segment = session.segment, segment.boot == time.boot else {
             // The machine restarted mid-session: what it was awake for since the last start or
@@ -256,6 +270,9 @@ public struct FocusTimer: Sendable {
             if let due = try ReminderStore.pendingDue(id: session.reminderID, in: db), due > time.wall {
                 _ = try ReminderStore.moveOnce(id: session.reminderID, to: time.wall, in: db)
             }
+            try startBreak(after: session, breaks: breaks, at: time, in: db)
+            // A break as short as a session that completed long ago may be over already.
+            _ = try settleBreak(at: time, breaks: FocusBreaks(autoStartSessions: false), in: db)
             return .completed(session)
         }
         let end = expectedEnd(session, at: time)
@@ -286,11 +303,16 @@ public struct FocusTimer: Sendable {
 
     // MARK: - Alert
 
-    private static func scheduleAlert(for session: FocusSession, at time: MachineTime, in db: Database) throws {
+    /// Schedules the completion alert of `session`; its body says the break that will follow
+    /// ("Break: 5 min"): an alert may be claimed by the runner just before the session
+    /// completes, so the body is written now (and again at the completion, in case the config
+    /// changed meanwhile).
+    private static func scheduleAlert(for session: FocusSession, breaks: FocusBreaks, at time: MachineTime, in db: Database) throws {
+        let kind = breaks.kind(afterPosition: try nextPosition(longEvery: breaks.longEvery, in: db))
         let alert = NewReminder(
             id: session.reminderID,
             title: FocusTimer.alertTitle,
-            body: FocusTimer.alertBody,
+            body: completionBody(kind: kind, breaks: breaks),
             trigger: .once(expectedEnd(session, at: time)),
             kind: FocusTimer.kind
         )

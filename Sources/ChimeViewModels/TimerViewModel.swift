@@ -35,6 +35,8 @@ public struct TimerState: Sendable, Hashable {
     /// The last action's failure, as the CLI words it (`no focus session to pause: …`); cleared
     /// by the next action.
     public var error: ChimeError?
+    /// During the break after a completed session: `Break: 04:12 left` (`Long break: …`).
+    public var breakLeft: String? = nil
 
     /// The seed's `isSessionActive`: the countdown runs (a view ticks only then).
     public var isSessionActive: Bool { phase == .active }
@@ -43,6 +45,9 @@ public struct TimerState: Sendable, Hashable {
     public var canPause: Bool { phase == .active }
     public var canResume: Bool { phase == .paused }
     public var canGiveUp: Bool { phase == .active || phase == .paused }
+    public var canSkipBreak: Bool { breakLeft != nil }
+    /// Whether a view redraws each second: a session's countdown, or a break's.
+    public var ticks: Bool { isSessionActive || breakLeft != nil }
 }
 
 /// The focus timer's screen (the seed's `TimerViewModel`) over ``FocusTimer``: start, pause,
@@ -93,6 +98,19 @@ public final class TimerViewModel: Sendable {
     @discardableResult
     public func giveUp() -> TimerState { act { () throws(ChimeError) in try timer.giveUp() } }
 
+    /// Ends the running break now (as `chime focus skip`).
+    @discardableResult
+    public func skipBreak() -> TimerState {
+        do {
+            _ = try timer.skipBreak()
+            return refresh()
+        } catch {
+            refresh()
+            current.withLock { $0.error = error }
+            return state
+        }
+    }
+
     /// After the completion or give-up screen: back to no session (the seed's reset).
     @discardableResult
     public func dismiss() -> TimerState {
@@ -115,7 +133,13 @@ public final class TimerViewModel: Sendable {
     @discardableResult
     public func refresh() -> TimerState {
         do {
-            let next = try read()
+            var next = try read()
+            // The break after a completed session (read without settling, as the session is).
+            if !next.isSessionActive && next.phase != .paused, let rest = try timer.runningBreakWithoutSettling(at: timer.clock.now().wall)
+            {
+                let left = FocusTimer.countdown(rest.remainingSeconds(at: timer.clock.now().wall))
+                next.breakLeft = (rest.kind == .long ? "Long break: " : "Break: ") + "\(left) left"
+            }
             current.withLock { $0 = next }
         } catch {
             current.withLock { $0.error = error }

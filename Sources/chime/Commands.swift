@@ -2,6 +2,7 @@ import ArgumentParser
 import ChimeApp
 import ChimeConfig
 import ChimeCore
+import ChimeFocus
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -322,7 +323,7 @@ struct List: AsyncParsableCommand {
                     waiting = try HoldStatus(
                         quiet: store.quietState(),
                         waiting: alerts,
-                        families: ChimeApp.holdingFamilies(store: store),
+                        families: ChimeApp.holdingFamilies(store: store, focusBreaks: Settings.ifValid?.focusBreaks ?? FocusBreaks()),
                         desktopDoNotDisturb: nil,
                         now: Date(),
                         zone: zone

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeConfig
 import ChimeCore
 import ChimeFocus
@@ -18,14 +19,22 @@ struct Focus: AsyncParsableCommand {
             One session at a time; the alert "Tree planted!" fires at its end through
             the runner. Focus time is time awake. On the desktop a live alert shows the
             tree and the minutes left, with Pause / Resume / Give up.
+            Breaks: a completed session starts a break by itself (5 min; 15 min after
+            every 4th session: focus.short_break, long_break, long_break_every), said
+            in the "Tree planted!" alert; at its end "Break over: plant the next tree"
+            has Start / Skip. The next session waits for Start unless
+            focus.auto_start_sessions is true. 'chime focus skip' ends a break early.
             Examples:
               chime focus start --watch
               chime focus pause
               chime focus resume
               chime focus give-up --yes
+              chime focus status --json
             More: man chime (chime focus start)
             """,
-        subcommands: [FocusStart.self, FocusPause.self, FocusResume.self, FocusGiveUp.self, FocusStatus.self]
+        subcommands: [
+            FocusStart.self, FocusPause.self, FocusResume.self, FocusGiveUp.self, FocusStatus.self, FocusSkip.self,
+        ]
     )
 }
 
@@ -80,7 +89,7 @@ struct FocusContext {
     /// - Parameter access: ``ReminderStore/Access/create`` for `focus start` only.
     init(_ global: GlobalOptions, _ access: ReminderStore.Access) throws(ChimeError) {
         store = try global.openStore(access)
-        timer = FocusTimer(store: store)
+        timer = FocusTimer(store: store, breaks: try Settings.current().focusBreaks)
     }
 
     func alertDue(_ session: FocusSession) -> Date? {
@@ -290,8 +299,11 @@ struct FocusStatus: AsyncParsableCommand {
             }
         let due = session.flatMap { context.alertDue($0) }
         let running = RunnerControl.isRunning(storePath: context.store.path)
+        let cycle = try context.timer.cycle()
         var text: [String]
-        if let session {
+        if let rest = cycle.runningBreak {
+            text = FocusStatus.breakLines(rest, cycle: cycle, at: time.wall)
+        } else if let session {
             if session.state.isOpen {
                 text = ["Focus session #\(session.id), started \(TimeText.local(session.startedAt, in: .current))"]
                 text += context.drawing(session, at: time, alertDue: due)
@@ -301,10 +313,15 @@ struct FocusStatus: AsyncParsableCommand {
         } else {
             text = ["No focus session yet. Plant your first tree: chime focus start"]
         }
+        let open = session?.state.isOpen ?? false
         emit(
             Status(
+                state: open ? "focus" : cycle.runningBreak != nil ? "break" : "idle",
+                breakJSON: cycle.runningBreak.map { BreakJSON($0, at: time.wall) },
+                cyclePosition: cycle.position,
+                cycleLength: cycle.length,
                 session: session.map { SessionJSON($0, at: time, alertDue: due) },
-                running: session?.state.isOpen ?? false,
+                running: open,
                 active: session?.state == .active,
                 note: session.flatMap { Self.outcome($0) },
                 runner: running,
@@ -314,8 +331,23 @@ struct FocusStatus: AsyncParsableCommand {
         )
     }
 
+    /// "Break: 4:12 left" and the cycle, for a person.
+    static func breakLines(_ rest: FocusBreak, cycle: FocusCycle, at now: Date) -> [String] {
+        let kind = rest.kind == .long ? "Long break" : "Break"
+        return [
+            "\(kind): \(FocusTimer.countdown(rest.remainingSeconds(at: now))) left, ends at "
+                + "\(TimeText.local(rest.endsAt, in: .current, seconds: true)) (alert \(rest.reminderID))",
+            "Session \(cycle.position) of \(cycle.length) done. Skip the break: chime focus skip",
+        ]
+    }
+
     /// The current (else the latest) session, and whether a runner is running.
     struct Status: Report {
+        /// "focus" (a session is open), "break" (a break runs) or "idle".
+        var state: String
+        var breakJSON: BreakJSON?
+        var cyclePosition: Int
+        var cycleLength: Int
         var session: SessionJSON?
         var running: Bool
         var note: String?
@@ -324,9 +356,29 @@ struct FocusStatus: AsyncParsableCommand {
         private var active: Bool
         private var text: [String]
 
-        enum CodingKeys: String, CodingKey { case session, running, note, runner }
+        enum CodingKeys: String, CodingKey {
+            case state, session, running, note, runner
+            case breakJSON = "break"
+            case cyclePosition = "cycle_position"
+            case cycleLength = "cycle_length"
+        }
 
-        init(session: SessionJSON?, running: Bool, active: Bool, note: String?, runner: Bool, text: [String]) {
+        init(
+            state: String,
+            breakJSON: BreakJSON?,
+            cyclePosition: Int,
+            cycleLength: Int,
+            session: SessionJSON?,
+            running: Bool,
+            active: Bool,
+            note: String?,
+            runner: Bool,
+            text: [String]
+        ) {
+            self.state = state
+            self.breakJSON = breakJSON
+            self.cyclePosition = cyclePosition
+            self.cycleLength = cycleLength
             self.session = session
             self.running = running
             self.active = active
@@ -345,4 +397,72 @@ struct FocusStatus: AsyncParsableCommand {
 
     /// How an ended session ended, in a sentence (``FocusText/outcome(_:zone:)``).
     static func outcome(_ session: FocusSession) -> String? { FocusText.outcome(session, zone: .current) }
+}
+
+/// How a break appears in `--json` output.
+struct BreakJSON: Encodable {
+    var id: Int64
+    var kind: String
+    var state: String
+    var lengthSeconds: Int
+    var remainingSeconds: Int
+    var started: String
+    var ends: String
+    var ended: String?
+    var afterSession: Int64
+    var alert: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, state, started, ends, ended, alert
+        case lengthSeconds = "length_s"
+        case remainingSeconds = "remaining_s"
+        case afterSession = "after_session"
+    }
+
+    init(_ rest: FocusBreak, at now: Date) {
+        id = rest.id
+        kind = rest.kind.rawValue
+        state = rest.state.rawValue
+        lengthSeconds = rest.lengthSeconds
+        remainingSeconds = rest.remainingSeconds(at: now)
+        started = TimeText.iso(rest.startedAt)
+        ends = TimeText.iso(rest.endsAt)
+        ended = rest.endedAt.map(TimeText.iso)
+        afterSession = rest.sessionID
+        alert = rest.reminderID
+    }
+}
+
+struct FocusSkip: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "skip",
+        abstract: "End the running break early (it counts as skipped); its \"Break over\" alert is cancelled.",
+        discussion: """
+            The next session waits for 'chime focus start' (starting a session during a
+            break also ends it).
+            More: man chime (chime focus skip)
+            """
+    )
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try FocusContext(global, .update)
+        let skipped = try context.timer.skipBreak()
+        let running = pokeRunner(context.store, json: global.json, note: "No runner is running for this store: the skip is saved.")
+        let line =
+            "Skipped the \(skipped.kind == .long ? "long " : "")break after focus session #\(skipped.sessionID). "
+            + "Plant the next tree: chime focus start"
+        emit(Skipped(breakJSON: BreakJSON(skipped, at: context.timer.clock.now().wall), runner: running, text: [line]), json: global.json)
+    }
+
+    struct Skipped: Report {
+        var breakJSON: BreakJSON
+        var runner: Bool
+        var text: [String]
+        enum CodingKeys: String, CodingKey {
+            case runner
+            case breakJSON = "break"
+        }
+        var lines: [String] { text }
+    }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChimeApp
 import ChimeCore
 import ChimeFocus
 import ChimeStore
@@ -99,7 +100,7 @@ struct ForestGrid: AsyncParsableCommand {
 
     func run() async throws {
         let store = try global.openStore(.read)
-        try FocusTimer(store: store).settle()
+        try FocusTimer(store: store, breaks: Settings.ifValid?.focusBreaks ?? FocusBreaks()).settle()
         let forest = Forest(store: store)
         let count = try forest.treeCount()
         let (columns, rows) = TerminalSize.current()
@@ -168,7 +169,7 @@ struct ForestShow: AsyncParsableCommand {
             throw ChimeError.invalid("tree number", number, expected: "a number such as 3 (see 'chime forest')")
         }
         let store = try global.openStore(.read)
-        try FocusTimer(store: store).settle()
+        try FocusTimer(store: store, breaks: Settings.ifValid?.focusBreaks ?? FocusBreaks()).settle()
         let forest = Forest(store: store)
         let tree = try forest.requireTree(number: wanted)
         emit(TreeJSON(tree, number: wanted), json: global.json)
@@ -191,13 +192,14 @@ struct Stats: AsyncParsableCommand {
 
     func run() async throws {
         let store = try global.openStore(.read)
-        try FocusTimer(store: store).settle()
+        let timer = FocusTimer(store: store, breaks: Settings.ifValid?.focusBreaks ?? FocusBreaks())
+        try timer.settle()
         let zone = TimeZone.current
         let now = Date()
         let (stats, days) = try Forest(store: store).stats(now: now, zone: zone)
         var localDays = LocalDays(zone: zone)
         let today = localDays.number(of: now)
-        emit(Summary(stats, days: days, today: today), json: global.json)
+        emit(Summary(stats, days: days, today: today, breaks: try timer.breakCounts()), json: global.json)
     }
 
     /// The focus stats and the trees per day of the last 30 days.
@@ -221,6 +223,9 @@ struct Stats: AsyncParsableCommand {
         var longestStreak: Int
         var abandoned: Int
         var completionRate: Double
+        /// Breaks that ran to their end, and breaks ended early (the forest counts sessions only).
+        var breaksTaken: Int
+        var breaksSkipped: Int
         var last30Days: [Day]
         private var stats: ForestStats
         private var days: [Int: DayTotals]
@@ -238,9 +243,13 @@ struct Stats: AsyncParsableCommand {
             case longestStreak = "longest_streak"
             case completionRate = "completion_rate"
             case last30Days = "last_30_days"
+            case breaksTaken = "breaks_taken"
+            case breaksSkipped = "breaks_skipped"
         }
 
-        init(_ stats: ForestStats, days: [Int: DayTotals], today: Int) {
+        init(_ stats: ForestStats, days: [Int: DayTotals], today: Int, breaks: BreakCounts) {
+            breaksTaken = breaks.taken
+            breaksSkipped = breaks.skipped
             totalTrees = stats.totalTrees
             totalFocusSeconds = stats.totalFocusMicros / 1_000_000
             totalFocus = stats.formattedTotalFocusTime
@@ -260,7 +269,8 @@ struct Stats: AsyncParsableCommand {
         }
 
         var lines: [String] {
-            stats.summaryRows.map { $0.label.padding(toLength: 17, withPad: " ", startingAt: 0) + $0.value }
+            (stats.summaryRows + [(label: "Breaks", value: "\(breaksTaken) taken, \(breaksSkipped) skipped")])
+                .map { $0.label.padding(toLength: 17, withPad: " ", startingAt: 0) + $0.value }
                 + ["", "Trees per day, last 30 days"] + FocusText.chart(days: days, today: today)
         }
     }

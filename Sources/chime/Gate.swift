@@ -717,7 +717,7 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
         } catch {
             Output.note("chime: \(error.message): the gate shows no quote")
         }
-        let timer = FocusTimer(store: context.store)
+        let timer = FocusTimer(store: context.store, breaks: Settings.ifValid?.focusBreaks ?? FocusBreaks())
         var focusEndsAt: Date?
         if case .open(let session) = try timer.current(), session.state == .active {
             focusEndsAt = (try? context.store.reminder(id: session.reminderID))?.nextDue

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChimeApp
 import ChimeCore
+import ChimeFocus
 import ChimeLibnotify
 import ChimeRunner
 import ChimeStore
@@ -193,7 +194,8 @@ struct QuietReport: Report {
         let status: HoldStatus
         let dnd = DesktopDoNotDisturb.read()
         // The focus family asked as the runner asks it at each pass (a read).
-        let families: [any ReminderFamily] = store.isFile ? ChimeApp.holdingFamilies(store: store) : []
+        let families: [any ReminderFamily] =
+            store.isFile ? ChimeApp.holdingFamilies(store: store, focusBreaks: Settings.ifValid?.focusBreaks ?? FocusBreaks()) : []
         let stored: QuietSettings.Window?
         do {
             state = try store.quietState()

@@ -109,7 +109,8 @@ struct Run: AsyncParsableCommand {
             logger: logger,
             liveAlerts: NotifierChoice.showsLiveAlerts(sink),
             snoozeLength: .seconds(config.seconds(.snooze)),
-            doseRepeats: config.doseRepeats
+            doseRepeats: config.doseRepeats,
+            focusBreaks: config.focusBreaks
         )
         do {
             let runner = try Runner(

@@ -36,6 +36,7 @@ struct DocsTests {
         "chime focus start --watch": (.replacedBy("chime focus start"), "then watches the countdown until the session ends (25 minutes)"),
         "chime focus status --watch": (.notRun, "watches the countdown until the session ends"),
         "chime forest show 1": (.exits(3), "a new store has no tree yet: a session takes at least 10 minutes to complete"),
+        "chime focus skip": (.exits(3), "a new store has no break running: a break follows a completed session (10 minutes at least)"),
         "chime store init --store 'postgresql:///chime?host=/run/postgresql'": (
             .exits(5), "needs a PostgreSQL server on /run/postgresql (PostgresCLITests runs store init on the test server)"
         ),

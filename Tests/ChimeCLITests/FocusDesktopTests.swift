@@ -19,7 +19,7 @@ extension DesktopTests {
         let icon = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Resources/icons/tree-stage-5.svg").path
         #expect(call.contains(#"string "\#(icon)""#), "\(call)")
-        #expect(call.contains(#"string "Great focus session!""#))
+        #expect(call.contains(#"string "Great focus session! Break: 5 min.""#))
         #expect(call.contains(#"string "x-chime.focus""#))
 
         // Completed, and shown once.

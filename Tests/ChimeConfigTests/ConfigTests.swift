@@ -42,6 +42,10 @@ struct ConfigPrecedenceTests {
         (.store, "\"~/s.sqlite\"", "/e.sqlite", .text("/f.sqlite"), .text("/h/s.sqlite"), .text("/e.sqlite")),
         (.snooze, "\"15m\"", "20m", .seconds(1500), .seconds(900), .seconds(1200)),
         (.focusLength, "\"50m\"", "1h", .seconds(1800), .seconds(3000), .seconds(3600)),
+        (.focusShortBreak, "\"10m\"", "3m", .seconds(120), .seconds(600), .seconds(180)),
+        (.focusLongBreak, "\"30m\"", "20m", .seconds(1500), .seconds(1800), .seconds(1200)),
+        (.focusLongBreakEvery, "2", "3", .number(6), .number(2), .number(3)),
+        (.focusAutoStartSessions, "true", "true", .flag(false), .flag(true), .flag(true)),
         (.doseGrace, "\"45m\"", "1h", .seconds(600), .seconds(2700), .seconds(3600)),
         (.doseMissedAfter, "\"6h\"", "8h", .seconds(7200), .seconds(21600), .seconds(28800)),
         (.doseRepeatEvery, "\"5m\"", "10m", .seconds(1200), .seconds(300), .seconds(600)),
@@ -152,6 +156,18 @@ struct BadConfigTests {
         (
             "[doses]\nrepeat_count = 11\n",
             "config file /c/config.toml:2: invalid doses.repeat_count 11: expected a whole number from 0 to 10"
+        ),
+        (
+            "[focus]\nlong_break_every = 0\n",
+            "config file /c/config.toml:2: invalid focus.long_break_every 0: expected a whole number from 1 to 12"
+        ),
+        (
+            "[focus]\nshort_break = \"30s\"\n",
+            "config file /c/config.toml:2: invalid focus.short_break \"30s\": expected a duration from \"1m\" to \"1h\" in whole minutes"
+        ),
+        (
+            "[focus]\nauto_start_sessions = \"yes\"\n",
+            "config file /c/config.toml:2: invalid focus.auto_start_sessions \"yes\": expected true or false"
         ),
         (
             "[gate]\ndetermination = 11\n",

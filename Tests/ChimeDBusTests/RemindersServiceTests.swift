@@ -205,6 +205,19 @@ struct RemindersServiceTests {
         // The session's end is a pending reminder too: the soonest is now the focus one's or tea's.
         #expect(properties["NextDue"] == .int64(RemindersService.micros(tea)))
 
+        // Completed (settled by the runner's focus part), the break runs: its kind, time left and end.
+        fixture.wall.advance(by: 20 * 60 + 60)
+        _ = try timer.settle()
+        properties = try service.properties()
+        let breakEnd = Self.now.addingTimeInterval(30 * 60)
+        #expect(
+            properties["Focus"]
+                == .dictionary([
+                    "state": .string("break"), "id": .int64(1), "kind": .string("short"), "length_s": .int64(300),
+                    "remaining_s": .int64(240), "end_us": .int64(RemindersService.micros(breakEnd)),
+                ])
+        )
+
         // Quiet for an hour: active, until then, for the manual reason.
         let until = fixture.wall.now().addingTimeInterval(3600)
         _ = try fixture.store.updateQuiet { $0.until = until }

@@ -42,7 +42,7 @@ struct FocusHoldTests {
         #expect(posts.map(\.id) == [session.reminderID, "summary"])
         #expect(posts[1].deliveries.map(\.reminderID) == ["tea", "mail"])
         #expect(posts[1].title == "2 reminders held while quiet")
-        #expect(await h.wall.parked() == nil)
+        #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(1_800)))
         h.wall.shutdown()
         await loop.value
         #expect(try h.store.ledger().map(\.state) == ["posted", "posted", "posted"])

@@ -65,7 +65,7 @@ struct FocusLiveAlertTests {
         #expect(posts.count == 26)
         #expect(posts.last?.title == "Tree planted!")
         #expect(posts.last?.id == session.reminderID)
-        #expect(posts.last?.actions.map(\.key) == ["plant-another"])
+        #expect(posts.last?.actions.map(\.key) == ["plant-another", "skip-break"])
         // The loop woke at the 24 whole minutes and around the end (the alert's look-ahead and
         // instant): none per second, none between the minutes; the live alert was never
         // withdrawn (it was replaced).
@@ -73,7 +73,7 @@ struct FocusLiveAlertTests {
         #expect(Array(wakes.prefix(24)) == (1...24).map { h.at(TimeInterval($0 * 60)) })
         #expect(h.wall.waits - waitsBefore <= 24 + 3)
         #expect(notifier.withdrawals.isEmpty)
-        #expect(await h.wall.parked() == nil)
+        #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(1_800)))
         h.wall.shutdown()
         await loop.value
     }
@@ -170,8 +170,8 @@ struct FocusLiveAlertTests {
         var planted = await notifier.nextPost()
         while planted.title != "Tree planted!" { planted = await notifier.nextPost() }
         #expect(planted.id == second.reminderID)
-        #expect(planted.answerInstead == "Plant another: chime focus start --minutes 10")
-        #expect(await h.wall.parked() == nil)
+        #expect(planted.answerInstead == "Plant another: chime focus start --minutes 10. Skip Break: chime focus skip")
+        #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(79 + 600 + 300)))
         notifier.respond(NoteResponse(noteID: second.reminderID, kind: .action("plant-another")))
         let third = await notifier.nextPost()
         #expect(third.title == "Focusing: 10 min left")
@@ -265,7 +265,7 @@ struct FocusLiveAlertTests {
         #expect(try h.timer.latest()?.state == .completed)
         #expect(!notifier.posts.contains { $0.title == "Tree planted!" })
         #expect(Self.live(notifier.posts).count == 10)
-        #expect(await h.wall.parked() == nil)
+        #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(900)))
         h.wall.shutdown()
         await loop.value
     }

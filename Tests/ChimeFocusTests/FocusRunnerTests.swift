@@ -43,12 +43,12 @@ struct FocusRunnerTests {
         let note = await notifier.nextPost()
         #expect(note.id == session.reminderID)
         #expect(note.title == "Tree planted!")
-        #expect(note.body == "Great focus session!")
+        #expect(note.body == "Great focus session! Break: 5 min.")
         #expect(note.icon == Self.icon)
         #expect(note.category == "x-chime.focus")
         #expect(note.postedAt == h.at(1_500))
         // Right after the post, the loop settles the session: completed, nothing left to wait for.
-        #expect(await h.wall.parked() == nil)
+        #expect(await h.wall.parked() == Self.wake(h.at(1_800)))  // the break's end
         #expect(try h.storedState(session.id) == "completed")
         let done = try #require(try h.timer.latest())
         #expect(done.state == .completed)
@@ -81,7 +81,7 @@ struct FocusRunnerTests {
         let note = await notifier.nextPost()
         #expect(note.title == "Tree planted!")
         #expect(note.postedAt == h.at(5_100))
-        #expect(await h.wall.parked() == nil)
+        #expect(await h.wall.parked() == Self.wake(h.at(5_100 + 300)))
         #expect(try h.timer.latest()?.state == .completed)
         h.wall.shutdown()
         await loop.value
@@ -168,7 +168,7 @@ struct FocusRunnerTests {
         #expect(await clock.parked() == Self.wake(h.at(1_500)))
         clock.advance(to: h.at(1_500))
         #expect(await notifier.nextPost().title == "Tree planted!")
-        #expect(await clock.parked() == nil)
+        #expect(await clock.parked() == Self.wake(h.at(1_800)))
         #expect(try h.storedState(1) == "completed")
         clock.shutdown()
         await again.value

@@ -20,7 +20,7 @@ struct FocusTimerTests {
         let alert = try #require(try h.alert(of: session))
         #expect(alert.id == "focus-\(session.id)")
         #expect(alert.title == "Tree planted!")
-        #expect(alert.body == "Great focus session!")
+        #expect(alert.body == "Great focus session! Break: 5 min.")
         #expect(alert.kind == "focus")
         #expect(alert.nextDue == h.at(1_500))
 

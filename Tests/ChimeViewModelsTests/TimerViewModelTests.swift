@@ -149,6 +149,27 @@ struct TimerViewModelTests {
         #expect(model.state.message?.hasPrefix("The last one, #\(id), was completed Mon 2026-01-05 09:25 +00:00") == true)
     }
 
+    @Test func theBreakAfterACompletedSessionShowsItsTimeLeftAndSkipBreakEndsIt() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        let model = TimerViewModel(timer: h.timer, zone: ViewModelHarness.utc)
+        #expect(model.state.breakLeft == nil && !model.state.canSkipBreak && !model.state.ticks)
+        model.start()
+        h.wall.advance(by: 1_500)
+        _ = try h.timer.settle()
+        h.wall.advance(by: 48)
+        let resting = model.refresh()
+        #expect(resting.phase == .completed)
+        #expect(resting.breakLeft == "Break: 04:12 left")
+        #expect(resting.canSkipBreak && resting.ticks)
+        let skipped = model.skipBreak()
+        #expect(skipped.error == nil)
+        #expect(skipped.breakLeft == nil && !skipped.canSkipBreak)
+        #expect(try h.timer.breakCounts().skipped == 1)
+        // Nothing to skip now: the error says so, and nothing changes.
+        #expect(model.skipBreak().error?.code == .notFound)
+    }
+
     @Test func refusedActionsSayWhyAndChangeNothing() throws {
         let h = try ViewModelHarness()
         defer { h.cleanUp() }
