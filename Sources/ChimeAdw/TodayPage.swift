@@ -55,7 +55,11 @@ final class TodayPage: AppPageController {
     }
 
     private static func makeModel(store: ReminderStore, repeats: DoseRepeats) -> TodayViewModel {
-        TodayViewModel(store: store, book: DoseBook(store: store, repeats: repeats), timer: FocusTimer(store: store, breaks: AppContext.focusBreaks))
+        TodayViewModel(
+            store: store,
+            book: DoseBook(store: store, repeats: repeats),
+            timer: FocusTimer(store: store, breaks: AppContext.focusBreaks)
+        )
     }
 
     private func render(_ state: TodayState) {
