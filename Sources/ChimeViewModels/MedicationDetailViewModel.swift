@@ -85,7 +85,9 @@ public struct ScheduleForm: Sendable, Hashable {
     func change(from current: ScheduleForm, times: [LocalTime]?) -> ScheduleChange? {
         guard self != current else { return nil }
         if asNeeded { return ScheduleChange(asNeeded: true) }
-        return ScheduleChange(times: times, days: days)
+        // Days left as they were are not given: an every-N-days or cycle schedule (set with
+        // 'chime med add --every/--cycle') keeps its rule when only its times change here.
+        return ScheduleChange(times: times, days: days != current.days || current.asNeeded ? days : nil)
     }
 }
 
