@@ -49,14 +49,14 @@ struct MedicationOptions: ParsableArguments {
     var days: String?
     @Option(
         help: ArgumentHelp(
-            "Every N days from --start (default today): 2d, 3d, 2w. Not with --days or --cycle.",
+            "Every N days from --start: 3d, 2w (not with --days).",
             valueName: "days"
         )
     )
     var every: String?
     @Option(
         help: ArgumentHelp(
-            "Cycles of days on/days off from --start (default today), --at times on the on days: 21/7.",
+            "On/off days from --start (21/7: 21 on, 7 off).",
             valueName: "on/off"
         )
     )
@@ -81,7 +81,7 @@ struct MedicationOptions: ParsableArguments {
     var instructions: String?
     @Option(name: .customLong("prescribed-by"), help: ArgumentHelp("Who prescribed it.", valueName: "name"))
     var prescribedBy: String?
-    @Option(help: ArgumentHelp("The first day, YYYY-MM-DD (default today); --every and --cycle count from it.", valueName: "date"))
+    @Option(help: ArgumentHelp("The first day, YYYY-MM-DD (default today).", valueName: "date"))
     var start: String?
     @Option(help: ArgumentHelp("The last day, YYYY-MM-DD (default none).", valueName: "date"))
     var end: String?
@@ -235,16 +235,11 @@ struct MedAdd: AsyncParsableCommand {
         commandName: "add",
         abstract: "Add a medication with its schedule (--at times, or --as-needed).",
         discussion: """
-            Its doses fall at the --at times on every day, on --days of the week, every
-            N days (--every 3d), or on the on days of an on/off cycle (--cycle 21/7: 21
-            days on, 7 off), counted in calendar days from --start (default today). A
-            cycle's off days and the days between are not missed: they have no doses.
             Everything is checked before the store is opened.
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
-              chime med add Vitamin-D --amount 20000 --unit IU --at 08:00 --every 7d
-              chime med add Pill --amount 1 --unit tablet --at 21:00 --cycle 21/7 --start 2026-12-01
+              chime med add Pill --amount 1 --unit tablet --at 21:00 --cycle 21/7
             More: man chime (chime med add)
             """
     )
@@ -381,10 +376,6 @@ struct MedEdit: AsyncParsableCommand {
         commandName: "edit",
         abstract: "Change a medication (the options of 'med add'; --no-end, --no-stock).",
         discussion: """
-            --at, --days, --every, --cycle, --zone, --as-needed or --min-interval
-            replace its schedule; --every and --cycle count from --start (default
-            today), and --start alone moves the first day of an --every or --cycle
-            schedule. Doses already due and the history stay.
             Examples:
               chime med edit Aspirin --at 09:00,21:00
             More: man chime (chime med edit)
