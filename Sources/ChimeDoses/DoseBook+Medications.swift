@@ -363,6 +363,13 @@ extension DoseBook {
                 else { continue }
                 planned += Self.plan(schedule, of: medication, after: now, count: count, zone: zone)
             }
+            // A dose postponed ('chime dose postpone') comes at its new time.
+            let moved = try db.cachedStatement(sql: "SELECT scheduled_us FROM dose WHERE occurrence = ? AND status = 'pending'")
+            for index in planned.indices {
+                if let micros = try Int64.fetchOne(moved, arguments: [planned[index].occurrence]), micros != planned[index].due.micros {
+                    planned[index].due = Date(micros: micros)
+                }
+            }
             return Array(planned.sorted { ($0.due, $0.occurrence) < ($1.due, $1.occurrence) }.prefix(count))
         }
     }

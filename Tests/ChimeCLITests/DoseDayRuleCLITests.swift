@@ -140,4 +140,48 @@ struct DoseDayRuleCLITests {
         )
         #expect(schedule["every_days"] as? Int == 2)
     }
+
+    @Test("dose postpone moves one coming dose later, and refuses bad input with exit 64")
+    func postpone() throws {
+        let sandbox = try Sandbox()
+        // Three hours from now (UTC, the sandbox's zone), to the minute.
+        let soon = Date().addingTimeInterval(3 * 3_600)
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let at = String(format: "%02d:%02d", utc.component(.hour, from: soon), utc.component(.minute, from: soon))
+        #expect(try sandbox.chime("med", "add", "Zinc", "--amount", "25", "--unit", "mg", "--at", at).status == 0)
+        for (arguments, stderr) in [
+            (["3x"], "chime: invalid duration '3x'"),
+            (["25h"], "chime: invalid duration '25h'"),
+            ([String](), "chime: missing the new time: give a duration such as 2h, or --to 14:00"),
+            (["2h", "--to", "14:00"], "chime: a duration and --to contradict each other"),
+            (["--to", "25:00"], "chime: invalid time '25:00'"),
+        ] {
+            let result = try sandbox.chime(["dose", "postpone", "Zinc"] + arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix(stderr), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+        }
+        let before = try #require(
+            (try jsonObject(try sandbox.chime("med", "next", "Zinc", "--count", "1", "--json").stdout)["doses"] as? [[String: Any]])?.first
+        )
+        let result = try sandbox.chime("dose", "postpone", "Zinc", "2h", "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try jsonObject(result.stdout)
+        let dose = try #require(object["dose"] as? [String: Any])
+        #expect(object["previous"] as? String == before["due"] as? String)
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let from = try #require(iso.date(from: before["due"] as? String ?? ""))
+        let to = try #require(iso.date(from: dose["scheduled"] as? String ?? ""))
+        #expect(to.timeIntervalSince(from) == 7_200)
+        #expect(dose["occurrence"] as? String == before["alert"] as? String)
+        // The preview shows the new time; the schedule is unchanged.
+        let after = try #require(
+            (try jsonObject(try sandbox.chime("med", "next", "Zinc", "--count", "2", "--json").stdout)["doses"] as? [[String: Any]])
+        )
+        #expect(after.first?["due"] as? String == dose["scheduled"] as? String)
+        let shown = try jsonObject(try sandbox.chime("med", "show", "Zinc", "--json").stdout)
+        #expect((((shown["medication"] as? [String: Any])?["schedules"] as? [[String: Any]])?.first?["times"] as? [String]) == [at])
+    }
 }
