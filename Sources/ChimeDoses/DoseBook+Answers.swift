@@ -336,8 +336,8 @@ extension DoseBook {
             let planned = plan(schedule, of: medication, after: now, count: 500, zone: zone).first(where: { $0.occurrence == occurrence })
         else { return nil }
         // Its window, as `materialize` sets it: the next dose of any of its medication's schedules ends it.
-        let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled).compactMap(\.trigger)
-        let nextSibling = siblings.compactMap { $0.nextOccurrence(after: planned.due, systemZone: zone) }.min()
+        let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled)
+        let nextSibling = nextDose(of: siblings, medication: medication, after: planned.due, zone: zone)
         let missedAt = min(planned.due.addingTimeInterval(TimeInterval(medication.missedAfter)), nextSibling ?? .distantFuture)
         try db.execute(
             sql: """

@@ -111,6 +111,10 @@ extension MedicationDetail {
 /// A dose the schedules will create: for `chime med next`.
 public struct PlannedDose: Sendable, Hashable {
     public var medicationID: Int64
+    public var medicationName: String
+    /// One dose's amount and its unit.
+    public var amount: Double
+    public var unit: String
     public var label: String
     public var scheduleID: Int64
     public var due: Date
@@ -197,11 +201,13 @@ extension DoseBook {
             guard let current = try Self.findMedication(reference, in: db) else { throw try Self.medicationNotFound(reference, in: db) }
             // A schedule change is merged over the schedule as it is now, in this transaction,
             // so a change committed since the caller last read it is kept, not overwritten.
-            let plan =
-                try given
-                ?? changes.scheduleChange.map { change in
-                    try change.merged(over: try Self.schedules(of: current.id, in: db).last(where: \.isEnabled)).validated()
-                }
+            let enabled = try Self.schedules(of: current.id, in: db).last(where: \.isEnabled)
+            // A new start date alone moves the first day of an every-N-days or cycle rule with it.
+            var change = changes.scheduleChange
+            if change == nil, let startDay = changes.startDay, let rule = enabled?.dayRule, rule.anchor != startDay {
+                change = ScheduleChange(anchorDay: startDay)
+            }
+            let plan = try given ?? change.map { change in try change.merged(over: enabled).validated() }
             var draft = MedicationDraft(
                 name: changes.name ?? current.name,
                 amount: changes.amount ?? Medication.format(amount: current.amount),
@@ -357,6 +363,13 @@ extension DoseBook {
                 else { continue }
                 planned += Self.plan(schedule, of: medication, after: now, count: count, zone: zone)
             }
+            // A dose postponed ('chime dose postpone') comes at its new time.
+            let moved = try db.cachedStatement(sql: "SELECT scheduled_us FROM dose WHERE occurrence = ? AND status = 'pending'")
+            for index in planned.indices {
+                if let micros = try Int64.fetchOne(moved, arguments: [planned[index].occurrence]), micros != planned[index].due.micros {
+                    planned[index].due = Date(micros: micros)
+                }
+            }
             return Array(planned.sorted { ($0.due, $0.occurrence) < ($1.due, $1.occurrence) }.prefix(count))
         }
     }
@@ -401,14 +414,28 @@ extension DoseBook {
             cursor = occurrence.instant
             let local = DoseOccurrenceID.nominal(occurrence, in: zone)
             if let end = medication.endDay, local.dayNumber > end { break }
+            // Before the start date, or a day its rule leaves out (between every-N days, a
+            // cycle's off days): on from the next day it has doses, as the daily rule reads it.
+            var firstDay: Int?
             if local.dayNumber < medication.startDay {
-                let start = ZoneMath.resolve(CivilDateTime(dayNumber: medication.startDay, time: .midnight), in: zone).instant
+                firstDay =
+                    schedule.dayRule.map { $0.includes(medication.startDay) ? medication.startDay : $0.nextDay(after: medication.startDay) }
+                    ?? medication.startDay
+            } else if let rule = schedule.dayRule, !rule.includes(local.dayNumber) {
+                firstDay = rule.nextDay(after: local.dayNumber)
+            }
+            if let firstDay {
+                if let end = medication.endDay, firstDay > end { break }
+                let start = ZoneMath.resolve(CivilDateTime(dayNumber: firstDay, time: .midnight), in: zone).instant
                 cursor = max(cursor, start.addingTimeInterval(-1))
                 continue
             }
             result.append(
                 PlannedDose(
                     medicationID: medication.id,
+                    medicationName: medication.name,
+                    amount: medication.amount,
+                    unit: medication.unit,
                     label: medication.label,
                     scheduleID: schedule.id,
                     due: occurrence.instant,
@@ -424,14 +451,22 @@ extension DoseBook {
     static func insertSchedule(_ plan: ScheduleDraft, medicationID: Int64, now: Date, in db: Database) throws {
         var zone: String?
         if case .fixed(let name) = plan.zone { zone = name }
+        var every: Int?
+        var cycle: (on: Int, off: Int)?
+        switch plan.dayRule {
+        case .every(let days, _): every = days
+        case .cycle(let on, let off, _): cycle = (on, off)
+        case nil: break
+        }
         try db.execute(
             sql: """
-                INSERT INTO dose_schedule (medication_id, frequency, times, days, zone, min_interval_s, created_us, cursor_us)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO dose_schedule (medication_id, frequency, times, days, zone, min_interval_s, created_us, cursor_us,
+                                           every_days, cycle_on, cycle_off, anchor_day)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 medicationID, plan.frequency.rawValue, plan.times.map(\.description).joined(separator: ","), Int(plan.days.rawValue), zone,
-                plan.minInterval, now.micros, now.micros,
+                plan.minInterval, now.micros, now.micros, every, cycle?.on, cycle?.off, plan.dayRule?.anchor,
             ]
         )
     }
@@ -534,6 +569,14 @@ extension DoseBook {
 
     static func schedule(from row: Row) throws -> DoseSchedule {
         let times: String = row["times"]
+        var rule: DoseDayRule?
+        if let anchor: Int = row["anchor_day"] {
+            if let every: Int = row["every_days"] {
+                rule = .every(days: every, from: anchor)
+            } else if let on: Int = row["cycle_on"], let off: Int = row["cycle_off"] {
+                rule = .cycle(on: on, off: off, from: anchor)
+            }
+        }
         return DoseSchedule(
             id: row["id"],
             medicationID: row["medication_id"],
@@ -543,7 +586,8 @@ extension DoseBook {
             zone: (row["zone"] as String?).map { .fixed($0) } ?? .floating,
             minInterval: row["min_interval_s"],
             isEnabled: row["enabled"],
-            createdAt: Date(micros: row["created_us"])
+            createdAt: Date(micros: row["created_us"]),
+            dayRule: rule
         )
     }
 }

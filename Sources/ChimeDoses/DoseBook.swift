@@ -206,7 +206,7 @@ public struct DoseBook: Sendable {
             let body = alertBody(instructions: medication.instructions)
             let title = medication.alertTitle
             // The next dose of any of the medication's schedules ends a dose's window.
-            let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled).compactMap(\.trigger)
+            let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled)
             var cursor = Date(micros: cursorMicros)
             var finished = false
             while true {
@@ -217,7 +217,7 @@ public struct DoseBook: Sendable {
                 }
                 let due = planned.due
                 cursor = due
-                let nextSibling = siblings.compactMap { $0.nextOccurrence(after: due, systemZone: systemZone) }.min()
+                let nextSibling = nextDose(of: siblings, medication: medication, after: due, zone: systemZone)
                 let missedAt = min(due.addingTimeInterval(TimeInterval(medication.missedAfter)), nextSibling ?? .distantFuture)
                 let isMissed = due <= now && now >= missedAt
                 let isStale = due <= now && !isMissed && now.timeIntervalSince(due) > grace
@@ -250,6 +250,12 @@ public struct DoseBook: Sendable {
                 arguments: [finished ? Int64.max : cursor.micros, scheduleID]
             )
         }
+    }
+
+    /// The first dose after `instant` of any of `schedules` (their days, start and end dates
+    /// included): it ends the window of a dose due at `instant`.
+    static func nextDose(of schedules: [DoseSchedule], medication: Medication, after instant: Date, zone: TimeZone) -> Date? {
+        schedules.compactMap { plan($0, of: medication, after: instant, count: 1, zone: zone).first?.due }.min()
     }
 
     /// Alerts that were due while nothing ran (still pending, more than the grace window ago)

@@ -89,7 +89,20 @@ extension StoreSchema {
                         CREATE INDEX dose_pending ON dose(scheduled_us) WHERE status = 'pending';
                         """
                 )
-            }
+            },
+            Migration("v14: dose schedules every N days and in on/off cycles") { db in
+                try db.execute(
+                    sql: """
+                        -- Days counted from anchor_day (a civil day number): every every_days days, or
+                        -- cycle_on days on then cycle_off days off. NULL: the days of the week in days.
+                        -- Such a schedule's frequency is 'daily' (its times on the days the rule includes).
+                        ALTER TABLE dose_schedule ADD COLUMN every_days INTEGER CHECK (every_days IS NULL OR every_days BETWEEN 2 AND 365);
+                        ALTER TABLE dose_schedule ADD COLUMN cycle_on INTEGER CHECK (cycle_on IS NULL OR cycle_on BETWEEN 1 AND 365);
+                        ALTER TABLE dose_schedule ADD COLUMN cycle_off INTEGER CHECK (cycle_off IS NULL OR cycle_off BETWEEN 1 AND 365);
+                        ALTER TABLE dose_schedule ADD COLUMN anchor_day INTEGER;
+                        """
+                )
+            },
         ]
     )
 }

@@ -64,8 +64,12 @@ public struct DoseSchedule: Sendable, Hashable, Identifiable {
     public var minInterval: Int?
     public var isEnabled: Bool
     public var createdAt: Date
+    /// Every N days or an on/off cycle (its times on the days the rule includes, ``days`` is
+    /// every day); nil: the days of the week in ``days``.
+    public var dayRule: DoseDayRule? = nil
 
-    /// The rule its doses follow; nil for as-needed.
+    /// The rule its doses follow on the days they fall on (every day for a ``dayRule``, which
+    /// ``DoseBook`` applies on top); nil for as-needed.
     public var trigger: Trigger? {
         frequency == .asNeeded || times.isEmpty ? nil : .weekly(times: times, days: days, zone: zone)
     }
@@ -75,13 +79,119 @@ public struct DoseSchedule: Sendable, Hashable, Identifiable {
         guard let trigger else {
             return minInterval.map { "as needed (at least \(Trigger.formatInterval(Int64($0))) apart)" } ?? "as needed"
         }
-        return trigger.summary
+        guard let dayRule else { return trigger.summary }
+        var text = dayRule.summary + " " + times.map(\.description).joined(separator: ",")
+        if case .fixed(let id) = zone { text += " (\(id))" }
+        return text
     }
 
     /// Doses a day on average (for how long the stock lasts).
     public var dosesPerDay: Double {
         guard trigger != nil else { return 0 }
+        if let dayRule { return Double(times.count) * dayRule.shareOfDays }
         return Double(times.count * days.count) / 7
+    }
+}
+
+/// The days a schedule's times fall on when not days of the week: every N days, or cycles of
+/// days on and days off, counted in calendar days (local) from an anchor day.
+public enum DoseDayRule: Sendable, Hashable {
+    /// Every `days` days from the day `from` (a civil day number, see ``CivilDay``): `--every 3d`.
+    case every(days: Int, from: Int)
+    /// `on` days on, then `off` days off, repeating from the day `from`: `--cycle 21/7`.
+    case cycle(on: Int, off: Int, from: Int)
+
+    /// What `--every` accepts.
+    public static let everyDays = 2...365
+    /// What each half of `--cycle` accepts.
+    public static let cycleDays = 1...365
+    static let everyExpected = "a number of days from 2 to 365, such as 3d (every third day), or weeks such as 2w"
+    static let cycleExpected = "ON/OFF days, each from 1 to 365, e.g. 21/7 (21 days on, 7 off)"
+
+    /// The first day the rule counts from.
+    public var anchor: Int {
+        switch self {
+        case .every(_, let from), .cycle(_, _, let from): from
+        }
+    }
+
+    /// The same rule counted from `day`.
+    public func anchored(at day: Int) -> DoseDayRule {
+        switch self {
+        case .every(let days, _): .every(days: days, from: day)
+        case .cycle(let on, let off, _): .cycle(on: on, off: off, from: day)
+        }
+    }
+
+    /// Whether its doses fall on `day` (never before the anchor).
+    public func includes(_ day: Int) -> Bool {
+        let offset = day - anchor
+        guard offset >= 0 else { return false }
+        switch self {
+        case .every(let days, _): return offset % days == 0
+        case .cycle(let on, let off, _): return offset % (on + off) < on
+        }
+    }
+
+    /// The first day after `day` that the rule includes.
+    public func nextDay(after day: Int) -> Int {
+        guard day >= anchor else { return anchor }
+        let offset = day + 1 - anchor
+        switch self {
+        case .every(let days, _):
+            return anchor + (offset + days - 1) / days * days
+        case .cycle(let on, let off, _):
+            let rest = offset % (on + off)
+            return rest < on ? day + 1 : day + 1 + (on + off - rest)
+        }
+    }
+
+    /// The share of days with doses (for how long the stock lasts).
+    public var shareOfDays: Double {
+        switch self {
+        case .every(let days, _): 1 / Double(days)
+        case .cycle(let on, let off, _): Double(on) / Double(on + off)
+        }
+    }
+
+    /// "every 3 days from 2026-12-01", "21 days on, 7 off from 2026-12-01".
+    public var summary: String {
+        switch self {
+        case .every(let days, let from): "every \(days) days from \(CivilDay.format(from))"
+        case .cycle(let on, let off, let from): "\(on) days on, \(off) off from \(CivilDay.format(from))"
+        }
+    }
+
+    /// `--every`: "3d", "3", "3 days", "2w" (14 days), from 2 to 365 days.
+    /// - Throws: `.usage` naming the value.
+    public static func every(_ text: String) throws(ChimeError) -> Int {
+        var rest = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var factor = 1
+        for (suffix, days) in [("days", 1), ("day", 1), ("d", 1), ("weeks", 7), ("week", 7), ("w", 7)] where rest.hasSuffix(suffix) {
+            rest = String(rest.dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
+            factor = days
+            break
+        }
+        guard !rest.isEmpty, rest.count <= 3, rest.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let count = Int(rest),
+            everyDays.contains(count * factor)
+        else { throw ChimeError.invalid("every", text, expected: everyExpected) }
+        return count * factor
+    }
+
+    /// `--cycle`: "21/7" (days on / days off), each from 1 to 365. - Throws: `.usage` naming the value.
+    public static func cycle(_ text: String) throws(ChimeError) -> (on: Int, off: Int) {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "/", omittingEmptySubsequences: false)
+        func days(_ part: Substring) -> Int? {
+            let trimmed = part.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.count <= 3, trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(trimmed),
+                cycleDays.contains(value)
+            else { return nil }
+            return value
+        }
+        guard parts.count == 2, let on = days(parts[0]), let off = days(parts[1]) else {
+            throw ChimeError.invalid("cycle", text, expected: cycleExpected)
+        }
+        return (on, off)
     }
 }
 
@@ -185,26 +295,39 @@ public struct ScheduleDraft: Sendable, Hashable {
     public var zone: ZoneRule
     public var asNeeded: Bool
     public var minInterval: Int?
+    /// Every N days or an on/off cycle instead of days of the week.
+    public var dayRule: DoseDayRule?
 
     public init(
         times: [LocalTime],
         days: WeekdaySet = .everyDay,
         zone: ZoneRule = .floating,
         asNeeded: Bool = false,
-        minInterval: Int? = nil
+        minInterval: Int? = nil,
+        dayRule: DoseDayRule? = nil
     ) {
         self.times = times
         self.days = days
         self.zone = zone
         self.asNeeded = asNeeded
         self.minInterval = minInterval
+        self.dayRule = dayRule
     }
+
+    /// The refusal of two ways of choosing days at once.
+    public static let exclusiveDays = ChimeError(
+        .usage,
+        "--every, --cycle and --days are mutually exclusive: choose the days one way (every N days, an on/off cycle, or days of the week)"
+    )
 
     /// At least one day (the seed's rule) and, unless as needed, at least one time.
     public func validated() throws(ChimeError) -> ScheduleDraft {
         var copy = self
         copy.times = Array(Set(times)).sorted()
         if asNeeded {
+            if dayRule != nil {
+                throw ChimeError(.usage, "invalid schedule: --every and --cycle are for scheduled medications, not --as-needed")
+            }
             guard times.isEmpty else {
                 throw ChimeError(.usage, "invalid schedule: an as-needed medication has no times (leave out --at, or --as-needed)")
             }
@@ -221,6 +344,19 @@ public struct ScheduleDraft: Sendable, Hashable {
         }
         if minInterval != nil {
             throw ChimeError(.usage, "invalid schedule: --min-interval is for as-needed medications")
+        }
+        switch dayRule {
+        case nil: break
+        case .every(let interval, _):
+            if days != .everyDay { throw Self.exclusiveDays }
+            if !DoseDayRule.everyDays.contains(interval) {
+                throw ChimeError.invalid("every", "\(interval)d", expected: DoseDayRule.everyExpected)
+            }
+        case .cycle(let on, let off, _):
+            if days != .everyDay { throw Self.exclusiveDays }
+            if !DoseDayRule.cycleDays.contains(on) || !DoseDayRule.cycleDays.contains(off) {
+                throw ChimeError.invalid("cycle", "\(on)/\(off)", expected: DoseDayRule.cycleExpected)
+            }
         }
         return copy
     }
@@ -262,29 +398,41 @@ public struct ScheduleChange: Sendable, Hashable {
     /// Doses are logged when taken, with no reminders.
     public var asNeeded: Bool
     public var minInterval: Int?
+    /// Every N days or an on/off cycle, replacing the days (of the week or the current rule's).
+    public var dayRule: DoseDayRule?
+    /// A new first day for the rule given, or for the current schedule's rule (`--start`).
+    public var anchorDay: Int?
 
     public init(
         times: [LocalTime]? = nil,
         days: WeekdaySet? = nil,
         zone: ZoneRule? = nil,
         asNeeded: Bool = false,
-        minInterval: Int? = nil
+        minInterval: Int? = nil,
+        dayRule: DoseDayRule? = nil,
+        anchorDay: Int? = nil
     ) {
         self.times = times
         self.days = days
         self.zone = zone
         self.asNeeded = asNeeded
         self.minInterval = minInterval
+        self.dayRule = dayRule
+        self.anchorDay = anchorDay
     }
 
     /// The schedule this change makes over `current` (nil: a new medication's schedule). An
     /// as-needed schedule stays as needed unless times are given; days and a zone are refused
     /// for an as-needed one.
     public func merged(over current: DoseSchedule? = nil) throws(ChimeError) -> ScheduleDraft {
-        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil)
+        if days != nil && dayRule != nil { throw ScheduleDraft.exclusiveDays }
+        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil && dayRule == nil)
         if asNeeded {
-            if days != nil || zone != nil {
-                throw ChimeError(.usage, "invalid schedule: --days and --zone are for scheduled medications, not --as-needed")
+            if days != nil || zone != nil || dayRule != nil {
+                throw ChimeError(
+                    .usage,
+                    "invalid schedule: --days, --every, --cycle and --zone are for scheduled medications, not --as-needed"
+                )
             }
             return ScheduleDraft(
                 times: times ?? [],
@@ -293,11 +441,15 @@ public struct ScheduleChange: Sendable, Hashable {
             )
         }
         let scheduled = current?.frequency == .asNeeded ? nil : current
+        // Days of the week given: no rule; a rule given: every day under it; neither: as now.
+        var rule = days == nil ? dayRule ?? scheduled?.dayRule : nil
+        if let anchorDay { rule = rule?.anchored(at: anchorDay) }
         return ScheduleDraft(
             times: times ?? scheduled?.times ?? [],
-            days: days ?? scheduled?.days ?? .everyDay,
+            days: rule != nil ? .everyDay : days ?? scheduled?.days ?? .everyDay,
             zone: zone ?? scheduled?.zone ?? .floating,
-            minInterval: minInterval
+            minInterval: minInterval,
+            dayRule: rule
         )
     }
 }

@@ -18,11 +18,15 @@ public struct ScheduleForm: Sendable, Hashable {
     public var days: WeekdaySet
     /// Doses are logged when taken, with no reminders; times and days are not used.
     public var asNeeded: Bool
+    /// Every N days or an on/off cycle (`chime med add --every/--cycle`), kept while the days
+    /// are not changed here; choosing days of the week replaces it.
+    public var dayRule: DoseDayRule?
 
-    public init(times: String = "08:00", days: WeekdaySet = .everyDay, asNeeded: Bool = false) {
+    public init(times: String = "08:00", days: WeekdaySet = .everyDay, asNeeded: Bool = false, dayRule: DoseDayRule? = nil) {
         self.times = times
         self.days = days
         self.asNeeded = asNeeded
+        self.dayRule = dayRule
     }
 
     /// The enabled schedule of `detail` as a form.
@@ -30,20 +34,22 @@ public struct ScheduleForm: Sendable, Hashable {
         self.init(
             times: schedule?.times.map(\.description).joined(separator: ",") ?? "",
             days: schedule?.days ?? .everyDay,
-            asNeeded: schedule?.frequency == .asNeeded
+            asNeeded: schedule?.frequency == .asNeeded,
+            dayRule: schedule?.dayRule
         )
     }
 
     /// Day `isoWeekday` (1 Monday … 7 Sunday) on or off.
     public mutating func toggleDay(isoWeekday: Int) {
         guard let day = WeekdaySet(isoWeekday: isoWeekday) else { return }
+        dayRule = nil
         if days.contains(day) { days.remove(day) } else { days.insert(day) }
     }
 
-    public mutating func selectAllDays() { days = .everyDay }
-    public mutating func selectWeekdays() { days = .weekdays }
-    public mutating func selectWeekends() { days = .weekend }
-    public mutating func clearDays() { days = [] }
+    public mutating func selectAllDays() { (days, dayRule) = (.everyDay, nil) }
+    public mutating func selectWeekdays() { (days, dayRule) = (.weekdays, nil) }
+    public mutating func selectWeekends() { (days, dayRule) = (.weekend, nil) }
+    public mutating func clearDays() { (days, dayRule) = ([], nil) }
 
     public var isEveryday: Bool { days == .everyDay }
     public var isWeekdaysOnly: Bool { days == .weekdays }
@@ -54,6 +60,7 @@ public struct ScheduleForm: Sendable, Hashable {
     public var summary: String? {
         if asNeeded { return "as needed" }
         guard let times = try? DoseInput.times(self.times), !times.isEmpty, !days.isEmpty else { return nil }
+        if let dayRule { return dayRule.summary + " " + times.sorted().map(\.description).joined(separator: ",") }
         return Trigger.weekly(times: times.sorted(), days: days, zone: .floating).summary
     }
 
@@ -78,14 +85,21 @@ public struct ScheduleForm: Sendable, Hashable {
             errors[.days] = error.message
         }
         guard errors.isEmpty, let times else { return (nil, errors) }
-        return (ScheduleDraft(times: times, days: days), [:])
+        return (ScheduleDraft(times: times, days: dayRule == nil ? days : .everyDay, dayRule: dayRule), [:])
     }
 
     /// The change that makes `current` this form; nil when nothing changed.
     func change(from current: ScheduleForm, times: [LocalTime]?) -> ScheduleChange? {
         guard self != current else { return nil }
         if asNeeded { return ScheduleChange(asNeeded: true) }
-        return ScheduleChange(times: times, days: days)
+        // Days left as they were are not given: an every-N-days or cycle schedule (set with
+        // 'chime med add --every/--cycle') keeps its rule when only its times change here.
+        let daysChanged = days != current.days || dayRule != current.dayRule || current.asNeeded
+        return ScheduleChange(
+            times: times,
+            days: daysChanged && dayRule == nil ? days : nil,
+            dayRule: daysChanged ? dayRule : nil
+        )
     }
 }
 

@@ -99,14 +99,19 @@ struct MedicationJSON: Encodable {
         @Nullable var days: String?
         @Nullable var zone: String?
         @Nullable var minIntervalSeconds: Int?
+        /// Every N days, or an on/off cycle ("21/7"), counted from the day `from`.
+        @Nullable var everyDays: Int?
+        @Nullable var cycle: String?
+        @Nullable var from: String?
         var enabled: Bool
         var summary: String
         var created: String
         @Nullable var next: String?
 
         enum CodingKeys: String, CodingKey {
-            case id, frequency, times, days, zone, enabled, summary, created, next
+            case id, frequency, times, days, zone, enabled, summary, created, next, cycle, from
             case minIntervalSeconds = "min_interval_s"
+            case everyDays = "every_days"
         }
     }
 
@@ -166,6 +171,12 @@ struct MedicationJSON: Encodable {
                 case .floating: asNeeded ? nil : "floating"
                 case .fixed(let name): name
                 }
+            var (every, cycle): (Int?, String?)
+            switch schedule.dayRule {
+            case .every(let days, _): every = days
+            case .cycle(let on, let off, _): cycle = "\(on)/\(off)"
+            case nil: break
+            }
             return Schedule(
                 id: schedule.id,
                 frequency: schedule.frequency.rawValue,
@@ -173,6 +184,9 @@ struct MedicationJSON: Encodable {
                 days: asNeeded ? nil : schedule.days.description,
                 zone: zone,
                 minIntervalSeconds: schedule.minInterval,
+                everyDays: every,
+                cycle: cycle,
+                from: schedule.dayRule.map { CivilDay.format($0.anchor) },
                 enabled: schedule.isEnabled,
                 summary: schedule.summary,
                 created: TimeText.iso(schedule.createdAt),

@@ -13,7 +13,7 @@ import Glibc
 struct DoseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dose",
-        abstract: "Answer a dose: take, skip, miss, reset or snooze it.",
+        abstract: "Answer a dose: take, skip, miss, reset, snooze or postpone it.",
         discussion: """
             DOSE is a dose's number ('chime doses'), its alert id ('chime med next'),
             or a medication's name. Without DOSE: the dose due now (several: a terminal
@@ -24,8 +24,88 @@ struct DoseCommand: AsyncParsableCommand {
               chime dose skip med-3-20261122-0800
             More: man chime (chime dose)
             """,
-        subcommands: [DoseTake.self, DoseSkip.self, DoseMiss.self, DoseReset.self, DoseSnooze.self]
+        subcommands: [DoseTake.self, DoseSkip.self, DoseMiss.self, DoseReset.self, DoseSnooze.self, DosePostpone.self]
     )
+}
+
+struct DosePostpone: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "postpone",
+        abstract: "Move one coming dose later (2h, or --to 14:00); its schedule stays.",
+        discussion: """
+            The new time is after the dose's and before the medication's next dose; the
+            alert comes then, and the grace and missed windows start from it.
+            Examples:
+              chime med add Zinc --amount 25 --unit mg --at 08:00
+              chime dose postpone Zinc 2h
+              chime dose postpone Zinc --to 11:00
+            More: man chime (chime dose postpone)
+            """
+    )
+    @Argument(
+        help: ArgumentHelp("A dose number, an alert id, or a medication name (its next dose).", valueName: "dose"),
+        completion: Completion.doses
+    )
+    var dose: String
+    @Argument(help: ArgumentHelp("How much later than its time: 30m, 2h (1m to 24h).", valueName: "duration"))
+    var duration: String?
+    @Option(name: .customLong("to"), help: ArgumentHelp("The new time on the dose's day: 14:00, 2pm.", valueName: "time"))
+    var time: String?
+    @OptionGroup var global: GlobalOptions
+
+    // Parsed once, by validate().
+    private var target: PostponeTarget?
+
+    enum CodingKeys: CodingKey { case dose, duration, time, global }
+
+    mutating func validate() throws {
+        try asValidation { () throws(ChimeError) in
+            switch (duration, time) {
+            case (let duration?, nil):
+                let rule = OptionDuration(option: "duration", unit: .second, bareNumbers: false, range: 60...86_400)
+                target = .by(Int(try rule.seconds(duration)))
+            case (nil, let time?):
+                target = .to(try LocalTime.spoken(time))
+            case (.some, .some):
+                throw ChimeError(.usage, "a duration and --to contradict each other: give one ('2h' or '--to 14:00')")
+            case (nil, nil):
+                throw ChimeError(.usage, "missing the new time: give a duration such as 2h, or --to 14:00")
+            }
+        }
+    }
+
+    func run() async throws {
+        guard let target else { throw ChimeError(.failure, "dose postpone ran without its checks") }
+        let context = try DoseContext(global, .update)
+        let postponed = try context.book.postpone(DoseReference.parse(dose), target)
+        let running = pokeRunner(context.store, json: global.json)
+        emit(Postponed(postponed, runner: running, now: Date()), json: global.json)
+    }
+
+    /// A dose postponed: the dose at its new time, its time before, whether a runner was woken.
+    struct Postponed: Report {
+        var dose: DoseJSON
+        var previous: String
+        var runner: Bool
+        private var postponed: PostponedDose
+
+        enum CodingKeys: String, CodingKey { case dose, previous, runner }
+
+        init(_ postponed: PostponedDose, runner: Bool, now: Date) {
+            dose = DoseJSON(entry: postponed.entry, now: now)
+            previous = TimeText.iso(postponed.previous)
+            self.runner = runner
+            self.postponed = postponed
+        }
+
+        var lines: [String] {
+            let dose = postponed.entry.dose
+            return [
+                "Postponed dose \(dose.id): \(UserText.oneLine(postponed.entry.label)) from \(TimeText.clock(postponed.previous, in: dose.timeZone)) "
+                    + "to \(TimeText.local(dose.scheduled, in: dose.timeZone)); its schedule is unchanged."
+            ]
+        }
+    }
 }
 
 /// Which dose a `chime dose` command means: the one named, else the one due (asking on a

@@ -49,6 +49,20 @@ struct MedicationOptions: ParsableArguments {
     var days: String?
     @Option(
         help: ArgumentHelp(
+            "Every N days from --start: 3d, 2w (not with --days).",
+            valueName: "days"
+        )
+    )
+    var every: String?
+    @Option(
+        help: ArgumentHelp(
+            "On/off days from --start (21/7: 21 on, 7 off).",
+            valueName: "on/off"
+        )
+    )
+    var cycle: String?
+    @Option(
+        help: ArgumentHelp(
             "Read the times in this IANA zone, not the system's.",
             valueName: "zone"
         ),
@@ -107,6 +121,8 @@ struct MedicationOptions: ParsableArguments {
     struct Parsed {
         var times: [LocalTime]?
         var days: WeekdaySet?
+        var every: Int?
+        var cycle: (on: Int, off: Int)?
         var zone: ZoneRule?
         var minInterval: Int?
         var startDay: Int?
@@ -117,17 +133,23 @@ struct MedicationOptions: ParsableArguments {
     private(set) var parsed = Parsed()
 
     enum CodingKeys: CodingKey {
-        case amount, unit, times, days, zone, asNeeded, minInterval, instructions, prescribedBy, start, end, grace, missedAfter
+        case amount, unit, times, days, every, cycle, zone, asNeeded, minInterval, instructions, prescribedBy, start, end, grace,
+            missedAfter
         case stock, refillDays
     }
 
-    var touchesSchedule: Bool { times != nil || days != nil || zone != nil || asNeeded || minInterval != nil }
+    var touchesSchedule: Bool {
+        times != nil || days != nil || every != nil || cycle != nil || zone != nil || asNeeded || minInterval != nil
+    }
 
     /// Parses every value that parses on its own, once, before the store is opened
     /// (`validate()` of `med add` and `med edit`), and keeps them in ``parsed``.
     mutating func parseFormats() throws(ChimeError) {
         parsed.times = try times.map { text throws(ChimeError) in try DoseInput.times(text) }
+        if [days, every, cycle].compactMap({ $0 }).count > 1 { throw ScheduleDraft.exclusiveDays }
         parsed.days = try days.map { text throws(ChimeError) in try DoseInput.days(text) }
+        parsed.every = try every.map { text throws(ChimeError) in try DoseDayRule.every(text) }
+        parsed.cycle = try cycle.map { text throws(ChimeError) in try DoseDayRule.cycle(text) }
         parsed.zone = try zone.map { text throws(ChimeError) in try ZoneRule.parse(text) }
         parsed.minInterval = minInterval.map { Int($0.seconds) }
         parsed.startDay = try start.map { text throws(ChimeError) in try CivilDay.parse(text, field: "start date") }
@@ -158,14 +180,21 @@ struct MedicationOptions: ParsableArguments {
     }
 
     /// The schedule these options give: `med add` merges it over nothing, `med edit` hands it
-    /// to the library, which merges it over the current schedule in its transaction.
-    func scheduleChange() -> ScheduleChange {
-        ScheduleChange(
+    /// to the library, which merges it over the current schedule in its transaction. `--every`
+    /// and `--cycle` count from `--start`, else from `today`.
+    func scheduleChange(today: Int) -> ScheduleChange {
+        let first = parsed.startDay ?? today
+        var rule: DoseDayRule?
+        if let every = parsed.every { rule = .every(days: every, from: first) }
+        if let cycle = parsed.cycle { rule = .cycle(on: cycle.on, off: cycle.off, from: first) }
+        return ScheduleChange(
             times: parsed.times,
             days: parsed.days,
             zone: parsed.zone,
             asNeeded: asNeeded,
-            minInterval: parsed.minInterval
+            minInterval: parsed.minInterval,
+            dayRule: rule,
+            anchorDay: parsed.startDay
         )
     }
 }
@@ -210,6 +239,7 @@ struct MedAdd: AsyncParsableCommand {
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
+              chime med add Pill --amount 1 --unit tablet --at 21:00 --cycle 21/7
             More: man chime (chime med add)
             """
     )
@@ -227,9 +257,10 @@ struct MedAdd: AsyncParsableCommand {
     mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
             try options.parseFormats()
-            let draft = try options.draft(name: name, today: CivilDay.of(Date(), in: .current))
+            let today = CivilDay.of(Date(), in: .current)
+            let draft = try options.draft(name: name, today: today)
             _ = try draft.validated()
-            let schedule = try options.scheduleChange().merged()
+            let schedule = try options.scheduleChange(today: today).merged()
             _ = try schedule.validated()
             (self.draft, self.schedule) = (draft, schedule)
         }
@@ -345,8 +376,6 @@ struct MedEdit: AsyncParsableCommand {
         commandName: "edit",
         abstract: "Change a medication (the options of 'med add'; --no-end, --no-stock).",
         discussion: """
-            --at, --days, --zone, --as-needed or --min-interval replace its schedule;
-            doses already due and the history stay.
             Examples:
               chime med edit Aspirin --at 09:00,21:00
             More: man chime (chime med edit)
@@ -394,7 +423,7 @@ struct MedEdit: AsyncParsableCommand {
         }
         changes.refillDays = options.refillDays?.count
         // Merged over the current schedule inside the library's transaction (no read here).
-        if options.touchesSchedule { changes.scheduleChange = options.scheduleChange() }
+        if options.touchesSchedule { changes.scheduleChange = options.scheduleChange(today: CivilDay.of(Date(), in: .current)) }
         let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
@@ -579,7 +608,7 @@ struct MedDelete: AsyncParsableCommand {
 struct MedNext: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "next",
-        abstract: "Preview the next doses (of one medication, or all): local time, zone, alert id.",
+        abstract: "Preview the next doses (of one medication, or all): when, medication and amount, alert id.",
         discussion: """
             Examples:
               chime med next --count 5
@@ -611,6 +640,9 @@ struct MedNext: AsyncParsableCommand {
     struct Preview: Report {
         struct Planned: Encodable {
             var medicationID: Int64
+            var medication: String
+            var amount: Double
+            var unit: String
             var label: String
             var scheduleID: Int64
             var due: String
@@ -619,7 +651,7 @@ struct MedNext: AsyncParsableCommand {
             var alert: String
             @Nullable var note: String?
             enum CodingKeys: String, CodingKey {
-                case label, due, zone, alert, note
+                case medication, amount, unit, label, due, zone, alert, note
                 case medicationID = "medication_id"
                 case scheduleID = "schedule_id"
                 case dueLocal = "due_local"
@@ -636,6 +668,9 @@ struct MedNext: AsyncParsableCommand {
             doses = planned.map {
                 Planned(
                     medicationID: $0.medicationID,
+                    medication: $0.medicationName,
+                    amount: $0.amount,
+                    unit: $0.unit,
                     label: $0.label,
                     scheduleID: $0.scheduleID,
                     due: TimeText.iso($0.due),

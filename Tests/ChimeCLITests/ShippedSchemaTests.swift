@@ -30,8 +30,8 @@ import Testing
 
     /// What came after the fixture's Chime: the gateway's migration and tables (v6), how a
     /// reminder's alert looks with snoozed re-alerts (v7: its name and index), v8's migration, quiet
-    /// hours (v9: its table and index), hooks (v12: its table and index)
-    /// (the columns they add to shipped tables are taken out by ``shippedPart(_:)``).
+    /// hours (v9: its table and index), hooks (v12: its table and index), dose schedules every N
+    /// days and in cycles (v14) (the columns they add to shipped tables are taken out by ``shippedPart(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
         line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
             || line.hasPrefix("v8: ") || line.hasPrefix("v9: ") || line.hasPrefix("table quiet:")
@@ -39,6 +39,7 @@ import Testing
             || line.hasPrefix("v11: ") || line.hasPrefix("index reminder_app:") || line.hasPrefix("v12: ")
             || line.hasPrefix("table hook_run:") || line.hasPrefix("index hook_run_open:")
             || line.hasPrefix("v13: ") || line.hasPrefix("table focus_break:") || line.hasPrefix("index focus_break_by_state:")
+            || line.hasPrefix("v14: ")
     }
 
     /// The columns later migrations added to shipped tables, as SQLite appends them to a table's SQL.
@@ -52,6 +53,9 @@ import Testing
             + "command_pid INTEGER, command_started_us INTEGER, command_ended_us INTEGER, command_exit INTEGER, "
             + "command_output TEXT, command_error TEXT",
         ", app_id TEXT, actions TEXT",
+        ", every_days INTEGER CHECK (every_days IS NULL OR every_days BETWEEN 2 AND 365), "
+            + "cycle_on INTEGER CHECK (cycle_on IS NULL OR cycle_on BETWEEN 1 AND 365), "
+            + "cycle_off INTEGER CHECK (cycle_off IS NULL OR cycle_off BETWEEN 1 AND 365), anchor_day INTEGER",
     ]
 
     /// A schema line without what later migrations added to a shipped table.
@@ -66,8 +70,8 @@ import Testing
         #expect(shipped.count > 20)
         let now = try Self.schema(sandbox.store)
         #expect(now.filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == shipped)
-        #expect(now.filter(Self.sinceShipped).count == 21)
-        #expect(now.filter { Self.shippedPart($0) != $0 }.count == 2)
+        #expect(now.filter(Self.sinceShipped).count == 22)
+        #expect(now.filter { Self.shippedPart($0) != $0 }.count == 3)
     }
 
     @Test func aShippedStoreOpensUnchangedWithItsData() throws {
@@ -78,7 +82,16 @@ import Testing
         let store = try ReminderStore(path: sandbox.store, schemas: chimeSchemas, access: .update)
         #expect(store.isFile)
         #expect(try store.pending().map(\.id).contains("tea"))
-        #expect(try DoseBook(store: store).medications().map(\.medication.name) == ["Aspirin"])
+        let book = DoseBook(store: store)
+        #expect(try book.medications().map(\.medication.name) == ["Aspirin"])
+        // v14's columns: the shipped schedule reads as days of the week, and a cycle is kept.
+        #expect(try book.medication("Aspirin").schedules.map(\.dayRule) == [nil])
+        let pill = try book.addMedication(
+            MedicationDraft(name: "Pill", amount: "1", unit: "tablet", startDay: 20_800),
+            schedule: ScheduleDraft(times: [LocalTime(hour: 21, minute: 0)!], dayRule: .cycle(on: 21, off: 7, from: 20_800))
+        )
+        #expect(try book.medication(String(pill.medication.id)).schedules.map(\.dayRule) == [.cycle(on: 21, off: 7, from: 20_800)])
+        #expect(try book.medications().map(\.medication.name) == ["Aspirin", "Pill"])
         #expect(try FocusTimer(store: store).latest() != nil)
         #expect(try Self.schema(sandbox.store).filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == before)
         // v8's columns work on the upgraded store: a monthly rule with an end is kept and read back.

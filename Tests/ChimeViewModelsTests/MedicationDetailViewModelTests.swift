@@ -139,6 +139,30 @@ struct MedicationDetailViewModelTests {
         #expect(model.state.hasError(for: .unit))
     }
 
+    @Test func aCycleScheduleKeepsItsRuleWhenItsTimesChangeAndDaysOfTheWeekReplaceIt() throws {
+        let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
+        defer { h.cleanUp() }
+        let start = CivilDay.of(h.wall.now(), in: ViewModelHarness.utc)
+        let rule = DoseDayRule.cycle(on: 21, off: 7, from: start)
+        let added = try h.book.addMedication(
+            MedicationDraft(name: "Pill", amount: "1", unit: "tablet", startDay: start),
+            schedule: ScheduleDraft(times: [LocalTime(hour: 21, minute: 0)!], dayRule: rule)
+        )
+        let model = MedicationDetailViewModel(book: h.book, medicationID: added.medication.id)
+        #expect(model.state.form.schedule.dayRule == rule)
+        #expect(model.state.form.schedule.summary == "21 days on, 7 off from \(CivilDay.format(start)) 21:00")
+
+        model.edit { $0.schedule.times = "20:00" }
+        let times = try #require(model.save())
+        #expect(times.schedules.filter(\.isEnabled).map(\.dayRule) == [rule])
+        #expect(times.schedules.filter(\.isEnabled).map(\.times) == [[LocalTime(hour: 20, minute: 0)!]])
+
+        model.edit { $0.schedule.selectWeekdays() }
+        let weekdays = try #require(model.save())
+        #expect(weekdays.schedules.filter(\.isEnabled).map(\.dayRule) == [nil])
+        #expect(weekdays.schedules.filter(\.isEnabled).map(\.days) == [.weekdays])
+    }
+
     @Test func deactivateReactivateAndDelete() throws {
         let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
         defer { h.cleanUp() }
