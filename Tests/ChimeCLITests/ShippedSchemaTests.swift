@@ -30,14 +30,14 @@ import Testing
 
     /// What came after the fixture's Chime: the gateway's migration and tables (v6), how a
     /// reminder's alert looks with snoozed re-alerts (v7: its name and index), v8's migration, quiet
-    /// hours (v9: its table and index), hooks (v12: its table and index)
+    /// hours (v9: its table and index), hooks (v12: its table and index), the gateway's schedules and budgets (v13: its table)
     /// (the columns they add to shipped tables are taken out by ``shippedPart(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
         line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
             || line.hasPrefix("v8: ") || line.hasPrefix("v9: ") || line.hasPrefix("table quiet:")
             || line.hasPrefix("index occurrence_held:") || line.hasPrefix("v10: ") || line.hasPrefix("index occurrence_command_running:")
             || line.hasPrefix("v11: ") || line.hasPrefix("index reminder_app:") || line.hasPrefix("v12: ")
-            || line.hasPrefix("table hook_run:") || line.hasPrefix("index hook_run_open:")
+            || line.hasPrefix("table hook_run:") || line.hasPrefix("index hook_run_open:") || line.hasPrefix("v13: ")
     }
 
     /// The columns later migrations added to shipped tables, as SQLite appends them to a table's SQL.
