@@ -168,7 +168,11 @@ struct GateRuleOptions: ParsableArguments {
     func applied(to rule: GateRule) throws(ChimeError) -> GateRule {
         var rule = rule
         if let hours { rule.hours = try GateHours.parse(hours) }
-        if let days { rule.days = try WeekdaySet.spoken(days) }
+        if let days {
+            // Every day is no limit on the days (as none given).
+            let set = try WeekdaySet.spoken(days)
+            rule.days = set == .everyDay ? nil : set
+        }
         if let budget { rule.budget = try GateBudget.parse(budget) }
         return rule
     }
