@@ -78,17 +78,7 @@ public enum MedicationText {
 public enum DoseInput {
     /// "every day", "weekdays", "mon-fri", "mon,wed,fri" (a leading "every" is allowed).
     public static func days(_ text: String) throws(ChimeError) -> WeekdaySet {
-        var words = text.trimmingCharacters(in: .whitespaces)
-        if words.lowercased().hasPrefix("every ") { words = String(words.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
-        do {
-            return try WeekdaySet.parse(words)
-        } catch {
-            throw ChimeError.invalid(
-                "days",
-                text,
-                expected: "every day, weekdays, weekends, a range such as mon-fri, or a list such as mon,wed,fri"
-            )
-        }
+        try WeekdaySet.spoken(text)
     }
 
     /// "08:00,20:00", "8am,8pm", "noon": the times of day `chime at` reads, separated by commas.

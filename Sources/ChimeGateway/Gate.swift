@@ -83,6 +83,8 @@ public struct Gate: Sendable, Equatable {
     public private(set) var endedAt: Date?
     /// When the running focus session ends, if one runs: the gate says how much of it is left.
     public var focusEndsAt: Date?
+    /// What the program's budget says of this open ("4th open today, budget 3"), if it has one.
+    public var budget: String?
 
     /// A gate shown at `start`.
     /// - Parameters:
@@ -145,7 +147,8 @@ public struct Gate: Sendable, Equatable {
             progress: left / pauseLength,
             proceedEnabled: left <= 0,
             breathing: deepenCount > 0 ? breathingPace.text(elapsed: now.timeIntervalSince(pauseStartedAt)) : nil,
-            focus: focusEndsAt.flatMap { Self.focusLine(endsAt: $0, now: now) }
+            focus: focusEndsAt.flatMap { Self.focusLine(endsAt: $0, now: now) },
+            budget: budget
         )
     }
 

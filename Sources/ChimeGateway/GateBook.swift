@@ -278,6 +278,119 @@ public struct GateBook: Sendable {
         )
     }
 
+    // MARK: Schedules and budgets
+
+    /// Every program's rule (those gated always without a budget have none), by program id.
+    public func rules() throws(ChimeError) -> [String: GateRule] {
+        try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM gate_rule ORDER BY program").reduce(into: [:]) { rules, row in
+                let rule = Self.rule(row)
+                rules[rule.programID] = rule
+            }
+        }
+    }
+
+    /// `programID`'s rule: gated always, without a budget, when none was set.
+    public func rule(programID: String) throws(ChimeError) -> GateRule {
+        try store.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM gate_rule WHERE program = ?", arguments: [programID]).map(Self.rule)
+        } ?? GateRule(programID: programID)
+    }
+
+    /// Saves `rule` in place of the program's rule (a rule that says nothing is deleted).
+    public func save(_ rule: GateRule) throws(ChimeError) {
+        try store.write { db in
+            guard !rule.isDefault else {
+                try db.execute(sql: "DELETE FROM gate_rule WHERE program = ?", arguments: [rule.programID])
+                return
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO gate_rule (program, hours_start_min, hours_end_min, days, budget_per_day, updated_us)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (program) DO UPDATE SET hours_start_min = excluded.hours_start_min,
+                        hours_end_min = excluded.hours_end_min, days = excluded.days,
+                        budget_per_day = excluded.budget_per_day, updated_us = excluded.updated_us
+                    """,
+                arguments: [
+                    rule.programID, rule.hours.map { $0.start.secondsIntoDay / 60 }, rule.hours.map { $0.end.secondsIntoDay / 60 },
+                    rule.days.flatMap { $0 == .everyDay ? nil : Int($0.rawValue) }, rule.budget?.opensPerDay,
+                    Self.micros(clock.now()),
+                ]
+            )
+        }
+    }
+
+    /// Forgets `programID`'s rule (the program was un-gated).
+    public func removeRule(programID: String) throws(ChimeError) {
+        try store.write { db in try db.execute(sql: "DELETE FROM gate_rule WHERE program = ?", arguments: [programID]) }
+    }
+
+    /// How many times `programID` opened on `now`'s local day in `zone`: its Proceeds, and its
+    /// launches that opened without a gate (outside its hours, no display…), but not those in
+    /// the grace after a Proceed (the same sitting). Exits and closed gates opened nothing.
+    public func opensToday(programID: String, zone: TimeZone) throws(ChimeError) -> Int {
+        try opensToday(zone: zone)[programID] ?? 0
+    }
+
+    /// ``opensToday(programID:zone:)`` of every program that opened today.
+    public func opensToday(zone: TimeZone) throws(ChimeError) -> [String: Int] {
+        try today(zone: zone).reduce(into: [:]) { $0[$1.programID] = $1.opens }
+    }
+
+    /// Today's opens of every program that opened today or has a budget, by program id, each
+    /// with its budget and how many of its opens were outside its schedule.
+    public func today(zone: TimeZone) throws(ChimeError) -> [GateToday] {
+        let (start, end) = Self.localDay(of: clock.now(), zone: zone)
+        var days = try store.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT program,
+                        sum(outcome = 'proceed' OR (outcome = 'not_gated' AND coalesce(reason, '') NOT LIKE 'grace%')) AS opens,
+                        sum(outcome = 'not_gated' AND coalesce(reason, '') LIKE 'outside its %') AS outside
+                    FROM gate_event WHERE at_us >= ? AND at_us < ? GROUP BY program
+                    """,
+                arguments: [Self.micros(start), Self.micros(end)]
+            ).reduce(into: [String: GateToday]()) { days, row in
+                let program: String = row["program"]
+                days[program] = GateToday(
+                    programID: program,
+                    opens: (row["opens"] as Int?) ?? 0,
+                    outsideSchedule: (row["outside"] as Int?) ?? 0
+                )
+            }
+        }
+        for (program, rule) in try rules() where rule.budget != nil {
+            days[program, default: GateToday(programID: program)].budget = rule.budget
+        }
+        return days.values.filter { $0.opens > 0 || $0.budget != nil }.sorted { $0.programID < $1.programID }
+    }
+
+    /// The local day of `now` in `zone`: its first instant and the next day's.
+    static func localDay(of now: Date, zone: TimeZone) -> (start: Date, end: Date) {
+        let today = ZoneMath.civil(now, in: zone).local.dayNumber
+        return (
+            ZoneMath.resolve(CivilDateTime(dayNumber: today, time: .midnight), in: zone).instant,
+            ZoneMath.resolve(CivilDateTime(dayNumber: today + 1, time: .midnight), in: zone).instant
+        )
+    }
+
+    static func rule(_ row: Row) -> GateRule {
+        var hours: GateHours?
+        if let start = row["hours_start_min"] as Int?, let end = row["hours_end_min"] as Int? {
+            hours = LocalTime(hour: start / 60, minute: start % 60).flatMap { start in
+                LocalTime(hour: end / 60, minute: end % 60).flatMap { GateHours(start: start, end: $0) }
+            }
+        }
+        return GateRule(
+            programID: row["program"],
+            hours: hours,
+            days: (row["days"] as Int?).map { WeekdaySet(rawValue: UInt8(truncatingIfNeeded: $0)) },
+            budget: (row["budget_per_day"] as Int?).flatMap(GateBudget.init(opensPerDay:))
+        )
+    }
+
     static func column(_ outcome: GateEvent.Outcome) -> (String, String?) {
         switch outcome {
         case .exit: ("exit", nil)
@@ -312,4 +425,26 @@ public struct GateBook: Sendable {
 
     static func micros(_ date: Date) -> Int64 { date.micros }
     static func date(_ micros: Int64) -> Date { Date(micros: micros) }
+}
+
+/// One program's opens today (``GateBook/today(zone:)``), against its budget.
+public struct GateToday: Sendable, Equatable {
+    public var programID: String
+    /// Proceeds, and launches opened without a gate (not those in the grace).
+    public var opens = 0
+    /// Of those, the launches outside the program's schedule.
+    public var outsideSchedule = 0
+    public var budget: GateBudget?
+
+    public init(programID: String, opens: Int = 0, outsideSchedule: Int = 0, budget: GateBudget? = nil) {
+        (self.programID, self.opens, self.outsideSchedule, self.budget) = (programID, opens, outsideSchedule, budget)
+    }
+
+    /// "4 opens today, budget 3 (1 outside its schedule)".
+    public var line: String {
+        var text = "\(opens) open\(opens == 1 ? "" : "s") today"
+        if let budget { text += ", budget \(budget.opensPerDay)" + (opens > budget.opensPerDay ? " (over: the pause grows)" : "") }
+        if outsideSchedule > 0 { text += "; \(outsideSchedule) outside its schedule, not gated" }
+        return text
+    }
 }

@@ -35,6 +35,8 @@ public struct GateLaunch: Sendable {
     public var focusEndsAt: Date?
     /// Where the per-program locks are (``GateLock/directory(environment:)``); nil: no lock.
     public var lockDirectory: String?
+    /// The zone of the program's schedule and of the days its budget counts.
+    public var zone: TimeZone
 
     public init(
         programID: String,
@@ -44,7 +46,8 @@ public struct GateLaunch: Sendable {
         clock: any WallClock = SystemWallClock(),
         ticker: any GateTicker = IntervalTicker(),
         focusEndsAt: Date? = nil,
-        lockDirectory: String? = nil
+        lockDirectory: String? = nil,
+        zone: TimeZone = .current
     ) {
         self.programID = programID
         self.name = name
@@ -54,10 +57,12 @@ public struct GateLaunch: Sendable {
         self.ticker = ticker
         self.focusEndsAt = focusEndsAt
         self.lockDirectory = lockDirectory
+        self.zone = zone
     }
 
-    /// Runs the launch: inside the grace after a Proceed, starts without a gate; else shows a
-    /// gate on the first surface `surfaces` can open (each returns nil with the reason it
+    /// Runs the launch: outside the program's schedule (``GateRule``), or inside the grace after
+    /// a Proceed, starts without a gate; else shows a gate (its pause grown past the program's
+    /// budget, ``GateBudget/pauseFactor(open:)``) on the first surface `surfaces` can open (each returns nil with the reason it
     /// cannot), and when none can, starts without one. Records what happened.
     ///
     /// - Parameter surfaces: the surfaces to try, in order, given the gate's first screen: each
@@ -68,6 +73,12 @@ public struct GateLaunch: Sendable {
     ) async throws(ChimeError) -> GateDecision {
         let profile = try book.profile()
         let now = clock.now()
+        let rule = try book.rule(programID: programID)
+        if !rule.applies(at: now, zone: zone) {
+            let reason = rule.outsideReason
+            try book.record([GateEvent(programID: programID, at: now, pauseSeconds: 0, outcome: .notGated(reason: reason))])
+            return .start(notGated: reason)
+        }
         if let left = profile.grace.remaining(lastProceed: try book.lastProceed(programID: programID), now: now) {
             let reason = "grace after Proceed (\(Trigger.formatInterval(Int64(left.rounded(.up)))) left)"
             try book.record([GateEvent(programID: programID, at: now, pauseSeconds: 0, outcome: .notGated(reason: reason))])
@@ -96,14 +107,23 @@ public struct GateLaunch: Sendable {
         var generator = SeededGenerator(seed: random())
         let interests = profile.interests
         let first = quotes.pick(for: interests, after: try book.lastQuote(), using: &generator)
-        let gate = Gate(
+        var pauseLength = profile.pauseLength
+        var budgetLine: String?
+        if let budget = rule.budget {
+            // This launch is the day's next open if it proceeds.
+            let open = try book.opensToday(programID: programID, zone: zone) + 1
+            pauseLength = (pauseLength * budget.pauseFactor(open: open)).rounded()
+            budgetLine = budget.line(open: open)
+        }
+        var gate = Gate(
             programID: programID,
             program: name,
-            pauseLength: profile.pauseLength,
+            pauseLength: pauseLength,
             quote: first,
             at: now,
             focusEndsAt: focusEndsAt
         )
+        gate.budget = budgetLine
         var reasons: [String] = []
         var surface: (any GateSurface)?
         for open in surfaces {

@@ -42,6 +42,8 @@ public struct GateScreen: Sendable, Equatable, Codable {
     public var breathing: String?
     /// The focus session's state, when one is running ("18 min of your focus session left").
     public var focus: String?
+    /// The program's budget of opens, when it has one ("4th open today, budget 3").
+    public var budget: String?
 
     public init(
         program: String,
@@ -50,7 +52,8 @@ public struct GateScreen: Sendable, Equatable, Codable {
         progress: Double,
         proceedEnabled: Bool,
         breathing: String? = nil,
-        focus: String? = nil
+        focus: String? = nil,
+        budget: String? = nil
     ) {
         self.program = program
         self.quote = quote
@@ -59,6 +62,7 @@ public struct GateScreen: Sendable, Equatable, Codable {
         self.proceedEnabled = proceedEnabled
         self.breathing = breathing
         self.focus = focus
+        self.budget = budget
     }
 }
 

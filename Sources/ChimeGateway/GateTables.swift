@@ -53,7 +53,29 @@ extension StoreSchema {
                         CREATE INDEX gate_event_proceed ON gate_event(program, at_us) WHERE outcome = 'proceed';
                         """
                 )
-            }
+            },
+            Migration("v15: the gateway's schedules and budgets") { db in
+                try db.execute(
+                    sql: """
+                        -- When and how much a program is gated ('chime gate add ID --hours --days --budget');
+                        -- a gated program without a row is gated always, without a budget.
+                        CREATE TABLE gate_rule (
+                            -- The desktop entry id, as gate_event.program.
+                            program TEXT PRIMARY KEY,
+                            -- The hours, minutes into the local day; both or neither. End before start
+                            -- crosses midnight.
+                            hours_start_min INTEGER CHECK (hours_start_min BETWEEN 0 AND 1439),
+                            hours_end_min INTEGER CHECK (hours_end_min BETWEEN 0 AND 1439),
+                            -- The days, ISO weekdays as bits (Monday 1 ... Sunday 64); NULL for every day.
+                            days INTEGER CHECK (days BETWEEN 1 AND 127),
+                            -- Opens per local day before the pause grows; NULL for none.
+                            budget_per_day INTEGER CHECK (budget_per_day BETWEEN 1 AND 1000),
+                            updated_us INTEGER NOT NULL,
+                            CHECK ((hours_start_min IS NULL) = (hours_end_min IS NULL))
+                        );
+                        """
+                )
+            },
         ]
     )
 }

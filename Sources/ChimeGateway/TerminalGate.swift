@@ -137,7 +137,7 @@ public final class TerminalGateSurface: GateSurface {
     }
 
     /// The lines of a gate, centred in `columns`: the program, the quote and its author, the
-    /// countdown bar, the breathing pace and the focus line when there are, and the keys.
+    /// countdown bar, the breathing pace, the focus line and the budget line when there are, and the keys.
     public static func lines(_ screen: GateScreen, columns: Int) -> [String] {
         let width = max(columns, 20)
         var lines: [String] = [clean(screen.program), ""]
@@ -153,6 +153,7 @@ public final class TerminalGateSurface: GateSurface {
         lines.append("[" + String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled) + "] " + clock)
         if let breathing = screen.breathing { lines += ["", breathing] }
         if let focus = screen.focus { lines += ["", focus] }
+        if let budget = screen.budget { lines += ["", clean(budget)] }
         lines.append("")
         let proceed = screen.proceedEnabled ? "[p] Proceed" : "Proceed in \(seconds) s"
         lines.append("[e] Exit to Focus   [d] Deepen the Pause   " + proceed)

@@ -48,6 +48,7 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         let remaining: UnsafeMutablePointer<GtkWidget>
         let breathing: UnsafeMutablePointer<GtkWidget>
         let focus: UnsafeMutablePointer<GtkWidget>
+        let budget: UnsafeMutablePointer<GtkWidget>
         let exit: UnsafeMutablePointer<GtkWidget>
         let deepen: UnsafeMutablePointer<GtkWidget>
         let proceed: UnsafeMutablePointer<GtkWidget>
@@ -269,6 +270,7 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         let remaining = label("", "remaining")
         let breathing = label("", "breathing", wrap: true)
         let focus = label("", "focus", wrap: true)
+        let budget = label("", "budget", wrap: true)
 
         let buttons = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12)!
         gtk_widget_set_halign(buttons, GTK_ALIGN_CENTER)
@@ -322,11 +324,12 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
             remaining: remaining,
             breathing: breathing,
             focus: focus,
+            budget: budget,
             exit: exit,
             deepen: deepen,
             proceed: proceed
         )
-        for hidden in [quote, attribution, breathing, focus] { gtk_widget_set_visible(hidden, 0) }
+        for hidden in [quote, attribution, breathing, focus, budget] { gtk_widget_set_visible(hidden, 0) }
         if let screen { show(screen) }
         if let token { gtk_window_set_startup_id(chime_gtk_window(window), token) }
         GtkThread.shared.windowOpened()
@@ -403,6 +406,7 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         gtk_label_set_text(chime_gtk_label(widgets.remaining), Self.remainingText(screen))
         set(widgets.breathing, screen.breathing)
         set(widgets.focus, screen.focus)
+        set(widgets.budget, screen.budget)
         let enabled: gboolean = screen.proceedEnabled ? 1 : 0
         if gtk_widget_get_sensitive(widgets.proceed) != enabled { gtk_widget_set_sensitive(widgets.proceed, enabled) }
     }
@@ -435,6 +439,7 @@ public final class GtkGateWindow: GateSurface, @unchecked Sendable {
         window.chime-gate .remaining { font-size: 16px; font-feature-settings: "tnum"; }
         window.chime-gate .breathing { font-size: 18px; color: #3f6f5e; }
         window.chime-gate .focus { font-size: 14px; color: #5d6862; }
+        window.chime-gate .budget { font-size: 14px; color: #5d6862; }
         window.chime-gate button { font-size: 15px; padding: 8px 18px; }
         window.chime-gate button.suggested-action { background-color: #3f6f5e; background-image: none; color: #ffffff; border-color: #355e50; }
         window.chime-gate button.suggested-action:hover { background-color: #4a7d6b; }

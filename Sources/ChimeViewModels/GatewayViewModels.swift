@@ -96,6 +96,7 @@ public final class GateHubViewModel: Sendable {
             } catch {
                 throw error as? ChimeError ?? ChimeError(.failure, "\(error)")
             }
+            let rules = try book.rules()
             let programs = listed.map {
                 GateHubState.Program(
                     id: $0.id.rawValue,
@@ -103,7 +104,7 @@ public final class GateHubViewModel: Sendable {
                     status: $0.status.rawValue,
                     advice: $0.status == .ok ? nil : $0.advice,
                     canRepair: LauncherOverrides.mendable.contains($0.status),
-                    summary: Self.summary($0.status)
+                    summary: Self.summary($0.status) + (rules[$0.id.rawValue]?.label.map { " · " + $0 } ?? "")
                 )
             }
             let setupRows = try setup(profile: profile)
@@ -197,6 +198,8 @@ public final class GateHubViewModel: Sendable {
         act { () throws(ChimeError) in
             let desktopID = try Self.desktopID(id)
             try Self.chimeErrors { try self.overrides.remove(desktopID) }
+            // Its schedule and budget go with it, as with `chime gate remove`.
+            try? self.book.removeRule(programID: desktopID.rawValue)
             return "Un-gated \(desktopID): its launcher is as it was."
         }
     }

@@ -27,7 +27,7 @@ struct GateCommand: AsyncParsableCommand {
             More: man chime (chime gate)
             """,
         subcommands: [
-            GateHub.self, GateSetup.self, GateAdd.self, GateList.self, GateRemove.self, GateOff.self, GateDoctor.self,
+            GateHub.self, GateSetup.self, GateAdd.self, GateEdit.self, GateList.self, GateRemove.self, GateOff.self, GateDoctor.self,
             GateOpen.self, GateStatsCommand.self,
         ],
         defaultSubcommand: GateHub.self
@@ -107,16 +107,75 @@ struct GatedProgramJSON: Encodable {
     var original: String
     var status: String
     @Nullable var advice: String?
+    /// When the gate applies: "always", "09:00-17:00 mon-fri".
+    var schedule: String
+    @Nullable var hours: String?
+    @Nullable var days: String?
+    /// Opens per day before the pause grows; null for none.
+    @Nullable var budgetPerDay: Int?
+    enum CodingKeys: String, CodingKey {
+        case id, path, original, status, advice, schedule, hours, days
+        case budgetPerDay = "budget_per_day"
+    }
 
-    init(_ override: LauncherOverride) {
+    init(_ override: LauncherOverride, rule: GateRule? = nil) {
         id = override.id.rawValue
         path = override.path
         original = override.originalPath
         status = override.status.rawValue
         advice = override.status == .ok ? nil : override.advice
+        let rule = rule ?? GateRule(programID: id)
+        schedule = rule.schedule
+        hours = rule.hours?.description
+        days = rule.days.map(GateRule.daysText)
+        budgetPerDay = rule.budget?.opensPerDay
     }
 
-    var line: String { "  \(id)" + (status == "ok" ? "" : "  [\(status)] \(advice ?? "")") }
+    /// "  firefox-esr.desktop  09:00-17:00 mon-fri, budget 3/day".
+    var line: String {
+        var text = "  \(id)"
+        if schedule != "always" || budgetPerDay != nil {
+            text +=
+                "  "
+                + [schedule == "always" ? nil : schedule, budgetPerDay.map { "budget \($0)/day" }].compactMap { $0 }.joined(separator: ", ")
+        }
+        return text + (status == "ok" ? "" : "  [\(status)] \(advice ?? "")")
+    }
+}
+
+/// `--hours`, `--days`, `--budget` of `chime gate add` and `chime gate edit`.
+struct GateRuleOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Gate only in these hours, local time: HH:MM-HH:MM (09:00-17:00; 22:00-06:00 crosses midnight).",
+            valueName: "start-end"
+        )
+    )
+    var hours: String?
+    @Option(help: ArgumentHelp("Gate only on these days: mon-fri, weekends, mon,wed,fri (as 'chime med add').", valueName: "days"))
+    var days: String?
+    @Option(
+        help: ArgumentHelp(
+            "Opens per day with the usual pause (3/day); past it the pause grows by half per open, up to 3×.",
+            valueName: "N/day"
+        )
+    )
+    var budget: String?
+
+    var isEmpty: Bool { hours == nil && days == nil && budget == nil }
+
+    /// `rule` with these options' values; throws, before anything is written, on a bad value.
+    func applied(to rule: GateRule) throws(ChimeError) -> GateRule {
+        var rule = rule
+        if let hours { rule.hours = try GateHours.parse(hours) }
+        if let days {
+            // Every day is no limit on the days (as none given).
+            let set = try WeekdaySet.spoken(days)
+            rule.days = set == .everyDay ? nil : set
+        }
+        if let budget { rule.budget = try GateBudget.parse(budget) }
+        return rule
+    }
 }
 
 /// The streak banner: `days`, and its message (null with no banner).
@@ -193,7 +252,8 @@ struct GateHub: AsyncParsableCommand, RunsWithBadConfig {
         }
         let context = try GateContext(global, .read)
         let stats = try context.book.stats(zone: .current)
-        let gated = (try GateContext.overrides().list()).map(GatedProgramJSON.init)
+        let rules = try context.book.rules()
+        let gated = (try GateContext.overrides().list()).map { GatedProgramJSON($0, rule: rules[$0.id.rawValue]) }
         emit(Hub(greeting: GateHub.greeting, streak: stats.streak, programs: gated, profile: try context.book.profile()), json: global.json)
     }
 
@@ -404,8 +464,11 @@ struct GateAdd: AsyncParsableCommand {
         abstract: "Gate a program by its desktop entry id (firefox-esr, org.mozilla.firefox…); --pick lists them by name.",
         discussion: """
             A launcher of your own that is a link is refused (exit 4).
+            --hours and --days gate it only then (outside them it opens at once);
+            --budget lets it open N times a day with the usual pause, then the
+            pause grows (never a lock-out). 'chime gate edit' changes them later.
             Examples:
-              chime gate add firefox-esr
+              chime gate add firefox-esr --hours 09:00-17:00 --days mon-fri
               chime gate add --pick
             More: man chime (chime gate add)
             """
@@ -413,9 +476,14 @@ struct GateAdd: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gateable) var id: String?
     @Flag(help: "List the installed programs by name to choose one.")
     var pick = false
+    @OptionGroup var rule: GateRuleOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        // Bad values stop here, before anything is written.
+        let checked = try rule.applied(to: GateRule(programID: ""))
+        // A new gate starts from these options alone (no rule left from an earlier gate).
+        let context = try GateContext(global, rule.isEmpty ? .update : .create)
         let overrides = try GateContext.overrides()
         var chosen = id
         if pick {
@@ -454,17 +522,91 @@ struct GateAdd: AsyncParsableCommand {
             }
         }
         guard let chosen else { throw ChimeError(.usage, "missing the program's desktop entry id: chime gate add ID, or --pick") }
+        let made: LauncherOverride
         do {
-            let made = try overrides.gate(try GateContext.desktopID(chosen), chime: GateContext.executable())
-            emit(Gated(program: GatedProgramJSON(made)), json: global.json)
+            made = try overrides.gate(try GateContext.desktopID(chosen), chime: GateContext.executable())
         } catch {
             throw GateContext.chimeError(error)
         }
+        var saved = checked
+        saved.programID = made.id.rawValue
+        try context.book.save(saved)
+        emit(Gated(program: GatedProgramJSON(made, rule: saved)), json: global.json)
     }
 
     struct Gated: Report {
         var program: GatedProgramJSON
-        var lines: [String] { ["Gated \(program.id): its launcher now opens a pause first (\(program.path))."] }
+        var lines: [String] {
+            ["Gated \(program.id): its launcher now opens a pause first (\(program.path))."] + GateEdit.ruleLines(program)
+        }
+    }
+}
+
+struct GateEdit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit",
+        abstract: "Change when a gated program is gated (--hours, --days, --always) and its budget (--budget, --no-budget).",
+        discussion: """
+            Options not given keep their values. Past the budget, each open's pause
+            is half the usual one longer than the last, up to 3 times the usual one.
+            Examples:
+              chime gate add firefox-esr
+              chime gate edit firefox-esr --budget 3/day --hours 22:00-06:00
+              chime gate edit firefox-esr --always --no-budget
+            More: man chime (chime gate edit)
+            """
+    )
+    @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gated) var id: String
+    @OptionGroup var rule: GateRuleOptions
+    @Flag(help: "Gate at all hours on every day (clears --hours and --days).") var always = false
+    @Flag(help: "No budget: every open gets the usual pause.") var noBudget = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        if always, rule.hours != nil || rule.days != nil {
+            throw ChimeError(.usage, "--always and --hours/--days: choose one")
+        }
+        if noBudget, rule.budget != nil { throw ChimeError(.usage, "--budget and --no-budget: choose one") }
+        guard !rule.isEmpty || always || noBudget else {
+            throw ChimeError(.usage, "nothing to change: give --hours, --days, --always, --budget or --no-budget")
+        }
+        let desktopID = try GateContext.desktopID(id)
+        let overrides = try GateContext.overrides()
+        let gated: LauncherOverride
+        do {
+            guard let found = try overrides.list().first(where: { $0.id == desktopID }) else {
+                throw ChimeError(.notFound, "'\(desktopID)' is not gated: 'chime gate add \(id)' gates it")
+            }
+            gated = found
+        } catch {
+            throw GateContext.chimeError(error)
+        }
+        let context = try GateContext(global, .create)
+        var changed = try rule.applied(to: try context.book.rule(programID: desktopID.rawValue))
+        if always { (changed.hours, changed.days) = (nil, nil) }
+        if noBudget { changed.budget = nil }
+        try context.book.save(changed)
+        emit(Edited(program: GatedProgramJSON(gated, rule: changed)), json: global.json)
+    }
+
+    /// "Gated 09:00-17:00 mon-fri; outside them it opens at once." and "Budget: 3 opens a day…".
+    static func ruleLines(_ program: GatedProgramJSON) -> [String] {
+        var lines: [String] = []
+        if program.schedule != "always" { lines.append("Gated \(program.schedule); outside them it opens at once.") }
+        if let budget = program.budgetPerDay {
+            lines.append("Budget: \(budget) open\(budget == 1 ? "" : "s") a day with the usual pause; past it the pause grows.")
+        }
+        return lines
+    }
+
+    struct Edited: Report {
+        var program: GatedProgramJSON
+        var lines: [String] {
+            var lines = GateEdit.ruleLines(program)
+            if program.schedule == "always" { lines.insert("\(program.id) is gated at all times.", at: 0) }
+            if program.budgetPerDay == nil { lines.append("No budget: every open gets the usual pause.") }
+            return lines
+        }
     }
 }
 
@@ -479,7 +621,8 @@ struct GateList: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let programs = try GateContext.overrides().list().map(GatedProgramJSON.init)
+        let rules = try GateContext(global, .read).book.rules()
+        let programs = try GateContext.overrides().list().map { GatedProgramJSON($0, rule: rules[$0.id.rawValue]) }
         emit(Programs(programs: programs), json: global.json)
     }
 
@@ -507,6 +650,7 @@ struct GateRemove: AsyncParsableCommand {
         } catch {
             throw GateContext.chimeError(error)
         }
+        try? GateContext(global, .update).book.removeRule(programID: desktopID.rawValue)
         emit(Removed(removed: [desktopID.rawValue]), json: global.json)
     }
 
@@ -532,6 +676,9 @@ struct GateOff: AsyncParsableCommand {
             report = try GateContext.overrides().off()
         } catch {
             throw GateContext.chimeError(error)
+        }
+        if let book = try? GateContext(global, .update).book {
+            for id in report.removed { try? book.removeRule(programID: id.rawValue) }
         }
         emit(Off(removed: report.removed.map(\.rawValue), refused: report.refused.keys.map(\.rawValue).sorted()), json: global.json)
         if let (id, error) = report.refused.sorted(by: { $0.key < $1.key }).first {
@@ -568,7 +715,7 @@ struct GateDoctor: AsyncParsableCommand {
         let overrides = try GateContext.overrides()
         let programs: [GatedProgramJSON]
         do {
-            programs = try overrides.repair(chime: GateContext.executable()).map(GatedProgramJSON.init)
+            programs = try overrides.repair(chime: GateContext.executable()).map { GatedProgramJSON($0) }
         } catch {
             throw GateContext.chimeError(error)
         }
@@ -803,11 +950,13 @@ struct GateStatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try GateContext(global, .read)
-        emit(Proof(stats: try context.book.stats(zone: .current)), json: global.json)
+        emit(Proof(stats: try context.book.stats(zone: .current), today: try context.book.today(zone: .current)), json: global.json)
     }
 
     struct Proof: Report {
         var stats: GateStats
+        /// Each program's opens today against its budget.
+        var today: [GateToday]
 
         func encode(to encoder: any Encoder) throws {
             struct Day: Encodable {
@@ -816,6 +965,17 @@ struct GateStatsCommand: AsyncParsableCommand {
                 enum CodingKeys: String, CodingKey {
                     case date, exits, proceeds, deepens, closed
                     case notGated = "not_gated"
+                }
+            }
+            struct Today: Encodable {
+                var program: String
+                var opens: Int
+                @Nullable var budgetPerDay: Int?
+                var outsideSchedule: Int
+                enum CodingKeys: String, CodingKey {
+                    case program, opens
+                    case budgetPerDay = "budget_per_day"
+                    case outsideSchedule = "outside_schedule"
                 }
             }
             struct Document: Encodable {
@@ -827,8 +987,9 @@ struct GateStatsCommand: AsyncParsableCommand {
                 @Nullable var intentionalityScore: Double?
                 var streak: StreakJSON
                 var trend: [Day]
+                var today: [Today]
                 enum CodingKeys: String, CodingKey {
-                    case header, proceeds, streak, trend
+                    case header, proceeds, streak, trend, today
                     case hoursReclaimed = "hours_reclaimed"
                     case consciousExits = "conscious_exits"
                     case averagePauseS = "average_pause_s"
@@ -852,6 +1013,9 @@ struct GateStatsCommand: AsyncParsableCommand {
                         closed: $0.closed,
                         notGated: $0.notGated
                     )
+                },
+                today: today.map {
+                    Today(program: $0.programID, opens: $0.opens, budgetPerDay: $0.budget?.opensPerDay, outsideSchedule: $0.outsideSchedule)
                 }
             ).encode(to: encoder)
         }
@@ -867,6 +1031,11 @@ struct GateStatsCommand: AsyncParsableCommand {
                 let exits = String(repeating: "▇", count: (day.exits * 20 + peak - 1) / peak)
                 let proceeds = String(repeating: "░", count: (day.proceeds * 20 + peak - 1) / peak)
                 lines.append("  \(day.date)  \(exits)\(proceeds)  \(day.exits)/\(day.proceeds)")
+            }
+            if !today.isEmpty {
+                lines.append("")
+                lines.append("Today:")
+                lines += today.map { "  \($0.programID)  \($0.line)" }
             }
             return lines
         }

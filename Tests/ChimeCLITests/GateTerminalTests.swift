@@ -16,10 +16,11 @@ import Glibc
         let output = Pipe()
         let screen = Mutex("")
 
-        init(sandbox: borrowing Sandbox, record: String, arguments: [String]) throws {
+        /// - Parameter gate: the gate command before `--` (`chime gate open ID --terminal`).
+        init(sandbox: borrowing Sandbox, record: String, arguments: [String], gate: [String] = ["gate", "--terminal"]) throws {
             let script = sandbox.directory.appendingPathComponent("gate.sh")
             let quoted =
-                ([ChimeExecutable.url.path, "gate", "--terminal", "--", "/bin/sh", "-c", "printf '%s\\n' \"$@\" > '\(record)'", "sh"]
+                ([ChimeExecutable.url.path] + gate + ["--", "/bin/sh", "-c", "printf '%s\\n' \"$@\" > '\(record)'", "sh"]
                 + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
             try ("#!/bin/sh\nexec " + quoted.joined(separator: " ") + "\n").write(to: script, atomically: true, encoding: .utf8)
             chmod(script.path, 0o755)

@@ -182,6 +182,16 @@ struct GatewayViewModelTests {
         #expect(one.notice == "Repaired the gate of firefox.desktop: its launcher opens a pause first.")
         #expect(one.programs.first?.isOK == true && one.programs.first?.canRepair == false)
         #expect(one.programs.first?.summary == "Opens with a pause first")
+        // Its schedule and budget, as `chime gate list` says them.
+        try book.save(
+            GateRule(
+                programID: "firefox.desktop",
+                hours: try GateHours.parse("09:00-17:00"),
+                days: .weekdays,
+                budget: GateBudget(opensPerDay: 3)
+            )
+        )
+        #expect(model.loadHubData().programs.first?.summary == "Opens with a pause first · 09:00-17:00 mon-fri, budget 3/day")
         #expect(model.repair("no-such-program", chime: launchers.chime).error?.code == .notFound)
         try FileManager.default.removeItem(atPath: made.path)
         #expect(model.loadHubData().needsRepair)

@@ -77,6 +77,22 @@ public struct WeekdaySet: OptionSet, Sendable, Hashable, Codable, CustomStringCo
         return result
     }
 
+    /// What ``spoken(_:)`` accepts.
+    public static let spokenExpected = "every day, weekdays, weekends, a range such as mon-fri, or a list such as mon,wed,fri"
+
+    /// Days as people type them wherever Chime takes a set of days (`chime med add --days`,
+    /// `chime gate add --days`): ``parse(_:)``'s forms, with a leading "every" allowed ("every
+    /// day", "every mon,wed").
+    public static func spoken(_ text: String) throws(ChimeError) -> WeekdaySet {
+        var words = text.trimmingWhitespace()
+        if words.lowercased().hasPrefix("every ") { words = String(words.dropFirst(6)).trimmingWhitespace() }
+        do {
+            return try parse(words)
+        } catch {
+            throw ChimeError.invalid("days", text, expected: spokenExpected)
+        }
+    }
+
     /// "day", "weekday", "weekend", or short names in ISO order: "mon,wed,fri" ("none" if empty).
     public var description: String {
         switch self {
