@@ -77,23 +77,33 @@ static void name_lost(GDBusConnection *connection, const gchar *name, gpointer u
 
 static const GDBusInterfaceVTable vtable = {method_call, get_property, NULL, {0}};
 
-guint chime_gio_serve(GDBusConnection *connection, const gchar *xml, const gchar *interface_name, const gchar *path,
-                      const gchar *name, chime_gio_method_callback method, chime_gio_property_callback property,
-                      chime_gio_name_callback on_name,
-                      gpointer data, GError **error) {
+/// Exports `interface_name` of `xml` at `path`, its calls and properties to the callbacks (either
+/// may be NULL); *served gets the struct the name's callbacks share. Served for the life of the
+/// process: the node info and this small struct are never freed.
+static guint register_serving(GDBusConnection *connection, const gchar *xml, const gchar *interface_name, const gchar *path,
+                              chime_gio_method_callback method, chime_gio_property_callback property,
+                              chime_gio_name_callback on_name, gpointer data, serving **served, GError **error) {
     GDBusNodeInfo *node = api.g_dbus_node_info_new_for_xml(xml, error);
     if (node == NULL) return 0;
     GDBusInterfaceInfo *interface = api.g_dbus_node_info_lookup_interface(node, interface_name);
     // (The XML is Chime's own: a test checks that it names the interface.)
     if (interface == NULL) return 0;
-    // Served for the life of the process: the node info and this small struct are never freed.
     serving *s = calloc(1, sizeof(serving));
     if (s == NULL) return 0;
     s->method = method;
     s->property = property;
     s->on_name = on_name;
     s->data = data;
-    guint id = api.g_dbus_connection_register_object(connection, path, interface, &vtable, s, NULL, error);
+    *served = s;
+    return api.g_dbus_connection_register_object(connection, path, interface, &vtable, s, NULL, error);
+}
+
+guint chime_gio_serve(GDBusConnection *connection, const gchar *xml, const gchar *interface_name, const gchar *path,
+                      const gchar *name, chime_gio_method_callback method, chime_gio_property_callback property,
+                      chime_gio_name_callback on_name,
+                      gpointer data, GError **error) {
+    serving *s = NULL;
+    guint id = register_serving(connection, xml, interface_name, path, method, property, on_name, data, &s, error);
     if (id == 0) return 0;
     api.g_bus_own_name_on_connection(connection, name, G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE, name_acquired, name_lost, s,
                                       NULL);
@@ -102,14 +112,6 @@ guint chime_gio_serve(GDBusConnection *connection, const gchar *xml, const gchar
 
 guint chime_gio_register(GDBusConnection *connection, const gchar *xml, const gchar *interface_name, const gchar *path,
                          chime_gio_method_callback method, gpointer data, GError **error) {
-    GDBusNodeInfo *node = api.g_dbus_node_info_new_for_xml(xml, error);
-    if (node == NULL) return 0;
-    GDBusInterfaceInfo *interface = api.g_dbus_node_info_lookup_interface(node, interface_name);
-    if (interface == NULL) return 0;
-    // Served for the life of the process, as chime_gio_serve's.
-    serving *s = calloc(1, sizeof(serving));
-    if (s == NULL) return 0;
-    s->method = method;
-    s->data = data;
-    return api.g_dbus_connection_register_object(connection, path, interface, &vtable, s, NULL, error);
+    serving *s = NULL;
+    return register_serving(connection, xml, interface_name, path, method, NULL, NULL, data, &s, error);
 }
