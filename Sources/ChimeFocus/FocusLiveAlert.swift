@@ -307,7 +307,7 @@ extension FocusFamily {
                 guard let done = try timer.store.read({ db in try FocusTimer.fetch(id: id, in: db) }), !done.state.isOpen else {
                     return false
                 }
-                _ = try timer.start(minutes: done.lengthSeconds / 60)
+                _ = try timer.start(minutes: done.lengthSeconds / 60, label: done.label)
                 return true
             }
             guard try timer.current().openSession?.id == id else { return false }
@@ -334,17 +334,17 @@ extension FocusFamily {
         }
     }
 
-    /// "Break over"'s Start: the next session, as long as the one before the break, when none
-    /// is open; Skip changes nothing (the next session waits for 'chime focus start').
+    /// "Break over"'s Start: the next session, as long as the one before the break and with its
+    /// label, when none is open; Skip changes nothing (the next session waits for 'chime focus start').
     private func respondToBreakOver(_ breakID: Int64, key: String) throws -> Bool {
         guard key == FocusTimer.startAction else { return false }
         do {
-            let length = try timer.store.read { db -> Int? in
+            let before = try timer.store.read { db -> FocusSession? in
                 guard let ended = try FocusTimer.fetchBreak(id: breakID, in: db) else { return nil }
-                return try FocusTimer.fetch(id: ended.sessionID, in: db)?.lengthSeconds
+                return try FocusTimer.fetch(id: ended.sessionID, in: db)
             }
-            guard let length else { return false }
-            _ = try timer.start(minutes: length / 60)
+            guard let before else { return false }
+            _ = try timer.start(minutes: before.lengthSeconds / 60, label: before.label)
             return true
         } catch {
             guard error.code == .conflict || error.code == .notFound || error.code == .usage else { throw error }
