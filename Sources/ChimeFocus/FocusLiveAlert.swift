@@ -10,6 +10,8 @@ import Synchronization
 struct LiveShown: Sendable, Hashable {
     var sessionID: Int64
     var lengthSeconds: Int
+    /// The session's label (for the completion alert's command, `--label`).
+    var label: String?
     var state: SessionState
     var stage: Int
     /// The whole minutes left, rounded up (see ``FocusLiveAlert/minutesLeft(remainingSeconds:)``).
@@ -20,6 +22,7 @@ struct LiveShown: Sendable, Hashable {
     init(_ session: FocusSession, at time: MachineTime, askingGiveUp: Bool = false) {
         sessionID = session.id
         lengthSeconds = session.lengthSeconds
+        label = session.label
         state = session.state
         stage = session.stage(at: time)
         minutes = FocusLiveAlert.minutes(remainingSeconds: session.remainingSeconds(at: time))
@@ -353,11 +356,13 @@ extension FocusFamily {
     }
 
     /// ` --minutes N` for the completion alert of a session whose length is known here and is
-    /// not the default; otherwise nothing.
+    /// not the default, and ` --label 'thesis'` for one with a label (as Plant another keeps it);
+    /// otherwise nothing.
     func plantAnotherMinutes(_ reminderID: String) -> String {
         guard let id = Self.sessionID(reminderID), let shown = live.withLock({ $0 }), shown.sessionID == id else { return "" }
         let minutes = shown.lengthSeconds / 60
-        return minutes == FocusTimer.defaultMinutes ? "" : " --minutes \(minutes)"
+        let label = shown.label.map { " --label '" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" } ?? ""
+        return (minutes == FocusTimer.defaultMinutes ? "" : " --minutes \(minutes)") + label
     }
 
     /// 12 for `focus-12`.
