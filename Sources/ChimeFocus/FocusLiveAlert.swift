@@ -77,7 +77,8 @@ public enum FocusLiveAlert {
     /// The live alert of `session` at `time`: `Focusing: 20 min left` / `Tree stage 2 of 5,
     /// ends at 14:32`; paused, `Paused: 18:32 left` (the time left stands still). Its text is
     /// what it is when posted: it is posted again when the minutes left change (see
-    /// ``nextMinuteChange(_:at:)``), not every second; the end time tells the rest.
+    /// ``nextMinuteChange(_:at:)``), not every second; the end time tells the rest. A labelled
+    /// session's body ends with its label: `… ends at 14:32. Label: thesis.`
     public static func note(
         _ session: FocusSession,
         at time: MachineTime,
@@ -86,13 +87,14 @@ public enum FocusLiveAlert {
         zone: TimeZone = .current
     ) -> Note {
         let stage = session.stage(at: time)
+        let label = session.label.map { " Label: \($0)." } ?? ""
         var note: Note
         if session.state == .paused {
             let left = FocusTimer.countdown(session.remainingSeconds(at: time))
             note = Note(
                 id: session.reminderID,
                 title: "Paused: \(left) left",
-                body: "Tree stage \(stage) of 5. Paused as long as you like: resume to go on.",
+                body: "Tree stage \(stage) of 5. Paused as long as you like: resume to go on.\(label)",
                 actions: [Action(key: resume, label: "Resume"), Action(key: giveUp, label: "Give up")],
                 postedAt: postedAt
             )
@@ -102,7 +104,7 @@ public enum FocusLiveAlert {
             note = Note(
                 id: session.reminderID,
                 title: "Focusing: \(minutesLeft(remainingSeconds: session.remainingSeconds(at: time)))",
-                body: "Tree stage \(stage) of 5, ends at \(TimeText.clock(end, in: zone)).",
+                body: "Tree stage \(stage) of 5, ends at \(TimeText.clock(end, in: zone)).\(label)",
                 actions: [Action(key: pause, label: "Pause"), Action(key: giveUp, label: "Give up")],
                 postedAt: postedAt
             )

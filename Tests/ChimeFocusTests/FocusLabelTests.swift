@@ -44,6 +44,9 @@ struct FocusLabelTests {
         #expect(session.label == "thesis")
         #expect(try h.timer.current().openSession?.label == "thesis")
         #expect(try h.timer.openWithoutSettling()?.label == "thesis")
+        // The live alert says it.
+        let live = FocusLiveAlert.note(session, at: h.machine.now(), postedAt: h.wall.now(), icon: nil, zone: TimeZone(identifier: "UTC")!)
+        #expect(live.body == "Tree stage 1 of 5, ends at 09:10. Label: thesis.")
         h.wall.advance(by: 600)
         _ = try h.timer.settle()
         #expect(try h.timer.session(id: session.id).label == "thesis")
