@@ -157,10 +157,12 @@ struct ForestGrid: AsyncParsableCommand {
         }
     }
 
-    /// `: the labels are thesis, email` (the labels that have trees), or `: no tree has a label`.
-    static func knownLabels(_ forest: Forest) throws(ChimeError) -> String {
-        let labels = try forest.labelTotals().filter { $0.trees > 0 }.compactMap(\.label)
-        return labels.isEmpty ? ": no tree has a label" : ": the labels are " + labels.joined(separator: ", ")
+    /// `: the labels are thesis, email` (the labels that have trees, or with `trees` false, ended
+    /// sessions), or `: no tree has a label` (`no session`).
+    static func knownLabels(_ forest: Forest, trees: Bool = true) throws(ChimeError) -> String {
+        let labels = try forest.labelTotals().filter { !trees || $0.trees > 0 }.compactMap(\.label)
+        return labels.isEmpty
+            ? ": no \(trees ? "tree" : "ended session") has a label" : ": the labels are " + labels.joined(separator: ", ")
     }
 }
 
@@ -262,7 +264,7 @@ struct Stats: AsyncParsableCommand {
         let today = localDays.number(of: now)
         let labels = try forest.labelTotals(label: label)
         if let label, labels.isEmpty {
-            Output.note("chime: no ended session has the label '\(label)'" + (try ForestGrid.knownLabels(forest)))
+            Output.note("chime: no ended session has the label '\(label)'" + (try ForestGrid.knownLabels(forest, trees: false)))
         }
         emit(
             Summary(stats, days: days, today: today, breaks: try timer.breakCounts(label: label), label: label, labels: labels),
