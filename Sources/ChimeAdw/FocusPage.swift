@@ -3,8 +3,9 @@ import ChimeCore
 import ChimeFocus
 import ChimeViewModels
 
-/// The Focus page, bound to ``TimerViewModel``: the tree, the countdown, the progress, the
-/// headline and message, and Plant Tree, Pause, Resume and Give Up (shown when they apply);
+/// The Focus page, bound to ``TimerViewModel``: the tree, the countdown, the session's label,
+/// the progress, the headline and message, and an optional Label entry beside Plant Tree, Pause,
+/// Resume and Give Up (shown when they apply);
 /// below them, bound to ``FocusStatsViewModel`` and ``ForestViewModel``: the streak, a chart of
 /// the last 7 days' trees (drawn; its description says the figures), the stats, and the forest
 /// (every ended session's tree, newest first, a given-up one withered), each tree named.
@@ -24,6 +25,10 @@ final class FocusPage: AppPageController {
     private let skipBreak: UnsafeMutablePointer<GtkWidget>
     private let message: UnsafeMutablePointer<GtkWidget>
     private let plant: UnsafeMutablePointer<GtkWidget>
+    /// The optional label beside Plant Tree (`chime focus start --label`).
+    private let labelEntry: UnsafeMutablePointer<GtkWidget>
+    /// The session's label, under the countdown.
+    private let sessionLabel: UnsafeMutablePointer<GtkWidget>
     private let pause: UnsafeMutablePointer<GtkWidget>
     private let resume: UnsafeMutablePointer<GtkWidget>
     private let giveUp: UnsafeMutablePointer<GtkWidget>
@@ -66,6 +71,8 @@ final class FocusPage: AppPageController {
         headline = object("focus_headline")
         message = object("focus_message")
         plant = object("focus_plant")
+        labelEntry = object("focus_label")
+        sessionLabel = object("focus_session_label")
         pause = object("focus_pause")
         resume = object("focus_resume")
         giveUp = object("focus_give_up")
@@ -85,13 +92,15 @@ final class FocusPage: AppPageController {
         let context = Unmanaged.passUnretained(self).toOpaque()
         typealias Handler = @convention(c) (gpointer?, gpointer?) -> Void
         let handlers: [(UnsafeMutablePointer<GtkWidget>, Handler)] = [
-            (plant, { _, data in FocusPage.from(data).act { $0.start() } }),
+            (plant, { _, data in FocusPage.from(data).plantTree() }),
             (pause, { _, data in FocusPage.from(data).act { $0.pause() } }),
             (resume, { _, data in FocusPage.from(data).act { $0.resume() } }),
             (giveUp, { _, data in FocusPage.from(data).askToGiveUp() }),
             (skipBreak, { _, data in FocusPage.from(data).act { $0.skipBreak() } }),
         ]
         for (button, handler) in handlers { chime_adw_connect(button, "clicked", handler, context, nil) }
+        // Enter in the label plants the tree.
+        chime_adw_connect(labelEntry, "activate", { _, data in FocusPage.from(data).plantTree() }, context, nil)
         // Exactly their labels for AT-SPI (GTK 4.8 would add the button's own label: "Plant Tree Plant Tree").
         for (button, name) in [(plant, "Plant Tree"), (pause, "Pause"), (resume, "Resume"), (giveUp, "Give Up"), (skipBreak, "Skip Break")]
         {
@@ -162,6 +171,14 @@ final class FocusPage: AppPageController {
         updateTicker()
     }
 
+    /// Plant Tree, with the label entry's text (empty: no label); the entry is cleared once planted.
+    private func plantTree() {
+        guard timer.state.canStart else { return }
+        let text = String(cString: gtk_editable_get_text(chime_adw_as_editable(labelEntry)))
+        act { $0.start(label: text) }
+        if timer.state.error == nil { gtk_editable_set_text(chime_adw_as_editable(labelEntry), "") }
+    }
+
     private func askToGiveUp() {
         gtk_window_present(chime_adw_as_window(dialog))
     }
@@ -222,6 +239,8 @@ final class FocusPage: AppPageController {
             gtk_picture_set_alternative_text(chime_adw_as_picture(tree), TreeStageText.describe(state.stage))
         }
         set(headline, state.headline)
+        set(sessionLabel, state.label)
+        gtk_widget_set_visible(labelEntry, state.canStart ? 1 : 0)
         set(message, state.error?.message ?? state.breakLeft ?? state.message)
         for (button, shown) in [
             (plant, state.canStart), (pause, state.canPause), (resume, state.canResume), (giveUp, state.canGiveUp),

@@ -77,9 +77,9 @@ extension ChimeBus {
             <!-- The soonest pending dose: id, title, kind, due_us; empty for none. -->
             <property name="NextDose" type="a{sv}" access="read"/>
             <!-- The focus session: state (none, active, paused, break), and with a session id (x), length_s (x),
-                 remaining_s (x), stage (i: the tree's, 0 to 4) and, while active, end_us (x); during the break
-                 after a completed session: id (x: the break's), kind (s: short, long), length_s, remaining_s
-                 and end_us. -->
+                 remaining_s (x), stage (i: the tree's, 0 to 4), label (s) when it has one and, while active,
+                 end_us (x); during the break after a completed session: id (x: the break's), kind (s: short,
+                 long), length_s, remaining_s and end_us. -->
             <property name="Focus" type="a{sv}" access="read"/>
             <!-- Quiet: active (b), and while active until_us (x) and reasons (as: manual, hours). -->
             <property name="Quiet" type="a{sv}" access="read"/>

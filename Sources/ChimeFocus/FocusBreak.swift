@@ -184,11 +184,21 @@ extension FocusTimer {
         }
     }
 
-    /// How many breaks were taken and skipped.
-    public func breakCounts() throws(ChimeError) -> BreakCounts {
+    /// How many breaks were taken and skipped (only the breaks after sessions with `label`, when given).
+    public func breakCounts(label: String? = nil) throws(ChimeError) -> BreakCounts {
         _ = try settle()
         return try store.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM focus_break GROUP BY state")
+            let rows =
+                try label.map { label in
+                    try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT b.state, count(*) AS n FROM focus_break b JOIN focus_session s ON s.id = b.session_id
+                            WHERE s.label = ? GROUP BY b.state
+                            """,
+                        arguments: [label]
+                    )
+                } ?? Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM focus_break GROUP BY state")
             var counts = BreakCounts(taken: 0, skipped: 0)
             for row in rows {
                 switch row["state"] as String {
@@ -255,7 +265,8 @@ extension FocusTimer {
     }
 
     /// Settles the running break: taken at its end; then, with `auto_start_sessions`, the next
-    /// session starts if its end is recent. Returns the session it started, if any.
+    /// session starts if its end is recent, as long as the one before the break and with its
+    /// label (the cycle goes on with the same work). Returns the session it started, if any.
     static func settleBreak(at time: MachineTime, breaks: FocusBreaks, in db: Database) throws -> FocusSession? {
         guard let running = try fetchRunningBreak(in: db), running.endsAt <= time.wall else { return nil }
         let ended = try endBreak(running, as: .taken, at: running.endsAt, in: db)
@@ -263,7 +274,7 @@ extension FocusTimer {
             try fetchOpen(in: db) == nil,
             let last = try fetch(id: running.sessionID, in: db)
         else { return nil }
-        return try insertSession(minutes: last.lengthSeconds / 60, breaks: breaks, at: time, in: db)
+        return try insertSession(minutes: last.lengthSeconds / 60, label: last.label, breaks: breaks, at: time, in: db)
     }
 
     /// Ends `running` as `state` at `instant`; a skip cancels its alert.

@@ -10,6 +10,8 @@ import Synchronization
 struct LiveShown: Sendable, Hashable {
     var sessionID: Int64
     var lengthSeconds: Int
+    /// The session's label (for the completion alert's command, `--label`).
+    var label: String?
     var state: SessionState
     var stage: Int
     /// The whole minutes left, rounded up (see ``FocusLiveAlert/minutesLeft(remainingSeconds:)``).
@@ -20,6 +22,7 @@ struct LiveShown: Sendable, Hashable {
     init(_ session: FocusSession, at time: MachineTime, askingGiveUp: Bool = false) {
         sessionID = session.id
         lengthSeconds = session.lengthSeconds
+        label = session.label
         state = session.state
         stage = session.stage(at: time)
         minutes = FocusLiveAlert.minutes(remainingSeconds: session.remainingSeconds(at: time))
@@ -74,7 +77,8 @@ public enum FocusLiveAlert {
     /// The live alert of `session` at `time`: `Focusing: 20 min left` / `Tree stage 2 of 5,
     /// ends at 14:32`; paused, `Paused: 18:32 left` (the time left stands still). Its text is
     /// what it is when posted: it is posted again when the minutes left change (see
-    /// ``nextMinuteChange(_:at:)``), not every second; the end time tells the rest.
+    /// ``nextMinuteChange(_:at:)``), not every second; the end time tells the rest. A labelled
+    /// session's body ends with its label: `… ends at 14:32. Label: thesis.`
     public static func note(
         _ session: FocusSession,
         at time: MachineTime,
@@ -83,13 +87,14 @@ public enum FocusLiveAlert {
         zone: TimeZone = .current
     ) -> Note {
         let stage = session.stage(at: time)
+        let label = session.label.map { " Label: \($0)." } ?? ""
         var note: Note
         if session.state == .paused {
             let left = FocusTimer.countdown(session.remainingSeconds(at: time))
             note = Note(
                 id: session.reminderID,
                 title: "Paused: \(left) left",
-                body: "Tree stage \(stage) of 5. Paused as long as you like: resume to go on.",
+                body: "Tree stage \(stage) of 5. Paused as long as you like: resume to go on.\(label)",
                 actions: [Action(key: resume, label: "Resume"), Action(key: giveUp, label: "Give up")],
                 postedAt: postedAt
             )
@@ -99,7 +104,7 @@ public enum FocusLiveAlert {
             note = Note(
                 id: session.reminderID,
                 title: "Focusing: \(minutesLeft(remainingSeconds: session.remainingSeconds(at: time)))",
-                body: "Tree stage \(stage) of 5, ends at \(TimeText.clock(end, in: zone)).",
+                body: "Tree stage \(stage) of 5, ends at \(TimeText.clock(end, in: zone)).\(label)",
                 actions: [Action(key: pause, label: "Pause"), Action(key: giveUp, label: "Give up")],
                 postedAt: postedAt
             )
@@ -307,7 +312,7 @@ extension FocusFamily {
                 guard let done = try timer.store.read({ db in try FocusTimer.fetch(id: id, in: db) }), !done.state.isOpen else {
                     return false
                 }
-                _ = try timer.start(minutes: done.lengthSeconds / 60)
+                _ = try timer.start(minutes: done.lengthSeconds / 60, label: done.label)
                 return true
             }
             guard try timer.current().openSession?.id == id else { return false }
@@ -334,17 +339,17 @@ extension FocusFamily {
         }
     }
 
-    /// "Break over"'s Start: the next session, as long as the one before the break, when none
-    /// is open; Skip changes nothing (the next session waits for 'chime focus start').
+    /// "Break over"'s Start: the next session, as long as the one before the break and with its
+    /// label, when none is open; Skip changes nothing (the next session waits for 'chime focus start').
     private func respondToBreakOver(_ breakID: Int64, key: String) throws -> Bool {
         guard key == FocusTimer.startAction else { return false }
         do {
-            let length = try timer.store.read { db -> Int? in
+            let before = try timer.store.read { db -> FocusSession? in
                 guard let ended = try FocusTimer.fetchBreak(id: breakID, in: db) else { return nil }
-                return try FocusTimer.fetch(id: ended.sessionID, in: db)?.lengthSeconds
+                return try FocusTimer.fetch(id: ended.sessionID, in: db)
             }
-            guard let length else { return false }
-            _ = try timer.start(minutes: length / 60)
+            guard let before else { return false }
+            _ = try timer.start(minutes: before.lengthSeconds / 60, label: before.label)
             return true
         } catch {
             guard error.code == .conflict || error.code == .notFound || error.code == .usage else { throw error }
@@ -353,11 +358,13 @@ extension FocusFamily {
     }
 
     /// ` --minutes N` for the completion alert of a session whose length is known here and is
-    /// not the default; otherwise nothing.
+    /// not the default, and ` --label 'thesis'` for one with a label (as Plant another keeps it);
+    /// otherwise nothing.
     func plantAnotherMinutes(_ reminderID: String) -> String {
         guard let id = Self.sessionID(reminderID), let shown = live.withLock({ $0 }), shown.sessionID == id else { return "" }
         let minutes = shown.lengthSeconds / 60
-        return minutes == FocusTimer.defaultMinutes ? "" : " --minutes \(minutes)"
+        let label = shown.label.map { " --label '" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" } ?? ""
+        return (minutes == FocusTimer.defaultMinutes ? "" : " --minutes \(minutes)") + label
     }
 
     /// 12 for `focus-12`.

@@ -72,6 +72,8 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
     public var pausedAt: Date?
     public var segment: Segment?
     public var endReason: EndReason?
+    /// What the session was for (`--label thesis`; see ``FocusLabel``); nil without one.
+    public var label: String?
 
     public init(
         id: Int64,
@@ -83,7 +85,8 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         pausedMicros: Int64 = 0,
         pausedAt: Date? = nil,
         segment: Segment? = nil,
-        endReason: EndReason? = nil
+        endReason: EndReason? = nil,
+        label: String? = nil
     ) {
         self.id = id
         self.state = state
@@ -95,6 +98,7 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         self.pausedAt = pausedAt
         self.segment = segment
         self.endReason = endReason
+        self.label = label
     }
 
     /// The identifier of the session's completion alert: `focus-12`. Like every reminder's, it

@@ -66,6 +66,15 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration(FocusTimer.labelMigration) { db in
+                try db.execute(
+                    sql: """
+                        -- What the session was for ('chime focus start --label thesis'): trimmed, 1 to 40
+                        -- characters, no control characters (FocusLabel); NULL without one.
+                        ALTER TABLE focus_session ADD COLUMN label TEXT CHECK (label IS NULL OR length(label) > 0);
+                        """
+                )
+            },
         ]
     )
 }

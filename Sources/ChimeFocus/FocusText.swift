@@ -98,8 +98,9 @@ public enum FocusText {
 
     /// The forest as a grid that fits `width` columns (the seed's adaptive grid): each cell the
     /// grown tree, its number in the forest (1 for the first tree planted; `trees` are the
-    /// newest first, the first of them numbered `newest`) and its completion day in `zone`.
-    public static func grid(_ trees: [FocusSession], newest: Int? = nil, width: Int, zone: TimeZone) -> [String] {
+    /// newest first, the first of them numbered `newest`; or each numbered by `numbers`, for a
+    /// forest filtered by label) and its completion day in `zone`.
+    public static func grid(_ trees: [FocusSession], newest: Int? = nil, numbers: [Int]? = nil, width: Int, zone: TimeZone) -> [String] {
         let newest = newest ?? trees.count
         let cell = TreeArt.width + 2
         let columns = max(1, width / cell)
@@ -111,8 +112,8 @@ public enum FocusText {
             for line in art {
                 lines.append(String(repeating: line + "  ", count: row.count).trimmedRight())
             }
-            let numbers = row.indices.map { newest - $0 }
-            lines.append(numbers.map { pad(centered("#\($0)", TreeArt.width), cell) }.joined().trimmedRight())
+            let rowNumbers = row.indices.map { numbers?[$0] ?? newest - $0 }
+            lines.append(rowNumbers.map { pad(centered("#\($0)", TreeArt.width), cell) }.joined().trimmedRight())
             lines.append(row.map { pad(centered(shortDay($0.endedAt!, zone: zone), TreeArt.width), cell) }.joined().trimmedRight())
             lines.append("")
             index += columns
@@ -172,6 +173,11 @@ public enum FocusText {
         }
     }
 
+    /// ` (thesis)` after a session's number when it has a label, else nothing.
+    public static func labelled(_ session: FocusSession) -> String {
+        session.label.map { " (\($0))" } ?? ""
+    }
+
     /// The empty forest (the seed's empty state): a title and a line under it.
     public static let emptyForestTitle = "Plant your first tree"
     public static let emptyForestMessage = "Start a 25-minute focus session to grow your forest"
@@ -181,13 +187,18 @@ public enum FocusText {
         "My Forest: \(count) \(count == 1 ? "tree" : "trees") planted"
     }
 
+    /// A forest filtered by label: `My Forest: 2 trees labelled thesis`.
+    public static func forestHeading(count: Int, label: String) -> String {
+        "My Forest: \(count) \(count == 1 ? "tree" : "trees") labelled \(label)"
+    }
+
     /// A tree's heading: `Tree #3 (focus session #12)` (`chime forest show`, the app's detail).
     public static func treeTitle(_ session: FocusSession, number: Int) -> String {
         "Tree #\(number) (focus session #\(session.id))"
     }
 
-    /// A tree's details (the seed's detail view), labelled: Completed, Focus Time, Started, and
-    /// Paused when it was paused a minute or more; times local in `zone`.
+    /// A tree's details (the seed's detail view), labelled: Completed, Focus Time, Started,
+    /// Paused when it was paused a minute or more, and Label when it has one; times local in `zone`.
     public static func treeDetail(_ session: FocusSession, zone: TimeZone) -> [(label: String, value: String)] {
         var rows = [
             ("Completed", session.endedAt.map { TimeText.local($0, in: zone) } ?? "Unknown"),
@@ -195,6 +206,7 @@ public enum FocusText {
             ("Started", TimeText.local(session.startedAt, in: zone)),
         ]
         if session.pausedMicros >= 60_000_000 { rows.append(("Paused", minutes(session.pausedMicros))) }
+        if let label = session.label { rows.append(("Label", label)) }
         return rows
     }
 

@@ -20,6 +20,8 @@ public struct FocusTimer: Sendable {
     public static let alertBody = "Great focus session!"
     /// The reminder kind of completion alerts.
     public static let kind = "focus"
+    /// The migration that gave sessions their label (one name, for the tests that look for it).
+    public static let labelMigration = "v16: focus session labels"
     /// How far the alert's instant may drift from the end the awake clock gives before it is
     /// moved (the wall and awake clocks drift apart by NTP's slewing: parts per million).
     static let alertTolerance: Int64 = 10_000
@@ -58,12 +60,15 @@ public struct FocusTimer: Sendable {
 
     // MARK: - Transitions
 
-    /// Starts a session of `minutes` (10 to 120; 25 by default), scheduling its alert.
-    /// - Throws: `.usage` for minutes out of range; `.conflict` naming the session already open.
-    public func start(minutes: Int = FocusTimer.defaultMinutes) throws(ChimeError) -> FocusSession {
+    /// Starts a session of `minutes` (10 to 120; 25 by default) with its `label` (see
+    /// ``FocusLabel``; nil: none), scheduling its alert.
+    /// - Throws: `.usage` for minutes out of range or a bad label; `.conflict` naming the session
+    ///   already open.
+    public func start(minutes: Int = FocusTimer.defaultMinutes, label: String? = nil) throws(ChimeError) -> FocusSession {
         guard Self.minutesRange.contains(minutes) else {
             throw ChimeError.invalid("minutes", String(minutes), expected: "a whole number of minutes from 10 to 120 (default 25)")
         }
+        let label = try FocusLabel.validate(label)
         let time = clock.now()
         return try store.write { db in
             if let open = try Self.settle(at: time, breaks: breaks, in: db).openSession {
@@ -73,18 +78,25 @@ public struct FocusTimer: Sendable {
             if let running = try Self.fetchRunningBreak(in: db) {
                 try Self.endBreak(running, as: .skipped, at: time.wall, in: db)
             }
-            return try Self.insertSession(minutes: minutes, breaks: breaks, at: time, in: db)
+            return try Self.insertSession(minutes: minutes, label: label, breaks: breaks, at: time, in: db)
         }
     }
 
-    /// Inserts an active session of `minutes` at `time` with its alert, in the caller's transaction.
-    static func insertSession(minutes: Int, breaks: FocusBreaks, at time: MachineTime, in db: Database) throws -> FocusSession {
+    /// Inserts an active session of `minutes` with `label` at `time` with its alert, in the
+    /// caller's transaction.
+    static func insertSession(
+        minutes: Int,
+        label: String?,
+        breaks: FocusBreaks,
+        at time: MachineTime,
+        in db: Database
+    ) throws -> FocusSession {
         try db.execute(
             sql: """
-                INSERT INTO focus_session (state, length_s, started_us, boot_id, segment_awake_us, segment_wall_us)
-                VALUES ('active', ?, ?, ?, ?, ?)
+                INSERT INTO focus_session (state, length_s, started_us, boot_id, segment_awake_us, segment_wall_us, label)
+                VALUES ('active', ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [minutes * 60, time.wall.micros, time.boot, time.awakeMicros, time.wall.micros]
+            arguments: [minutes * 60, time.wall.micros, time.boot, time.awakeMicros, time.wall.micros, label]
         )
         let session = try fetch(id: db.lastInsertedRowID, in: db)!
         try scheduleAlert(for: session, breaks: breaks, at: time, in: db)
@@ -283,17 +295,16 @@ public struct FocusTimer: Sendable {
     }
 
     /// A session's event for its hook (``HookEvent``): `CHIME_ID` its number, `CHIME_TITLE`,
-    /// `CHIME_FOCUS_MINUTES` its length, `CHIME_FOCUS_SECONDS` the focus time it had.
+    /// `CHIME_FOCUS_MINUTES` its length, `CHIME_FOCUS_SECONDS` the focus time it had, and
+    /// `CHIME_FOCUS_LABEL` its label when it has one.
     static func hookEvent(_ name: String, _ session: FocusSession) -> HookEvent {
-        HookEvent(
-            name,
-            subject: String(session.id),
-            environment: [
-                "CHIME_TITLE": "Focus session #\(session.id)",
-                "CHIME_FOCUS_MINUTES": String(session.lengthMicros / 60_000_000),
-                "CHIME_FOCUS_SECONDS": String(session.focusMicros / 1_000_000),
-            ]
-        )
+        var environment = [
+            "CHIME_TITLE": "Focus session #\(session.id)",
+            "CHIME_FOCUS_MINUTES": String(session.lengthMicros / 60_000_000),
+            "CHIME_FOCUS_SECONDS": String(session.focusMicros / 1_000_000),
+        ]
+        if let label = session.label { environment["CHIME_FOCUS_LABEL"] = label }
+        return HookEvent(name, subject: String(session.id), environment: environment)
     }
 
     /// The wall-clock instant the active `session` ends, read at `time`.
@@ -369,16 +380,19 @@ public struct FocusTimer: Sendable {
             pausedMicros: row["paused_us"],
             pausedAt: (row["paused_at_us"] as Int64?).map(Date.init(micros:)),
             segment: segment,
-            endReason: (row["end_reason"] as String?).flatMap(EndReason.init(rawValue:))
+            endReason: (row["end_reason"] as String?).flatMap(EndReason.init(rawValue:)),
+            label: row["label"]
         )
     }
 
     // MARK: - Text
 
-    /// `#12, active, 18:32 left, started Sun 2026-11-22 14:02 +01:00`.
+    /// `#12 (thesis), active, 18:32 left, started Sun 2026-11-22 14:02 +01:00`.
     static func describe(_ session: FocusSession, at time: MachineTime) -> String {
         let started = TimeText.local(session.startedAt, in: .current)
-        return "#\(session.id), \(session.state.rawValue), \(countdown(session.remainingSeconds(at: time))) left, started \(started)"
+        let label = session.label.map { " (\($0))" } ?? ""
+        let left = countdown(session.remainingSeconds(at: time))
+        return "#\(session.id)\(label), \(session.state.rawValue), \(left) left, started \(started)"
     }
 
     /// Why another session cannot start: one is open. A paused session still holds the one

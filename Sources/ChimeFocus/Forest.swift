@@ -144,23 +144,34 @@ public struct Forest: Sendable {
 
     static let validTree = "state = 'completed' AND ended_us IS NOT NULL AND focus_us > 0"
 
-    /// How many trees are planted.
-    public func treeCount() throws(ChimeError) -> Int {
-        try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM focus_session WHERE \(Self.validTree)") ?? 0 }
+    /// `AND label = ?` when `label` is given (with its argument), else nothing.
+    static func labelFilter(_ label: String?) -> (sql: String, arguments: StatementArguments) {
+        guard let label else { return ("", []) }
+        return (" AND label = ?", [label])
     }
 
-    /// Completed trees, newest first (by end time); at most `limit`.
-    public func trees(limit: Int? = nil) throws(ChimeError) -> [FocusSession] {
-        try store.read { db in
+    /// How many trees are planted (with `label` only, when given).
+    public func treeCount(label: String? = nil) throws(ChimeError) -> Int {
+        let filter = Self.labelFilter(label)
+        return try store.read { db in
+            let sql = "SELECT count(*) FROM focus_session WHERE \(Self.validTree)\(filter.sql)"
+            return try Int.fetchOne(db, sql: sql, arguments: filter.arguments) ?? 0
+        }
+    }
+
+    /// Completed trees, newest first (by end time); at most `limit`; with `label` only, when given.
+    public func trees(limit: Int? = nil, label: String? = nil) throws(ChimeError) -> [FocusSession] {
+        let filter = Self.labelFilter(label)
+        return try store.read { db in
             // Only the columns a tree has, read by position: decoding whole rows by column name
             // was half the time of listing 100,000 trees.
             let cursor = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT id, length_s, started_us, ended_us, focus_us, paused_us FROM focus_session
-                    WHERE \(Self.validTree) ORDER BY ended_us DESC LIMIT ?
+                    SELECT id, length_s, started_us, ended_us, focus_us, paused_us, label FROM focus_session
+                    WHERE \(Self.validTree)\(filter.sql) ORDER BY ended_us DESC LIMIT ?
                     """,
-                arguments: [limit ?? -1]
+                arguments: filter.arguments + [limit ?? -1]
             )
             var result: [FocusSession] = []
             while let row = try cursor.next() {
@@ -172,11 +183,46 @@ public struct Forest: Sendable {
                         startedAt: Date(micros: row[2]),
                         endedAt: Date(micros: row[3]),
                         focusMicros: row[4],
-                        pausedMicros: row[5]
+                        pausedMicros: row[5],
+                        label: row[6]
                     )
                 )
             }
             return result
+        }
+    }
+
+    /// The trees with `label`, newest first, each with its number in the whole forest (as
+    /// ``tree(number:)`` finds it: a filtered forest keeps the numbers of the full one); at most
+    /// `limit`.
+    public func trees(label: String, limit: Int? = nil) throws(ChimeError) -> [(number: Int, tree: FocusSession)] {
+        try store.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM (
+                        SELECT id, length_s, started_us, ended_us, focus_us, paused_us, label,
+                            row_number() OVER (ORDER BY ended_us, id) AS number
+                        FROM focus_session WHERE \(Self.validTree)
+                    ) WHERE label = ? ORDER BY number DESC LIMIT ?
+                    """,
+                arguments: [label, limit ?? -1]
+            )
+            return rows.map { row in
+                (
+                    number: row[7],
+                    tree: FocusSession(
+                        id: row[0],
+                        state: .completed,
+                        lengthSeconds: row[1],
+                        startedAt: Date(micros: row[2]),
+                        endedAt: Date(micros: row[3]),
+                        focusMicros: row[4],
+                        pausedMicros: row[5],
+                        label: row[6]
+                    )
+                )
+            }
         }
     }
 
@@ -203,7 +249,7 @@ public struct Forest: Sendable {
         return try store.read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT * FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us LIMIT 1 OFFSET ?",
+                sql: "SELECT * FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us, id LIMIT 1 OFFSET ?",
                 arguments: [number - 1]
             ).map(FocusTimer.session(from:))
         }
@@ -223,16 +269,18 @@ public struct Forest: Sendable {
         throw ChimeError(.notFound, "no tree #\(number): \(has)")
     }
 
-    /// Trees and focus time per local day in `zone`, and the abandoned count.
-    public func days(zone: TimeZone) throws(ChimeError) -> (days: [Int: DayTotals], abandoned: Int) {
-        try store.read { db in
+    /// Trees and focus time per local day in `zone`, and the abandoned count (of the sessions
+    /// with `label` only, when given).
+    public func days(zone: TimeZone, label: String? = nil) throws(ChimeError) -> (days: [Int: DayTotals], abandoned: Int) {
+        let filter = Self.labelFilter(label)
+        return try store.read { db in
             var days: [Int: DayTotals] = [:]
             var localDay = LocalDays(zone: zone)
-            // The index (state, ended_us, focus_us) covers this: no table rows are read.
+            // The index (state, ended_us, focus_us) covers this without a label: no table rows are read.
             let statement = try db.makeStatement(
-                sql: "SELECT ended_us, focus_us FROM focus_session WHERE \(Self.validTree) ORDER BY ended_us"
+                sql: "SELECT ended_us, focus_us FROM focus_session WHERE \(Self.validTree)\(filter.sql) ORDER BY ended_us"
             )
-            let cursor = try Row.fetchCursor(statement)
+            let cursor = try Row.fetchCursor(statement, arguments: filter.arguments)
             while let row = try cursor.next() {
                 let ended: Int64 = row[0]
                 let focus: Int64 = row[1]
@@ -240,15 +288,75 @@ public struct Forest: Sendable {
                 days[day, default: DayTotals()].trees += 1
                 days[day, default: DayTotals()].focusMicros += focus
             }
-            let abandoned = try Int.fetchOne(db, sql: "SELECT count(*) FROM focus_session WHERE state = 'abandoned'") ?? 0
+            let abandoned =
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT count(*) FROM focus_session WHERE state = 'abandoned'\(filter.sql)",
+                    arguments: filter.arguments
+                ) ?? 0
             return (days, abandoned)
         }
     }
 
-    /// The stats as of `now` in `zone`.
-    public func stats(now: Date, zone: TimeZone) throws(ChimeError) -> (stats: ForestStats, days: [Int: DayTotals]) {
-        let (days, abandoned) = try days(zone: zone)
+    /// The stats as of `now` in `zone` (of the sessions with `label` only, when given).
+    public func stats(now: Date, zone: TimeZone, label: String? = nil) throws(ChimeError) -> (stats: ForestStats, days: [Int: DayTotals]) {
+        let (days, abandoned) = try days(zone: zone, label: label)
         var localDay = LocalDays(zone: zone)
         return (ForestStats.from(days: days, abandoned: abandoned, today: localDay.number(of: now)), days)
+    }
+}
+
+/// One label's share of the ended sessions (`chime stats`' breakdown by label).
+public struct LabelTotals: Sendable, Hashable {
+    /// The label; nil for the sessions without one.
+    public var label: String?
+    /// Completed and abandoned sessions.
+    public var sessions: Int
+    /// Completed sessions (trees).
+    public var trees: Int
+    /// Abandoned sessions (given up, or ended by a restart).
+    public var abandoned: Int
+    /// Focus time of the completed sessions, as the stats' total counts it.
+    public var focusMicros: Int64
+
+    public init(label: String?, sessions: Int, trees: Int, abandoned: Int, focusMicros: Int64) {
+        self.label = label
+        self.sessions = sessions
+        self.trees = trees
+        self.abandoned = abandoned
+        self.focusMicros = focusMicros
+    }
+}
+
+extension Forest {
+    /// The ended sessions per label: the most focus time first (then by label), the sessions
+    /// without a label last; only `label` when given. A label with no ended session is not listed.
+    public func labelTotals(label: String? = nil) throws(ChimeError) -> [LabelTotals] {
+        let filter = Self.labelFilter(label)
+        return try store.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT label,
+                        count(*) AS sessions,
+                        sum(CASE WHEN \(Self.validTree) THEN 1 ELSE 0 END) AS trees,
+                        sum(CASE WHEN state = 'abandoned' THEN 1 ELSE 0 END) AS abandoned,
+                        sum(CASE WHEN \(Self.validTree) THEN focus_us ELSE 0 END) AS focus_total
+                    FROM focus_session
+                    WHERE (\(Self.validTree) OR state = 'abandoned')\(filter.sql)
+                    GROUP BY label
+                    ORDER BY label IS NULL, focus_total DESC, label
+                    """,
+                arguments: filter.arguments
+            ).map { row in
+                LabelTotals(
+                    label: row["label"],
+                    sessions: row["sessions"],
+                    trees: row["trees"],
+                    abandoned: row["abandoned"],
+                    focusMicros: row["focus_total"]
+                )
+            }
+        }
     }
 }

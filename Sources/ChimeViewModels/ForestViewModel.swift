@@ -40,7 +40,8 @@ public struct ForestState: Sendable, Hashable {
         public var withered: Bool
         /// The picture's stage, 1 to 5.
         public var stage: Int
-        /// `Tree planted 27 Nov 14:05, 25 min`; `Withered tree, given up 27 Nov 14:05 after 3 min`.
+        /// `Tree planted 27 Nov 14:05, 25 min`; `Withered tree, given up 27 Nov 14:05 after 3 min`;
+        /// a labelled session's ends with its label: `Tree planted 27 Nov 14:05, 25 min, thesis`.
         public var accessibilityLabel: String
     }
 
@@ -151,11 +152,13 @@ public final class ForestViewModel: Sendable {
         let (local, _) = ZoneMath.civil(session.endedAt ?? session.startedAt, in: zone)
         let when = "\(local.day) \(months[local.month - 1]) " + String(format: "%02d:%02d", local.hour, local.minute)
         let minutes = "\(session.focusMicros / 60_000_000) min"
+        // Its label last: `Tree planted 27 Nov 14:05, 25 min, thesis`.
+        let label = session.label.map { ", \($0)" } ?? ""
         guard session.state == .completed else {
             let how = session.endReason == .gaveUp ? "given up" : "abandoned"
-            return "Withered tree, \(how) \(when) after \(minutes)"
+            return "Withered tree, \(how) \(when) after \(minutes)\(label)"
         }
-        return "Tree planted \(when), \(minutes)"
+        return "Tree planted \(when), \(minutes)\(label)"
     }
 
     /// A tree tapped: its detail (tree `number`, as the grid labels it).

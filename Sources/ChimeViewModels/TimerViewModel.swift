@@ -37,6 +37,8 @@ public struct TimerState: Sendable, Hashable {
     public var error: ChimeError?
     /// During the break after a completed session: `Break: 04:12 left` (`Long break: …`).
     public var breakLeft: String? = nil
+    /// The label of the session shown (`thesis`); nil without one, or idle.
+    public var label: String? = nil
 
     /// The seed's `isSessionActive`: the countdown runs (a view ticks only then).
     public var isSessionActive: Bool { phase == .active }
@@ -84,9 +86,13 @@ public final class TimerViewModel: Sendable {
 
     // MARK: - What a person does
 
-    /// Plant Tree: starts a session of ``minutes``.
+    /// Plant Tree: starts a session of ``minutes`` with `label` (the label entry's text: empty or
+    /// blank is no label; otherwise checked as `chime focus start --label` checks it).
     @discardableResult
-    public func start() -> TimerState { act { () throws(ChimeError) in try timer.start(minutes: minutes) } }
+    public func start(label: String? = nil) -> TimerState {
+        let label = label.flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 }
+        return act { () throws(ChimeError) in try timer.start(minutes: minutes, label: label) }
+    }
 
     @discardableResult
     public func pause() -> TimerState { act { () throws(ChimeError) in try timer.pause() } }
@@ -209,7 +215,8 @@ public final class TimerViewModel: Sendable {
                 ? 1 : session.lengthMicros > 0 ? Double(session.focusMicros(at: time)) / Double(session.lengthMicros) : 0,
             headline: headline,
             message: message,
-            error: nil
+            error: nil,
+            label: session.label
         )
     }
 

@@ -30,6 +30,7 @@ struct Focus: AsyncParsableCommand {
               chime focus resume
               chime focus give-up --yes
               chime focus status --json
+              chime focus start --label thesis
             More: man chime (chime focus start)
             """,
         subcommands: [
@@ -52,9 +53,11 @@ struct SessionJSON: Encodable {
     var endReason: String?
     var alert: String
     var alertDue: String?
+    /// The session's label (`--label`); absent without one.
+    var label: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, state, stage, started, ended, alert
+        case id, state, stage, started, ended, alert, label
         case lengthSeconds = "length_s"
         case remainingSeconds = "remaining_s"
         case focusSeconds = "focus_s"
@@ -78,6 +81,7 @@ struct SessionJSON: Encodable {
         endReason = session.endReason?.rawValue
         alert = session.reminderID
         self.alertDue = alertDue.map(TimeText.iso)
+        label = session.label
     }
 }
 
@@ -150,8 +154,12 @@ struct FocusStart: AsyncParsableCommand {
         commandName: "start",
         abstract: "Start a focus session (25 minutes unless --minutes or the config file's focus.length says otherwise).",
         discussion: """
+            A label (--label) says what the session is for: 1 to 40 characters, trimmed,
+            no control characters; labels match exactly ('Thesis' is not 'thesis'). A
+            session that follows by itself (a break's end, Start, Plant another) keeps
+            the label before it. 'chime forest --label', 'chime stats --label' read by it.
             Examples:
-              chime focus start --minutes 50
+              chime focus start --minutes 50 --label thesis
             More: man chime (chime focus start)
             """
     )
@@ -162,6 +170,12 @@ struct FocusStart: AsyncParsableCommand {
         help: ArgumentHelp("The session's length, 10 to 120 minutes: 25, 25m or 1h.", valueName: "minutes")
     )
     var length: DurationOption<FocusMinutes>?
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("What the session is for, 1 to 40 characters (thesis): the forest and the stats read by it.", valueName: "text")
+    )
+    var label: String?
 
     /// --minutes, else `$CHIME_FOCUS_LENGTH`, the config file's `focus.length`, else 25.
     func minutes() throws(ChimeError) -> Int {
@@ -174,8 +188,10 @@ struct FocusStart: AsyncParsableCommand {
 
     func run() async throws {
         let minutes = try minutes()
+        // Checked before the store is opened: a bad label creates nothing.
+        let label = try FocusLabel.validate(label)
         let context = try FocusContext(global, .create)
-        let session = try context.timer.start(minutes: minutes)
+        let session = try context.timer.start(minutes: minutes, label: label)
         if watch && !global.json {
             _ = pokeRunner(context.store, json: false)
             try FocusWatch(context: context).run()
@@ -183,7 +199,8 @@ struct FocusStart: AsyncParsableCommand {
         }
         context.report(
             session,
-            headline: "Started focus session #\(session.id): \(minutes) minutes. Your tree is planted as a seed.",
+            headline: "Started focus session #\(session.id)\(FocusText.labelled(session)): \(minutes) minutes. "
+                + "Your tree is planted as a seed.",
             json: global.json
         )
     }
@@ -262,7 +279,8 @@ struct FocusGiveUp: AsyncParsableCommand {
         let focus = FocusText.minutes(session.focusMicros)
         context.report(
             session,
-            headline: "Gave up focus session #\(session.id) after \(focus) of focus. The tree did not make it.",
+            headline:
+                "Gave up focus session #\(session.id)\(FocusText.labelled(session)) after \(focus) of focus. The tree did not make it.",
             json: global.json
         )
     }
@@ -305,7 +323,9 @@ struct FocusStatus: AsyncParsableCommand {
             text = FocusStatus.breakLines(rest, cycle: cycle, at: time.wall)
         } else if let session {
             if session.state.isOpen {
-                text = ["Focus session #\(session.id), started \(TimeText.local(session.startedAt, in: .current))"]
+                text = [
+                    "Focus session #\(session.id)\(FocusText.labelled(session)), started \(TimeText.local(session.startedAt, in: .current))"
+                ]
                 text += context.drawing(session, at: time, alertDue: due)
             } else {
                 text = ["No focus session running. " + (Self.outcome(session) ?? ""), "Start one with 'chime focus start'."]

@@ -33,10 +33,12 @@ struct TreeJSON: Report {
     var completed: String
     var focusSeconds: Int64
     var pausedSeconds: Int64
+    /// The session's label; absent without one.
+    var label: String?
     private var session: FocusSession
 
     enum CodingKeys: String, CodingKey {
-        case number, id, started, completed
+        case number, id, started, completed, label
         case focusSeconds = "focus_s"
         case pausedSeconds = "paused_s"
     }
@@ -48,6 +50,7 @@ struct TreeJSON: Report {
         completed = TimeText.iso(session.endedAt!)
         focusSeconds = session.focusMicros / 1_000_000
         pausedSeconds = session.pausedMicros / 1_000_000
+        label = session.label
         self.session = session
     }
 
@@ -69,6 +72,7 @@ struct ForestCommand: AsyncParsableCommand {
         discussion: """
             Examples:
               chime forest
+              chime forest --label thesis
               chime forest --json
             More: man chime (chime forest)
             """,
@@ -83,13 +87,16 @@ struct ForestGrid: AsyncParsableCommand {
         abstract: "Draw the forest as a grid that fits the terminal (the default).",
         discussion: """
             Shows the newest trees that fit one screen unless --all or --limit; --json
-            lists every tree.
+            lists every tree. With --label, only the trees of sessions with that label
+            (matched exactly), each keeping its number in the whole forest.
             More: man chime (chime forest)
             """
     )
     @Flag(help: "Draw every tree.") var all = false
     @Option(parsing: .unconditional, help: ArgumentHelp("Draw (or list) at most this many trees.", valueName: "count"))
     var limit: Int?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only the trees of sessions with this label (thesis).", valueName: "text"))
+    var label: String?
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -99,16 +106,25 @@ struct ForestGrid: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let label = try FocusLabel.validate(label)
         let store = try global.openStore(.read)
         try FocusTimer(store: store, breaks: Settings.ifValid?.focusBreaks ?? FocusBreaks()).settle()
         let forest = Forest(store: store)
-        let count = try forest.treeCount()
+        let count = try forest.treeCount(label: label)
         let (columns, rows) = TerminalSize.current()
         if global.json {
-            Self.writeJSON(count: count, trees: try forest.trees(limit: limit))
+            if let label {
+                Self.writeJSON(count: count, numbered: try forest.trees(label: label, limit: limit))
+            } else {
+                Self.writeJSON(count: count, trees: try forest.trees(limit: limit))
+            }
             return
         }
         guard count > 0 else {
+            if let label {
+                Output.line("No tree has the label '\(label)'" + (try Self.knownLabels(forest)))
+                return
+            }
             Output.line(FocusText.emptyForestTitle)
             Output.line(FocusText.emptyForestMessage + ": chime focus start")
             return
@@ -117,17 +133,36 @@ struct ForestGrid: AsyncParsableCommand {
         // One screen: each row of trees takes the art, two label lines and a blank one.
         let screenful = max(1, (rows - 3) / (TreeArt.height + 3)) * perRow
         let shown = all ? count : min(count, limit ?? screenful)
-        let trees = try forest.trees(limit: shown)
-        Output.line(FocusText.forestHeading(count: count))
-        Output.line("")
         var text = ""
-        for line in FocusText.grid(trees, newest: count, width: columns, zone: .current) { text += line + "\n" }
+        let drawn: Int
+        if let label {
+            let numbered = try forest.trees(label: label, limit: shown)
+            drawn = numbered.count
+            Output.line(FocusText.forestHeading(count: count, label: label))
+            Output.line("")
+            let grid = FocusText.grid(numbered.map(\.tree), numbers: numbered.map(\.number), width: columns, zone: .current)
+            for line in grid { text += line + "\n" }
+        } else {
+            let trees = try forest.trees(limit: shown)
+            drawn = trees.count
+            Output.line(FocusText.forestHeading(count: count))
+            Output.line("")
+            for line in FocusText.grid(trees, newest: count, width: columns, zone: .current) { text += line + "\n" }
+        }
         FileHandle.standardOutput.write(Data(text.utf8))
-        if trees.count < count {
-            Output.line("The newest \(trees.count) of \(count): 'chime forest --all' draws them all; 'chime forest show N' tree #N.")
+        if drawn < count {
+            Output.line("The newest \(drawn) of \(count): 'chime forest --all' draws them all; 'chime forest show N' tree #N.")
         } else {
             Output.line("'chime forest show N' shows tree #N.")
         }
+    }
+
+    /// `: the labels are thesis, email` (the labels that have trees, or with `trees` false, ended
+    /// sessions), or `: no tree has a label` (`no session`).
+    static func knownLabels(_ forest: Forest, trees: Bool = true) throws(ChimeError) -> String {
+        let labels = try forest.labelTotals().filter { !trees || $0.trees > 0 }.compactMap(\.label)
+        return labels.isEmpty
+            ? ": no \(trees ? "tree" : "ended session") has a label" : ": the labels are " + labels.joined(separator: ", ")
     }
 }
 
@@ -137,16 +172,36 @@ extension ForestGrid {
     /// numbers and ISO instants (nothing to escape), and JSONEncoder took 300 ms of the 430 ms
     /// that listing 85,000 trees took (`chime-bench focus`).
     static func writeJSON(count: Int, trees: [FocusSession]) {
+        writeJSON(count: count, numbered: trees.enumerated().map { (number: count - $0.offset, tree: $0.element) })
+    }
+
+    /// As above, each tree with its number (a forest filtered by label).
+    static func writeJSON(count: Int, numbered trees: [(number: Int, tree: FocusSession)]) {
         var text = "{\"count\":\(count),\"trees\":["
         text.reserveCapacity(40 + trees.count * 120)
-        for (index, tree) in trees.enumerated() {
+        for (index, (number, tree)) in trees.enumerated() {
             if index > 0 { text += "," }
-            let json = TreeJSON(tree, number: count - index)
+            let json = TreeJSON(tree, number: number)
             text += "{\"completed\":\"\(json.completed)\",\"focus_s\":\(json.focusSeconds),\"id\":\(json.id),"
+            if let label = json.label { text += "\"label\":\(jsonString(label))," }
             text += "\"number\":\(json.number),\"paused_s\":\(json.pausedSeconds),\"started\":\"\(json.started)\"}"
         }
         text += "]}\n"
         FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// `text` as a JSON string, quoted and escaped.
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 }
 
@@ -182,24 +237,39 @@ struct Stats: AsyncParsableCommand {
         abstract: "Focus stats: trees, focus time, streaks, completion.",
         discussion: """
             A streak counts consecutive local days with a completed session. Completion
-            rate: completed / (completed + abandoned).
+            rate: completed / (completed + abandoned). Breaks: taken (ran to their end)
+            and skipped. By label: each label's sessions, focus time (of completed
+            sessions) and abandoned ones; --label counts that label's sessions only
+            (and the breaks after them).
             Examples:
               chime stats --json
+              chime stats --label thesis
             More: man chime (chime stats)
             """
     )
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only the sessions with this label (thesis).", valueName: "text"))
+    var label: String?
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        let label = try FocusLabel.validate(label)
         let store = try global.openStore(.read)
         let timer = FocusTimer(store: store, breaks: Settings.ifValid?.focusBreaks ?? FocusBreaks())
         try timer.settle()
         let zone = TimeZone.current
         let now = Date()
-        let (stats, days) = try Forest(store: store).stats(now: now, zone: zone)
+        let forest = Forest(store: store)
+        let (stats, days) = try forest.stats(now: now, zone: zone, label: label)
         var localDays = LocalDays(zone: zone)
         let today = localDays.number(of: now)
-        emit(Summary(stats, days: days, today: today, breaks: try timer.breakCounts()), json: global.json)
+        let labels = try forest.labelTotals(label: label)
+        if let label, labels.isEmpty {
+            Output.note("chime: no ended session has the label '\(label)'" + (try ForestGrid.knownLabels(forest, trees: false)))
+        }
+        emit(
+            Summary(stats, days: days, today: today, breaks: try timer.breakCounts(label: label), label: label, labels: labels),
+            json: global.json
+        )
     }
 
     /// The focus stats and the trees per day of the last 30 days.
@@ -227,6 +297,10 @@ struct Stats: AsyncParsableCommand {
         var breaksTaken: Int
         var breaksSkipped: Int
         var last30Days: [Day]
+        /// The label the stats are of (`--label`); absent for all sessions.
+        var label: String?
+        /// The ended sessions per label (see ``LabelTotals``), the unlabelled ones as `"label": null`.
+        var labels: [LabelJSON]
         private var stats: ForestStats
         private var days: [Int: DayTotals]
         private var today: Int
@@ -245,9 +319,48 @@ struct Stats: AsyncParsableCommand {
             case last30Days = "last_30_days"
             case breaksTaken = "breaks_taken"
             case breaksSkipped = "breaks_skipped"
+            case label, labels
         }
 
-        init(_ stats: ForestStats, days: [Int: DayTotals], today: Int, breaks: BreakCounts) {
+        /// One label's line of the breakdown.
+        struct LabelJSON: Encodable {
+            var label: String?
+            var sessions: Int
+            var trees: Int
+            var abandoned: Int
+            var focusSeconds: Int64
+            enum CodingKeys: String, CodingKey {
+                case label, sessions, trees, abandoned
+                case focusSeconds = "focus_s"
+            }
+            init(_ totals: LabelTotals) {
+                label = totals.label
+                sessions = totals.sessions
+                trees = totals.trees
+                abandoned = totals.abandoned
+                focusSeconds = totals.focusMicros / 1_000_000
+            }
+            /// `label` is written as null for the sessions without one.
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(label, forKey: .label)
+                try container.encode(sessions, forKey: .sessions)
+                try container.encode(trees, forKey: .trees)
+                try container.encode(abandoned, forKey: .abandoned)
+                try container.encode(focusSeconds, forKey: .focusSeconds)
+            }
+        }
+
+        init(
+            _ stats: ForestStats,
+            days: [Int: DayTotals],
+            today: Int,
+            breaks: BreakCounts,
+            label: String? = nil,
+            labels: [LabelTotals] = []
+        ) {
+            self.label = label
+            self.labels = labels.map(LabelJSON.init)
             breaksTaken = breaks.taken
             breaksSkipped = breaks.skipped
             totalTrees = stats.totalTrees
@@ -269,9 +382,26 @@ struct Stats: AsyncParsableCommand {
         }
 
         var lines: [String] {
-            (stats.summaryRows + [(label: "Breaks", value: "\(breaksTaken) taken, \(breaksSkipped) skipped")])
+            (label.map { ["Label: \($0)", ""] } ?? [])
+                + (stats.summaryRows + [(label: "Breaks", value: "\(breaksTaken) taken, \(breaksSkipped) skipped")])
                 .map { $0.label.padding(toLength: 17, withPad: " ", startingAt: 0) + $0.value }
+                + byLabel
                 + ["", "Trees per day, last 30 days"] + FocusText.chart(days: days, today: today)
+        }
+
+        /// The breakdown by label, as a table; nothing while no session has a label.
+        private var byLabel: [String] {
+            guard labels.contains(where: { $0.label != nil }) else { return [] }
+            let names = labels.map { $0.label ?? "(no label)" }
+            let width = max(names.map(\.count).max() ?? 0, "By label".count) + 2
+            func row(_ name: String, _ cells: [String]) -> String {
+                name.padding(toLength: width, withPad: " ", startingAt: 0)
+                    + cells.map { String(repeating: " ", count: max(0, 10 - $0.count)) + $0 }.joined()
+            }
+            return ["", row("By label", ["Sessions", "Focus", "Abandoned"])]
+                + zip(names, labels).map { name, totals in
+                    row(name, ["\(totals.sessions)", ForestStats.formatFocus(totals.focusSeconds * 1_000_000), "\(totals.abandoned)"])
+                }
         }
     }
 }

@@ -189,9 +189,9 @@ struct RemindersServiceTests {
                 ])
         )
 
-        // A focus session of 25 minutes, 5 in: active, 20 left, its end and the tree's stage.
+        // A focus session of 25 minutes, 5 in: active, 20 left, its end, the tree's stage and its label.
         let timer = FocusTimer(store: fixture.store, clock: ManualMachineClock(wall: fixture.wall))
-        let session = try timer.start(minutes: 25)
+        let session = try timer.start(minutes: 25, label: "thesis")
         fixture.wall.advance(by: 5 * 60)
         properties = try service.properties()
         guard case .dictionary(let focus) = properties["Focus"] else {
@@ -202,6 +202,7 @@ struct RemindersServiceTests {
         #expect(focus["length_s"] == .int64(1500) && focus["remaining_s"] == .int64(1200))
         #expect(focus["end_us"] == .int64(RemindersService.micros(Self.now.addingTimeInterval(25 * 60))))
         #expect(focus["stage"] == .int32(Int32(TreeStage.stage(remainingSeconds: 1200, lengthSeconds: 1500))))
+        #expect(focus["label"] == .string("thesis"))
         // The session's end is a pending reminder too: the soonest is now the focus one's or tea's.
         #expect(properties["NextDue"] == .int64(RemindersService.micros(tea)))
 

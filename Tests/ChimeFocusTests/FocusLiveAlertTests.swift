@@ -162,21 +162,24 @@ struct FocusLiveAlertTests {
         #expect(given.state == .abandoned && given.endReason == .gaveUp)
         #expect(Self.live(notifier.posts).count == 3)
 
-        // A full session, then "Plant another" on its completion alert.
-        let second = try h.timer.start(minutes: 10)
+        // A full session with a label, then "Plant another" on its completion alert (the label kept).
+        let second = try h.timer.start(minutes: 10, label: "Bob's thesis")
         h.wall.poke()
         #expect(await notifier.nextPost().id == second.reminderID)
         h.wall.advance(to: h.at(79 + 600))
         var planted = await notifier.nextPost()
         while planted.title != "Tree planted!" { planted = await notifier.nextPost() }
         #expect(planted.id == second.reminderID)
-        #expect(planted.answerInstead == "Plant another: chime focus start --minutes 10. Skip Break: chime focus skip")
+        #expect(
+            planted.answerInstead
+                == "Plant another: chime focus start --minutes 10 --label 'Bob'\\''s thesis'. Skip Break: chime focus skip"
+        )
         #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(79 + 600 + 300)))
         notifier.respond(NoteResponse(noteID: second.reminderID, kind: .action("plant-another")))
         let third = await notifier.nextPost()
         #expect(third.title == "Focusing: 10 min left")
         let open = try #require(try h.timer.current().openSession)
-        #expect(open.id == second.id + 1 && open.lengthSeconds == 600)
+        #expect(open.id == second.id + 1 && open.lengthSeconds == 600 && open.label == "Bob's thesis")
         #expect(third.id == open.reminderID)
         // The completed session's alert was replaced, never withdrawn.
         #expect(notifier.withdrawals == [first.reminderID])

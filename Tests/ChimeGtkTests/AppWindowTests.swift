@@ -163,4 +163,47 @@ struct AppWindowTests {
             _ = try display.run("/usr/bin/import", ["-window", window, directory.appendingPathComponent("chime-app-narrow.png").path])
         }
     }
+
+    @Test func aTreePlantedWithALabelCarriesItToTheStoreTheCountdownAndTheForest() async throws {
+        // Given the app at its Focus page
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        let bus = try SessionBus(on: display)
+        defer { bus.stop(display: display) }
+        let environment = Self.environment(display, bus)
+        let app = try GateWindowProcess(on: display, ["app", "focus"], environment: environment)
+        defer { app.stop() }
+        #expect(await app.next("presented ") == "presented page=focus", "\(app.lines) \(app.stderr)")
+        func names() -> String { (try? Accessibility.run(["names"], on: display, environment: environment).output) ?? "" }
+
+        // When the person types a label beside Plant Tree and plants the tree
+        let typed = try await Accessibility.wait(["entry-set", "Label", "  thesis "], on: display, environment: environment) { status, _ in
+            status == 0
+        }
+        #expect(typed.hasPrefix("set"), "\(typed) \(names())")
+        #expect(try Accessibility.run(["click", "Plant Tree"], on: display, environment: environment).status == 0)
+
+        // Then the session in the store has the label, trimmed, and the page shows it
+        var label: String?
+        for _ in 0..<40 {
+            let report = try display.run(Self.chime, ["focus", "status", "--json"], environment: environment).output
+            let json = try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any]
+            label = (json?["session"] as? [String: Any])?["label"] as? String
+            if label != nil { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(label == "thesis")
+        let shown = try await Accessibility.wait(["has", "thesis"], on: display, environment: environment) { status, _ in status == 0 }
+        #expect(shown.hasPrefix("label"), "\(shown) \(names())")
+        // The label field is hidden while the session runs.
+        #expect(try Accessibility.run(["has", "Label"], on: display, environment: environment).status != 0, "\(names())")
+
+        // When they give up: the withered tree in the forest says its label
+        #expect(try Accessibility.run(["click", "Give Up"], on: display, environment: environment).status == 0)
+        _ = try await Accessibility.wait(["click", "Give Up", "dialog"], on: display, environment: environment) { status, _ in status == 0 }
+        let tree = try await Accessibility.wait(["names"], on: display, environment: environment) { _, output in
+            output.contains("Withered tree, given up") && output.contains("after 0 min, thesis")
+        }
+        #expect(tree.contains("after 0 min, thesis"), "\(tree)")
+    }
 }

@@ -222,4 +222,27 @@ struct TimerViewModelTests {
         #expect(ended.sessionID == id)
         #expect(ended.message?.hasPrefix("The last one, #\(id), was abandoned: the machine restarted during it") == true)
     }
+
+    @Test func plantTreeWithALabelShowsItAndABadOneIsSaidWithoutStarting() throws {
+        let h = try ViewModelHarness()
+        defer { h.cleanUp() }
+        let model = TimerViewModel(timer: h.timer, zone: ViewModelHarness.utc)
+        let refused = model.start(label: "a\tb")
+        #expect(refused.phase == .idle)
+        #expect(refused.error?.code == .usage)
+        #expect(refused.error?.message.hasPrefix("invalid label 'a\\u{9}b'") == true, "\(refused.error?.message ?? "")")
+        let started = model.start(label: " thesis ")
+        #expect(started.phase == .active)
+        #expect(started.error == nil)
+        #expect(started.label == "thesis")
+        #expect(model.refresh().label == "thesis")
+        _ = model.giveUp()
+        model.dismiss()
+        // A blank entry is no label.
+        #expect(model.start(label: "   ").label == nil)
+        #expect(try h.timer.current().openSession?.label == nil)
+        // The withered tree's name ends with its label.
+        let plots = ForestViewModel(forest: Forest(store: h.store), zone: ViewModelHarness.utc).state.plots
+        #expect(plots.first?.accessibilityLabel == "Withered tree, given up 5 Jan 09:00 after 0 min, thesis")
+    }
 }
