@@ -3,6 +3,10 @@ import ChimeStore
 import Foundation
 import GRDB
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One run of a gated program: from the instant `chime gate open` started it to the end of the
 /// process it started.
 ///
@@ -27,9 +31,9 @@ import GRDB
 /// **A watcher killed (kill -9, a power cut)**: the start is one row written at the start, the
 /// end one update at the end, each in its own transaction, so nothing is ever half-written. A run
 /// whose end never came counts until now (it may still run), until the program's next run
-/// starts and closes it at that instant; its reminder in use is cancelled then too. Runs of the
-/// same program that overlap (two windows opened through two launches) count once: the minutes
-/// of a day are those of the union of its runs.
+/// starts and closes it at that instant, once the process it started is gone; its reminder in
+/// use is cancelled then too. Runs of the same program that overlap (two windows opened through
+/// two launches) count once: the minutes of a day are those of the union of its runs.
 public struct GateRun: Sendable, Equatable {
     public var id: Int64
     public var programID: String
@@ -54,6 +58,16 @@ public struct GateRun: Sendable, Equatable {
     ) {
         (self.id, self.programID, self.name, self.pid, self.start, self.end) = (id, programID, name, pid, start, end)
         self.remindAfter = remindAfter
+    }
+
+    /// Whether process `pid` runs: it exists (`kill(pid, 0)`, under this user or another) and
+    /// is not a zombie waiting to be reaped (its state in `/proc/PID/stat`).
+    public static func isRunning(_ pid: Int32) -> Bool {
+        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
     }
 
     /// The id of the run's reminder in use: "gate-run-12".
@@ -106,18 +120,26 @@ public struct GateRun: Sendable, Equatable {
 
 extension GateBook {
     /// Records the start of a run of `programID` (process `pid`) now, closing at this instant the
-    /// runs of the same program whose end never came (their watcher was killed) and cancelling
-    /// their reminders, and, when the program's rule sets one, scheduling the run's reminder in
-    /// use `remindAfter` minutes from now. One transaction.
+    /// runs of the same program whose end never came and whose process is gone (their watcher
+    /// was killed) and cancelling their reminders, and, when the program's rule sets one,
+    /// scheduling the run's reminder in use `remindAfter` minutes from now. One transaction.
+    /// - Parameter isRunning: whether a process still runs (a run of the same program still
+    ///   going, in another window, is left open; its watcher writes its end).
     @discardableResult
-    public func startRun(programID: String, name: String, pid: Int32, remindAfter: Int?) throws(ChimeError) -> GateRun {
+    public func startRun(
+        programID: String,
+        name: String,
+        pid: Int32,
+        remindAfter: Int?,
+        isRunning: (Int32) -> Bool = GateRun.isRunning
+    ) throws(ChimeError) -> GateRun {
         let now = clock.now()
         return try store.write { db in
-            let unfinished = try Int64.fetchAll(
+            let unfinished = try Row.fetchAll(
                 db,
-                sql: "SELECT id FROM gate_run WHERE program = ? AND end_us IS NULL",
+                sql: "SELECT id, pid FROM gate_run WHERE program = ? AND end_us IS NULL",
                 arguments: [programID]
-            )
+            ).compactMap { row -> Int64? in isRunning(row["pid"]) ? nil : row["id"] }
             for id in unfinished {
                 try db.execute(
                     sql: "UPDATE gate_run SET end_us = max(start_us, ?) WHERE id = ?",

@@ -144,12 +144,20 @@ import Glibc
         #expect(kill(program, 0) == 0)
         let orphan = try #require(try await Self.run(1, in: sandbox))
         #expect(orphan.end == nil)
-        // The program's next run closes it at its own start.
+        // Another run while it goes on (another window) leaves it open.
+        let other = try sandbox.chime("gate", "open", "chess.desktop", "--", "/bin/true")
+        #expect(other.status == 0, "\(other)")
+        #expect(try await Self.run(2, in: sandbox, ended: true) != nil)
+        #expect(try await Self.run(1, in: sandbox)?.end == nil)
+        // Once the program is gone, its next run closes it at its own start.
+        kill(program, SIGKILL)
+        let deadline = Date().addingTimeInterval(10)
+        while GateRun.isRunning(program), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let next = try sandbox.chime("gate", "open", "chess.desktop", "--", "/bin/true")
         #expect(next.status == 0, "\(next)")
         let closed = try #require(try await Self.run(1, in: sandbox))
-        let second = try #require(try await Self.run(2, in: sandbox, ended: true))
-        #expect(closed.end == second.start)
+        let third = try #require(try await Self.run(3, in: sandbox, ended: true))
+        #expect(closed.end == third.start)
     }
 
     @Test func pastTheMinutesBudgetTheGateAndTheStatsSayHowMuchWasUsed() async throws {

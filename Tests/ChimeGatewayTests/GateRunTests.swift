@@ -6,6 +6,10 @@ import Foundation
 import GRDB
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A gated program's runs (what the watching parent of `chime gate open` records), on an
 /// injected clock: the minutes of a day, the minutes budget and its growing pause, the reminder
 /// in use with Exit and Keep going, a watcher killed before the end, and the stats per program.
@@ -117,12 +121,34 @@ import Testing
         #expect(GateRun.seconds(of: [], from: dayStart, to: dayEnd, now: Self.at(23, 11)) == 0)
     }
 
+    @Test func aProcessRunsUntilItIsGoneOrAZombie() {
+        #expect(GateRun.isRunning(getpid()))
+        #expect(!GateRun.isRunning(0) && !GateRun.isRunning(-1))
+        var child: pid_t = 0
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { free(argv[0]) }
+        #expect(posix_spawn(&child, "/bin/true", nil, nil, &argv, environ) == 0)
+        // The child has exited and is not reaped yet: a zombie.
+        var state = ""
+        for _ in 0..<500 where state != "Z" {
+            state =
+                (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: ")").last?
+                .split(separator: " ").first.map(String.init) ?? ""
+            if state != "Z" { usleep(2_000) }
+        }
+        #expect(state == "Z")
+        #expect(!GateRun.isRunning(child))
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        #expect(!GateRun.isRunning(child))
+    }
+
     @Test func aRunCountsFromItsStartToItsEndAndOneStillGoingUntilNow() throws {
         let given = try Given()
         try given.run(minutes: 30)
         #expect(try given.used() == 30)
         given.clock.advance(by: 600)
-        let running = try given.book.startRun(programID: Self.program, name: "Firefox", pid: 7, remindAfter: nil)
+        let running = try given.book.startRun(programID: Self.program, name: "Firefox", pid: 7, remindAfter: nil) { _ in false }
         given.clock.advance(by: 15 * 60)
         #expect(try given.used() == 45)
         #expect(try given.book.run(id: running.id)?.end == nil)
@@ -134,11 +160,17 @@ import Testing
     @Test func aRunWhoseWatcherWasKilledCountsUntilTheProgramsNextRunClosesIt() throws {
         let given = try Given()
         // The watcher was killed: no end was ever written.
-        let orphan = try given.book.startRun(programID: Self.program, name: "Firefox", pid: 7, remindAfter: 20)
+        let orphan = try given.book.startRun(programID: Self.program, name: "Firefox", pid: 7, remindAfter: 20) { _ in false }
         given.clock.advance(by: 50 * 60)
         #expect(try given.used() == 50)
-        // The next run closes it at its own start, and cancels its reminder.
-        let next = try given.book.startRun(programID: Self.program, name: "Firefox", pid: 8, remindAfter: nil)
+        // A run that starts while its process still runs (another window) leaves it open.
+        let other = try given.book.startRun(programID: Self.program, name: "Firefox", pid: 9, remindAfter: nil) { $0 == 7 }
+        #expect(try given.book.run(id: orphan.id)?.end == nil)
+        #expect(try given.store.reminder(id: orphan.reminderID).kind == GateBook.kind)
+        try given.book.endRun(id: other.id)
+        #expect(try given.used() == 50)
+        // Once it is gone, the next run closes it at its own start, and cancels its reminder.
+        let next = try given.book.startRun(programID: Self.program, name: "Firefox", pid: 8, remindAfter: nil) { _ in false }
         #expect(try given.book.run(id: orphan.id)?.end == given.clock.now())
         #expect(throws: ChimeError.self) { try given.store.reminder(id: orphan.reminderID) }
         given.clock.advance(by: 10 * 60)
