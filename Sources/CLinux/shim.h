@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,5 +163,71 @@ static inline int chime_wifexited(int status) { return WIFEXITED(status); }
 static inline int chime_wexitstatus(int status) { return WEXITSTATUS(status); }
 static inline int chime_wifsignaled(int status) { return WIFSIGNALED(status); }
 static inline int chime_wtermsig(int status) { return WTERMSIG(status); }
+
+// The watching parent of a gated program (`chime gate open`): the program starts as a child that
+// keeps this process's terminal, process group, descriptors and environment, with every signal
+// unblocked and at its default, as exec would have given it; this process forwards SIGTERM,
+// SIGHUP, SIGUSR1 and SIGUSR2 to it and ignores SIGINT and SIGQUIT (a terminal sends those to
+// the whole process group: the program gets them itself), as system(3) does.
+static volatile pid_t chime_watched_child = 0;
+static volatile sig_atomic_t chime_watch_pending = 0;
+static void chime_watch_forward(int signal_number) {
+    pid_t child = chime_watched_child;
+    if (child > 0) kill(child, signal_number);
+    else chime_watch_pending = signal_number;
+}
+
+// Before the child starts: the handlers (a signal that comes before the child exists is kept
+// and forwarded once it does).
+static inline void chime_watch_prepare(void) {
+    struct sigaction forward;
+    memset(&forward, 0, sizeof forward);
+    forward.sa_handler = chime_watch_forward;
+    sigemptyset(&forward.sa_mask);
+    forward.sa_flags = SA_RESTART;
+    int forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+    for (unsigned i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaction(forwarded[i], &forward, NULL);
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, &ignore, NULL);
+    sigaction(SIGQUIT, &ignore, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    for (unsigned i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaddset(&set, forwarded[i]);
+    sigaddset(&set, SIGCHLD);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+// Starts the child (as above); 0 or an errno.
+static inline int chime_watch_spawn(const char *program, char *const argv[], char *const envp[], pid_t *pid) {
+    posix_spawnattr_t attr;
+    int error = posix_spawnattr_init(&attr);
+    if (error) return error;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    error = posix_spawnp(pid, program, NULL, &attr, argv, envp);
+    posix_spawnattr_destroy(&attr);
+    if (error == 0) {
+        chime_watched_child = *pid;
+        sig_atomic_t pending = chime_watch_pending;
+        if (pending) kill(*pid, pending);
+    }
+    return error;
+}
+
+// Waits for the child to end (through signals forwarded meanwhile); its wait status, or -1.
+static inline int chime_watch_wait(pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    return status;
+}
 
 #endif

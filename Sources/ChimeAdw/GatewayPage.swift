@@ -274,6 +274,12 @@ final class GatewayPage: AppPageController {
             }
             append(row, to: statsList)
         }
+        // Each program's opens, minutes and budgets kept over the trend's days.
+        for program in state.programs {
+            let row = actionRow(program.label, program.value)
+            chime_adw_set_accessible(row, "\(program.label): \(program.value)", nil)
+            append(row, to: statsList)
+        }
         days = state.dailyTrends
         peak = state.trendPeak
         gtk_label_set_text(chime_adw_as_label(trendPeak), "Tallest bar: \(peak)")

@@ -69,7 +69,8 @@ public enum ChimeApp {
                 }
             }
         )
-        return [focus, doses, plainReminders(store: store, logger: log, snoozeLength: snoozeLength)]
+        let gate = GateFamily(book: GateBook(store: store))
+        return [focus, doses, gate, plainReminders(store: store, logger: log, snoozeLength: snoozeLength)]
     }
 
     /// Plain reminders' part of the runner (their alerts' Done and Snooze), on either store's
@@ -144,6 +145,7 @@ extension ChimeApp {
         switch kind {
         case DoseBook.kind: "Doses: \(count) scheduled (chime doses)"
         case FocusTimer.kind: "Focus: \(count) session alert\(count == 1 ? "" : "s") (chime focus status)"
+        case GateBook.kind: "Gateway: \(count) reminder\(count == 1 ? "" : "s") in use (chime gate stats)"
         default: "\(kind): \(count) scheduled (chime list --json)"
         }
     }

@@ -306,16 +306,18 @@ public struct GateBook: Sendable {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO gate_rule (program, hours_start_min, hours_end_min, days, budget_per_day, updated_us)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO gate_rule (program, hours_start_min, hours_end_min, days, budget_per_day, budget_min_per_day,
+                        remind_after_min, updated_us)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (program) DO UPDATE SET hours_start_min = excluded.hours_start_min,
                         hours_end_min = excluded.hours_end_min, days = excluded.days,
-                        budget_per_day = excluded.budget_per_day, updated_us = excluded.updated_us
+                        budget_per_day = excluded.budget_per_day, budget_min_per_day = excluded.budget_min_per_day,
+                        remind_after_min = excluded.remind_after_min, updated_us = excluded.updated_us
                     """,
                 arguments: [
                     rule.programID, rule.hours.map { $0.start.secondsIntoDay / 60 }, rule.hours.map { $0.end.secondsIntoDay / 60 },
                     rule.days.flatMap { $0 == .everyDay ? nil : Int($0.rawValue) }, rule.budget?.opensPerDay,
-                    Self.micros(clock.now()),
+                    rule.minutesBudget?.minutesPerDay, rule.remindAfter, Self.micros(clock.now()),
                 ]
             )
         }
@@ -361,10 +363,15 @@ public struct GateBook: Sendable {
                 )
             }
         }
-        for (program, rule) in try rules() where rule.budget != nil {
+        for (program, rule) in try rules() where rule.budget != nil || rule.minutesBudget != nil {
             days[program, default: GateToday(programID: program)].budget = rule.budget
+            days[program, default: GateToday(programID: program)].minutesBudget = rule.minutesBudget
         }
-        return days.values.filter { $0.opens > 0 || $0.budget != nil }.sorted { $0.programID < $1.programID }
+        for (program, used) in try minutesToday(zone: zone) where used > 0 {
+            days[program, default: GateToday(programID: program)].used = used
+        }
+        return days.values.filter { $0.opens > 0 || $0.used > 0 || $0.budget != nil || $0.minutesBudget != nil }
+            .sorted { $0.programID < $1.programID }
     }
 
     /// The local day of `now` in `zone`: its first instant and the next day's.
@@ -387,7 +394,9 @@ public struct GateBook: Sendable {
             programID: row["program"],
             hours: hours,
             days: (row["days"] as Int?).map { WeekdaySet(rawValue: UInt8(truncatingIfNeeded: $0)) },
-            budget: (row["budget_per_day"] as Int?).flatMap(GateBudget.init(opensPerDay:))
+            budget: (row["budget_per_day"] as Int?).flatMap(GateBudget.init(opensPerDay:)),
+            minutesBudget: (row["budget_min_per_day"] as Int?).flatMap(GateMinutesBudget.init(minutesPerDay:)),
+            remindAfter: row["remind_after_min"]
         )
     }
 
@@ -435,15 +444,33 @@ public struct GateToday: Sendable, Equatable {
     /// Of those, the launches outside the program's schedule.
     public var outsideSchedule = 0
     public var budget: GateBudget?
+    /// Seconds of running time today (``GateBook/minutesToday(zone:)``).
+    public var used: TimeInterval = 0
+    public var minutesBudget: GateMinutesBudget?
 
-    public init(programID: String, opens: Int = 0, outsideSchedule: Int = 0, budget: GateBudget? = nil) {
+    public init(
+        programID: String,
+        opens: Int = 0,
+        outsideSchedule: Int = 0,
+        budget: GateBudget? = nil,
+        used: TimeInterval = 0,
+        minutesBudget: GateMinutesBudget? = nil
+    ) {
         (self.programID, self.opens, self.outsideSchedule, self.budget) = (programID, opens, outsideSchedule, budget)
+        (self.used, self.minutesBudget) = (used, minutesBudget)
     }
 
-    /// "4 opens today, budget 3 (1 outside its schedule)".
+    /// "4 opens today, budget 3 (over: the pause grows); 62 of 60 min today (over: the pause
+    /// grows); 1 outside its schedule, not gated".
     public var line: String {
         var text = "\(opens) open\(opens == 1 ? "" : "s") today"
         if let budget { text += ", budget \(budget.opensPerDay)" + (opens > budget.opensPerDay ? " (over: the pause grows)" : "") }
+        if let minutesBudget {
+            text +=
+                "; " + minutesBudget.line(used: used) + (used > Double(minutesBudget.minutesPerDay * 60) ? " (over: the pause grows)" : "")
+        } else if used >= 60 {
+            text += "; \(Int(used / 60)) min"
+        }
         if outsideSchedule > 0 { text += "; \(outsideSchedule) outside its schedule, not gated" }
         return text
     }

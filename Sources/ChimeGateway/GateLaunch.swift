@@ -108,13 +108,23 @@ public struct GateLaunch: Sendable {
         let interests = profile.interests
         let first = quotes.pick(for: interests, after: try book.lastQuote(), using: &generator)
         var pauseLength = profile.pauseLength
-        var budgetLine: String?
+        var factor = 1.0
+        var budgetLines: [String] = []
         if let budget = rule.budget {
             // This launch is the day's next open if it proceeds.
             let open = try book.opensToday(programID: programID, zone: zone) + 1
-            pauseLength = (pauseLength * budget.pauseFactor(open: open)).rounded()
-            budgetLine = budget.line(open: open)
+            factor = budget.pauseFactor(open: open)
+            budgetLines.append(budget.line(open: open))
         }
+        if let minutes = rule.minutesBudget {
+            // The running time so far today (a run still going counts until now).
+            let used = try book.usedToday(programID: programID, zone: zone)
+            factor = max(factor, minutes.pauseFactor(used: used))
+            budgetLines.append(minutes.line(used: used))
+        }
+        // Past both budgets, the larger growth: never more than 3× (``GateBudget/maximumFactor``).
+        pauseLength = (pauseLength * factor).rounded()
+        let budgetLine = budgetLines.isEmpty ? nil : budgetLines.joined(separator: " · ")
         var gate = Gate(
             programID: programID,
             program: name,

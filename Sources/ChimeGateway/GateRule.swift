@@ -93,6 +93,55 @@ public struct GateBudget: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 }
 
+/// How many minutes a day a program runs before its pause grows: the running time the watching
+/// parent of `chime gate open` measures (``GateRun``).
+public struct GateMinutesBudget: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Minutes per local day within the budget, 1 to 1440.
+    public var minutesPerDay: Int
+
+    public init?(minutesPerDay: Int) {
+        guard (1...1_440).contains(minutesPerDay) else { return nil }
+        self.minutesPerDay = minutesPerDay
+    }
+
+    public static let expected = "Nm/day or Nh/day, minutes per day from 1m to 24h, e.g. 60m/day"
+
+    /// "60m/day", "90min/day", "1h/day", "1h30m/d": a duration and "/day" (or "/d").
+    public static func parse(_ text: String) throws(ChimeError) -> GateMinutesBudget {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var duration = Substring(trimmed)
+        for suffix in ["/day", "/d"] where trimmed.hasSuffix(suffix) {
+            duration = trimmed.dropLast(suffix.count)
+            break
+        }
+        guard let seconds = try? TimeParsing.duration(String(duration)), seconds % 60 == 0,
+            let budget = GateMinutesBudget(minutesPerDay: Int(seconds / 60))
+        else { throw ChimeError.invalid("budget", text, expected: expected) }
+        return budget
+    }
+
+    /// "60m/day".
+    public var description: String { "\(minutesPerDay)m/day" }
+
+    /// Each started ``stepMinutes`` over the budget adds half the usual pause.
+    public static let stepMinutes = 10
+
+    /// The factor on the usual pause after `used` seconds of running time today: 1 within the
+    /// budget; past it, 1 + 0.5 for each started 10 minutes over, at most 3 (as opens past
+    /// ``GateBudget``): with 60m/day, 62 min pauses 1.5×, 75 min 2×, 100 min and more 3×.
+    public func pauseFactor(used: TimeInterval) -> Double {
+        let over = used - Double(minutesPerDay * 60)
+        guard over > 0 else { return 1 }
+        let steps = (over / Double(Self.stepMinutes * 60)).rounded(.up)
+        return min(1 + GateBudget.growthPerOpen * steps, GateBudget.maximumFactor)
+    }
+
+    /// What the gate says: "62 of 60 min today" (whole minutes, rounded down).
+    public func line(used: TimeInterval) -> String {
+        "\(Int(max(used, 0) / 60)) of \(minutesPerDay) min today"
+    }
+}
+
 /// When and how much a program is gated: its schedule (hours and days; always when neither is
 /// set) and its budget of opens per day (none: every open gets the usual pause).
 ///
@@ -109,16 +158,46 @@ public struct GateRule: Sendable, Hashable, Codable {
     public var hours: GateHours?
     public var days: WeekdaySet?
     public var budget: GateBudget?
+    /// Minutes a day before the pause grows; nil for none.
+    public var minutesBudget: GateMinutesBudget?
+    /// After this many minutes in the program, an alert says so ("20 min in Firefox"), again
+    /// every as many minutes after Keep going; nil for none. 1 to 1440.
+    public var remindAfter: Int?
 
-    public init(programID: String, hours: GateHours? = nil, days: WeekdaySet? = nil, budget: GateBudget? = nil) {
+    public init(
+        programID: String,
+        hours: GateHours? = nil,
+        days: WeekdaySet? = nil,
+        budget: GateBudget? = nil,
+        minutesBudget: GateMinutesBudget? = nil,
+        remindAfter: Int? = nil
+    ) {
         (self.programID, self.hours, self.days, self.budget) = (programID, hours, days, budget)
+        (self.minutesBudget, self.remindAfter) = (minutesBudget, remindAfter)
+    }
+
+    public static let remindRange = 1...1_440
+    public static let remindExpected = "a duration in whole minutes from 1m to 24h, e.g. 20m"
+
+    /// `--remind-after 20m`: whole minutes, 1m to 24h.
+    public static func parseRemindAfter(_ text: String) throws(ChimeError) -> Int {
+        guard let seconds = try? TimeParsing.duration(text), seconds % 60 == 0, remindRange.contains(Int(seconds / 60)) else {
+            throw ChimeError.invalid("remind-after", text, expected: remindExpected)
+        }
+        return Int(seconds / 60)
     }
 
     /// Whether the gate applies at all times (no hours, no days).
     public var isAlways: Bool { hours == nil && (days == nil || days == .everyDay) }
 
     /// Whether the rule says nothing (always gated, no budget): it need not be stored.
-    public var isDefault: Bool { isAlways && budget == nil }
+    public var isDefault: Bool { isAlways && budget == nil && minutesBudget == nil && remindAfter == nil }
+
+    /// "budget 3/day and 60m/day", "budget 60m/day"; nil with no budget.
+    public var budgetText: String? {
+        let parts = [budget?.description, minutesBudget?.description].compactMap { $0 }
+        return parts.isEmpty ? nil : "budget " + parts.joined(separator: " and ")
+    }
 
     /// "09:00-17:00 mon-fri", "09:00-17:00", "mon-fri", "always".
     public var schedule: String {
@@ -136,10 +215,10 @@ public struct GateRule: Sendable, Hashable, Codable {
         }
     }
 
-    /// "09:00-17:00 mon-fri, budget 3/day", "budget 3/day"; nil for a rule that says nothing
-    /// (`chime gate list`, the app's Gateway page).
+    /// "09:00-17:00 mon-fri, budget 3/day", "budget 3/day and 60m/day, reminder after 20 min";
+    /// nil for a rule that says nothing (`chime gate list`, the app's Gateway page).
     public var label: String? {
-        let parts = [isAlways ? nil : schedule, budget.map { "budget \($0)" }].compactMap { $0 }
+        let parts = [isAlways ? nil : schedule, budgetText, remindAfter.map { "reminder after \($0) min" }].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 

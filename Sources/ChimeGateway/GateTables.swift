@@ -76,6 +76,40 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration(StoreSchema.gateRunsMigration) { db in
+                try db.execute(
+                    sql: """
+                        -- Minutes per day before the pause grows ('--budget 60m/day'), and the reminder
+                        -- in use ('--remind-after 20m'): minutes after which a run is reminded.
+                        ALTER TABLE gate_rule ADD COLUMN budget_min_per_day INTEGER CHECK (budget_min_per_day BETWEEN 1 AND 1440);
+                        ALTER TABLE gate_rule ADD COLUMN remind_after_min INTEGER CHECK (remind_after_min BETWEEN 1 AND 1440);
+
+                        -- One run of a gated program: from its start by 'chime gate open' (which stays as
+                        -- its watching parent) to the end of the process it started. Written in one
+                        -- statement at the start, and end_us in one at the end: a watcher killed in
+                        -- between leaves end_us NULL (the run counts until now, until the program's
+                        -- next run closes it at its own start).
+                        CREATE TABLE gate_run (
+                            id INTEGER PRIMARY KEY,
+                            program TEXT NOT NULL,
+                            -- The program's name as people see it, for the reminder in use.
+                            name TEXT NOT NULL,
+                            -- The process started (the watcher's child).
+                            pid INTEGER NOT NULL,
+                            start_us INTEGER NOT NULL,
+                            end_us INTEGER CHECK (end_us >= start_us),
+                            -- The reminder in use's interval, as the rule said at the start; NULL for none.
+                            remind_after_min INTEGER
+                        );
+                        CREATE INDEX gate_run_by_program ON gate_run(program, start_us);
+                        CREATE INDEX gate_run_by_time ON gate_run(start_us);
+                        """
+                )
+            },
         ]
     )
+
+    /// The name of the migration that added the runs of gated programs (the lead renumbers it
+    /// on merge: tests refer to it by this constant).
+    public static let gateRunsMigration = "v17: the gateway's runs, minutes budgets and reminders in use"
 }

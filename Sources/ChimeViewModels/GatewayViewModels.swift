@@ -308,6 +308,9 @@ public struct GateStatsState: Sendable, Hashable {
     public var rows: [LabeledValue]
     /// The last 30 local days, oldest first.
     public var dailyTrends: [GateDay]
+    /// Each program over those days, as `chime gate stats` lists them: its id, and "5 opens,
+    /// 105 min; budget 1/day and 30m/day kept 2 of 4 days".
+    public var programs: [LabeledValue] = []
     public var error: ChimeError?
 
     /// The chart's tallest bar: the most exits or proceeds in a day (at least 1).
@@ -358,6 +361,7 @@ public final class GateStatsViewModel: Sendable {
     public func loadStatistics() -> GateStatsState {
         do {
             let stats = try book.stats(zone: zone)
+            let programs = try book.programStats(zone: zone)
             current.withLock { state in
                 state.hoursReclaimed = stats.hoursReclaimed
                 state.totalConsciousExits = stats.consciousExits
@@ -365,6 +369,7 @@ public final class GateStatsViewModel: Sendable {
                 state.intentionalityScore = stats.intentionalityScore
                 state.rows = [LabeledValue](stats.summaryRows)
                 state.dailyTrends = stats.trend
+                state.programs = programs.map { LabeledValue($0.programID, $0.line) }
                 state.error = nil
             }
         } catch {

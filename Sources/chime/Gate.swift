@@ -113,9 +113,15 @@ struct GatedProgramJSON: Encodable {
     @Nullable var days: String?
     /// Opens per day before the pause grows; null for none.
     @Nullable var budgetPerDay: Int?
+    /// Minutes per day before the pause grows; null for none.
+    @Nullable var budgetMinutesPerDay: Int?
+    /// Minutes in the program before the reminder in use; null for none.
+    @Nullable var remindAfterMin: Int?
     enum CodingKeys: String, CodingKey {
         case id, path, original, status, advice, schedule, hours, days
         case budgetPerDay = "budget_per_day"
+        case budgetMinutesPerDay = "budget_minutes_per_day"
+        case remindAfterMin = "remind_after_min"
     }
 
     init(_ override: LauncherOverride, rule: GateRule? = nil) {
@@ -129,16 +135,18 @@ struct GatedProgramJSON: Encodable {
         hours = rule.hours?.description
         days = rule.days.map(GateRule.daysText)
         budgetPerDay = rule.budget?.opensPerDay
+        budgetMinutesPerDay = rule.minutesBudget?.minutesPerDay
+        remindAfterMin = rule.remindAfter
+        label = rule.label
     }
+
+    /// The rule in words ("09:00-17:00 mon-fri, budget 3/day and 60m/day, reminder after 20 min").
+    private var label: String?
 
     /// "  firefox-esr.desktop  09:00-17:00 mon-fri, budget 3/day".
     var line: String {
         var text = "  \(id)"
-        if schedule != "always" || budgetPerDay != nil {
-            text +=
-                "  "
-                + [schedule == "always" ? nil : schedule, budgetPerDay.map { "budget \($0)/day" }].compactMap { $0 }.joined(separator: ", ")
-        }
+        if let label { text += "  " + label }
         return text + (status == "ok" ? "" : "  [\(status)] \(advice ?? "")")
     }
 }
@@ -156,13 +164,20 @@ struct GateRuleOptions: ParsableArguments {
     var days: String?
     @Option(
         help: ArgumentHelp(
-            "Opens per day with the usual pause (3/day); past it the pause grows by half per open, up to 3×.",
-            valueName: "N/day"
+            "Opens per day (3/day) or minutes per day (60m/day) with the usual pause; past it the pause grows, up to 3×. Both: give it twice.",
+            valueName: "N/day|Nm/day"
         )
     )
-    var budget: String?
+    var budget: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "After this long in the program, an alert says so (20 min in Firefox) with Exit / Keep going: 1m to 24h.",
+            valueName: "duration"
+        )
+    )
+    var remindAfter: String?
 
-    var isEmpty: Bool { hours == nil && days == nil && budget == nil }
+    var isEmpty: Bool { hours == nil && days == nil && budget.isEmpty && remindAfter == nil }
 
     /// `rule` with these options' values; throws, before anything is written, on a bad value.
     func applied(to rule: GateRule) throws(ChimeError) -> GateRule {
@@ -173,7 +188,21 @@ struct GateRuleOptions: ParsableArguments {
             let set = try WeekdaySet.spoken(days)
             rule.days = set == .everyDay ? nil : set
         }
-        if let budget { rule.budget = try GateBudget.parse(budget) }
+        var opens: GateBudget?
+        var minutes: GateMinutesBudget?
+        for text in budget {
+            // A unit (m, min, h) makes it minutes; a bare number or N/day, opens.
+            if text.lowercased().contains(where: { "mh".contains($0) }) {
+                guard minutes == nil else { throw ChimeError(.usage, "--budget \(text): a minutes budget is given twice") }
+                minutes = try GateMinutesBudget.parse(text)
+            } else {
+                guard opens == nil else { throw ChimeError(.usage, "--budget \(text): an opens budget is given twice") }
+                opens = try GateBudget.parse(text)
+            }
+        }
+        if let opens { rule.budget = opens }
+        if let minutes { rule.minutesBudget = minutes }
+        if let remindAfter { rule.remindAfter = try GateRule.parseRemindAfter(remindAfter) }
         return rule
     }
 }
@@ -465,8 +494,10 @@ struct GateAdd: AsyncParsableCommand {
         discussion: """
             A launcher of your own that is a link is refused (exit 4).
             --hours and --days gate it only then (outside them it opens at once);
-            --budget lets it open N times a day with the usual pause, then the
-            pause grows (never a lock-out). 'chime gate edit' changes them later.
+            --budget lets it open N times (3/day) or run N minutes (60m/day) a
+            day with the usual pause, then the pause grows (never a lock-out);
+            --remind-after 20m: an alert after 20 min in it (Exit / Keep going).
+            'chime gate edit' changes them later.
             Examples:
               chime gate add firefox-esr --hours 09:00-17:00 --days mon-fri
               chime gate add --pick
@@ -545,30 +576,38 @@ struct GateAdd: AsyncParsableCommand {
 struct GateEdit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
-        abstract: "Change when a gated program is gated (--hours, --days, --always) and its budget (--budget, --no-budget).",
+        abstract:
+            "Change when a gated program is gated (--hours, --days, --always), its budgets (--budget, --no-budget) and reminder (--remind-after).",
         discussion: """
             Options not given keep their values. Past the budget, each open's pause
-            is half the usual one longer than the last, up to 3 times the usual one.
+            is half the usual one longer than the last, up to 3 times the usual one;
+            past a minutes budget, half longer per started 10 minutes over.
             Examples:
               chime gate add firefox-esr
               chime gate edit firefox-esr --budget 3/day --hours 22:00-06:00
-              chime gate edit firefox-esr --always --no-budget
+              chime gate edit firefox-esr --budget 60m/day --remind-after 20m
+              chime gate edit firefox-esr --always --no-budget --no-remind
             More: man chime (chime gate edit)
             """
     )
     @Argument(help: ArgumentHelp("The program's desktop entry id.", valueName: "id"), completion: Completion.gated) var id: String
     @OptionGroup var rule: GateRuleOptions
     @Flag(help: "Gate at all hours on every day (clears --hours and --days).") var always = false
-    @Flag(help: "No budget: every open gets the usual pause.") var noBudget = false
+    @Flag(help: "No budget (of opens nor of minutes): every open gets the usual pause.") var noBudget = false
+    @Flag(help: "No reminder in use.") var noRemind = false
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         if always, rule.hours != nil || rule.days != nil {
             throw ChimeError(.usage, "--always and --hours/--days: choose one")
         }
-        if noBudget, rule.budget != nil { throw ChimeError(.usage, "--budget and --no-budget: choose one") }
-        guard !rule.isEmpty || always || noBudget else {
-            throw ChimeError(.usage, "nothing to change: give --hours, --days, --always, --budget or --no-budget")
+        if noBudget, !rule.budget.isEmpty { throw ChimeError(.usage, "--budget and --no-budget: choose one") }
+        if noRemind, rule.remindAfter != nil { throw ChimeError(.usage, "--remind-after and --no-remind: choose one") }
+        guard !rule.isEmpty || always || noBudget || noRemind else {
+            throw ChimeError(
+                .usage,
+                "nothing to change: give --hours, --days, --always, --budget, --no-budget, --remind-after or --no-remind"
+            )
         }
         let desktopID = try GateContext.desktopID(id)
         let overrides = try GateContext.overrides()
@@ -584,7 +623,9 @@ struct GateEdit: AsyncParsableCommand {
         let context = try GateContext(global, .create)
         var changed = try rule.applied(to: try context.book.rule(programID: desktopID.rawValue))
         if always { (changed.hours, changed.days) = (nil, nil) }
-        if noBudget { changed.budget = nil }
+        if noBudget { (changed.budget, changed.minutesBudget) = (nil, nil) }
+        if noRemind { changed.remindAfter = nil }
+        // (Bad values were refused above, before anything was written.)
         try context.book.save(changed)
         emit(Edited(program: GatedProgramJSON(gated, rule: changed)), json: global.json)
     }
@@ -596,6 +637,12 @@ struct GateEdit: AsyncParsableCommand {
         if let budget = program.budgetPerDay {
             lines.append("Budget: \(budget) open\(budget == 1 ? "" : "s") a day with the usual pause; past it the pause grows.")
         }
+        if let minutes = program.budgetMinutesPerDay {
+            lines.append("Budget: \(minutes) min a day with the usual pause; past it the pause grows.")
+        }
+        if let remind = program.remindAfterMin {
+            lines.append("Reminder: after \(remind) min in it, an alert (Exit / Keep going); it closes nothing.")
+        }
         return lines
     }
 
@@ -604,7 +651,9 @@ struct GateEdit: AsyncParsableCommand {
         var lines: [String] {
             var lines = GateEdit.ruleLines(program)
             if program.schedule == "always" { lines.insert("\(program.id) is gated at all times.", at: 0) }
-            if program.budgetPerDay == nil { lines.append("No budget: every open gets the usual pause.") }
+            if program.budgetPerDay == nil, program.budgetMinutesPerDay == nil {
+                lines.append("No budget: every open gets the usual pause.")
+            }
             return lines
         }
     }
@@ -783,6 +832,8 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
         commandName: "open",
         abstract: "What a gated launcher runs: the pause, then (on Proceed) the program, with its arguments.",
         discussion: """
+            chime stays as the program's parent until it exits, to count its
+            minutes: signals sent to chime go on to it; chime exits as it did.
               chime gate open firefox-esr.desktop -- firefox-esr https://example.org
             More: man chime (chime gate open)
             """
@@ -854,7 +905,7 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
             let reason = "bad config file: \(error.message)"
             try? context.book.record([GateEvent(programID: programID, at: Date(), pauseSeconds: 0, outcome: .notGated(reason: reason))])
             Output.note("chime: \(error.message): starting \(name) without a gate")
-            try start(argv)
+            try watch(argv, programID: programID, name: name, context: context)
         }
         let environment = ProcessInfo.processInfo.environment
         let executable = GateContext.executable()
@@ -908,7 +959,7 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
         switch decision {
         case .start(let reason):
             if let reason { Output.note("chime: \(name) starts without a gate: \(reason)") }
-            try start(argv)
+            try watch(argv, programID: programID, name: name, context: context)
         case .stay(let outcome):
             let profile = try context.book.profile()
             if outcome == .exit, focusOnExit ?? profile.focusOnExit, focusEndsAt == nil {
@@ -924,8 +975,39 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
         }
     }
 
+    /// Starts the program and stays as its watching parent (``WatchingParent``): records the
+    /// run's start and end (``GateBook/startRun(programID:name:pid:remindAfter:)``), so its
+    /// minutes count, with the reminder in use its rule asks for; then ends as the program
+    /// ended. When the run cannot be recorded (the store cannot be written), the program runs
+    /// all the same, unmeasured. Returns only when it cannot be started.
+    static func watch(_ argv: [String], programID: String, name: String, context: GateContext) throws(ChimeError) -> Never {
+        let remindAfter = (try? context.book.rule(programID: programID))?.remindAfter
+        let pid = try WatchingParent.start(argv)
+        let run: GateRun?
+        do {
+            run = try context.book.startRun(programID: programID, name: name, pid: pid, remindAfter: remindAfter)
+        } catch {
+            Output.note("chime: \(error.message): \(name)'s minutes are not counted this time")
+            run = nil
+        }
+        // The runner schedules the reminder in use now.
+        if run?.remindAfter != nil { _ = RunnerControl.poke(storePath: context.store.path) }
+        let ending = WatchingParent.wait(pid)
+        if let run {
+            do {
+                try context.book.endRun(id: run.id)
+            } catch {
+                Output.note("chime: \(error.message): the end of \(name)'s run was not recorded")
+            }
+            // Its reminder in use was cancelled: the runner looks again.
+            if run.remindAfter != nil { _ = RunnerControl.poke(storePath: context.store.path) }
+        }
+        WatchingParent.exit(as: ending)
+    }
+
     /// Replaces this process with the program (its arguments, this environment: the launcher's
-    /// activation token included). Returns only when it cannot be started.
+    /// activation token included), when the store cannot be opened (no run can be recorded).
+    /// Returns only when it cannot be started.
     static func start(_ argv: [String]) throws(ChimeError) -> Never {
         let arguments = argv.map { strdup($0) } + [nil]
         // The program gets the signals a launcher would give it: chime's blocked and ignored
@@ -940,9 +1022,11 @@ struct GateOpen: AsyncParsableCommand, RunsWithBadConfig {
 struct GateStatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Proof It's Working: hours reclaimed, conscious exits, average pause, intentionality, a 30-day trend.",
+        abstract:
+            "Proof It's Working: hours reclaimed, conscious exits, average pause, intentionality, a 30-day trend; per program: opens, minutes, budgets kept.",
         discussion: """
-            Intentionality: exits / (exits + proceeds), from 0 to 1.
+            Intentionality: exits / (exits + proceeds), from 0 to 1. Minutes: how long each
+            program ran after 'chime gate open' started it (it stays as the program's parent).
             More: man chime (chime gate stats)
             """
     )
@@ -950,13 +1034,22 @@ struct GateStatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try GateContext(global, .read)
-        emit(Proof(stats: try context.book.stats(zone: .current), today: try context.book.today(zone: .current)), json: global.json)
+        emit(
+            Proof(
+                stats: try context.book.stats(zone: .current),
+                today: try context.book.today(zone: .current),
+                programs: try context.book.programStats(zone: .current)
+            ),
+            json: global.json
+        )
     }
 
     struct Proof: Report {
         var stats: GateStats
         /// Each program's opens today against its budget.
         var today: [GateToday]
+        /// Each program's opens, minutes and budgets kept over the trend.
+        var programs: [GateProgramStats]
 
         func encode(to encoder: any Encoder) throws {
             struct Day: Encodable {
@@ -971,11 +1064,36 @@ struct GateStatsCommand: AsyncParsableCommand {
                 var program: String
                 var opens: Int
                 @Nullable var budgetPerDay: Int?
+                var minutes: Int
+                @Nullable var budgetMinutesPerDay: Int?
                 var outsideSchedule: Int
                 enum CodingKeys: String, CodingKey {
-                    case program, opens
+                    case program, opens, minutes
                     case budgetPerDay = "budget_per_day"
+                    case budgetMinutesPerDay = "budget_minutes_per_day"
                     case outsideSchedule = "outside_schedule"
+                }
+            }
+            struct ProgramDay: Encodable {
+                var date: String
+                var opens: Int
+                var minutes: Int
+            }
+            struct Program: Encodable {
+                var program: String
+                var opens: Int
+                var minutes: Int
+                @Nullable var budgetPerDay: Int?
+                @Nullable var budgetMinutesPerDay: Int?
+                var daysWithBudget: Int
+                var daysWithinBudget: Int
+                var trend: [ProgramDay]
+                enum CodingKeys: String, CodingKey {
+                    case program, opens, minutes, trend
+                    case budgetPerDay = "budget_per_day"
+                    case budgetMinutesPerDay = "budget_minutes_per_day"
+                    case daysWithBudget = "days_with_budget"
+                    case daysWithinBudget = "days_within_budget"
                 }
             }
             struct Document: Encodable {
@@ -988,8 +1106,9 @@ struct GateStatsCommand: AsyncParsableCommand {
                 var streak: StreakJSON
                 var trend: [Day]
                 var today: [Today]
+                var programs: [Program]
                 enum CodingKeys: String, CodingKey {
-                    case header, proceeds, streak, trend, today
+                    case header, proceeds, streak, trend, today, programs
                     case hoursReclaimed = "hours_reclaimed"
                     case consciousExits = "conscious_exits"
                     case averagePauseS = "average_pause_s"
@@ -1015,7 +1134,26 @@ struct GateStatsCommand: AsyncParsableCommand {
                     )
                 },
                 today: today.map {
-                    Today(program: $0.programID, opens: $0.opens, budgetPerDay: $0.budget?.opensPerDay, outsideSchedule: $0.outsideSchedule)
+                    Today(
+                        program: $0.programID,
+                        opens: $0.opens,
+                        budgetPerDay: $0.budget?.opensPerDay,
+                        minutes: Int($0.used / 60),
+                        budgetMinutesPerDay: $0.minutesBudget?.minutesPerDay,
+                        outsideSchedule: $0.outsideSchedule
+                    )
+                },
+                programs: programs.map { program in
+                    Program(
+                        program: program.programID,
+                        opens: program.opens,
+                        minutes: program.minutes,
+                        budgetPerDay: program.budget?.opensPerDay,
+                        budgetMinutesPerDay: program.minutesBudget?.minutesPerDay,
+                        daysWithBudget: program.daysWithBudget,
+                        daysWithinBudget: program.daysWithinBudget,
+                        trend: program.trend.map { ProgramDay(date: $0.date, opens: $0.opens, minutes: Int($0.seconds / 60)) }
+                    )
                 }
             ).encode(to: encoder)
         }
@@ -1036,6 +1174,11 @@ struct GateStatsCommand: AsyncParsableCommand {
                 lines.append("")
                 lines.append("Today:")
                 lines += today.map { "  \($0.programID)  \($0.line)" }
+            }
+            if !programs.isEmpty {
+                lines.append("")
+                lines.append("Per program, last 30 days:")
+                lines += programs.map { "  \($0.programID)  \($0.line)" }
             }
             return lines
         }

@@ -254,7 +254,9 @@ import Testing
         let queue = try DatabaseQueue(path: given.path)
         try queue.write { db in
             try db.execute(sql: "DROP TABLE gate_rule")
+            try db.execute(sql: "DROP TABLE gate_run")
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v15:%'")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [StoreSchema.gateRunsMigration])
         }
         try queue.close()
 

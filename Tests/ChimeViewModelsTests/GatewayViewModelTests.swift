@@ -108,6 +108,13 @@ struct GatewayViewModelTests {
         #expect(state.dailyTrends.last?.date == "2026-01-05")
         #expect(state.dailyTrends.last?.exits == 3)
         #expect(state.dailyTrends.last?.proceeds == 1)
+        #expect(empty.programs.isEmpty)
+        // Each program's opens and minutes, as `chime gate stats` lists them: the proceed, and a
+        // run of 25 minutes that ended at now.
+        let run = try GateBook(store: h.store, clock: ManualWallClock(now: h.at(-1_500)))
+            .startRun(programID: "firefox", name: "Firefox", pid: 1, remindAfter: nil)
+        try book.endRun(id: run.id)
+        #expect(model.loadStatistics().programs == [LabeledValue("firefox", "1 open, 25 min")])
     }
 
     @Test func theHubGatesAndUngatesAProgramAsTheCLIDoesAndSaysWhyItCannot() throws {
