@@ -38,6 +38,13 @@ public enum EndReason: String, Sendable, Hashable, Codable {
     case restarted
 }
 
+/// Why a session is paused.
+public enum PauseReason: String, Sendable, Hashable, Codable {
+    /// The person was idle for `[focus] idle_pause` (an idle source said so): paused back to
+    /// when the idleness began (see `FocusIdle.swift`).
+    case idle
+}
+
 /// One focus session, as the store keeps it.
 ///
 /// Focus time is counted on the machine's awake clock (``MachineTime/awakeMicros``) from the
@@ -72,6 +79,10 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
     public var pausedAt: Date?
     public var segment: Segment?
     public var endReason: EndReason?
+    /// Why the current pause began, when it was not the person's own `chime focus pause`.
+    public var pauseReason: PauseReason?
+    /// How many times it was paused because the person was away (idle).
+    public var idlePauses: Int
 
     public init(
         id: Int64,
@@ -83,7 +94,9 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         pausedMicros: Int64 = 0,
         pausedAt: Date? = nil,
         segment: Segment? = nil,
-        endReason: EndReason? = nil
+        endReason: EndReason? = nil,
+        pauseReason: PauseReason? = nil,
+        idlePauses: Int = 0
     ) {
         self.id = id
         self.state = state
@@ -95,6 +108,8 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         self.pausedAt = pausedAt
         self.segment = segment
         self.endReason = endReason
+        self.pauseReason = pauseReason
+        self.idlePauses = idlePauses
     }
 
     /// The identifier of the session's completion alert: `focus-12`. Like every reminder's, it
