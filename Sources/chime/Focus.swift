@@ -24,6 +24,8 @@ struct Focus: AsyncParsableCommand {
             in the "Tree planted!" alert; at its end "Break over: plant the next tree"
             has Start / Skip. The next session waits for Start unless
             focus.auto_start_sessions is true. 'chime focus skip' ends a break early.
+            Idle for focus.idle_pause (10m), a session pauses back to when you left;
+            back, its alert asks "Paused while you were away N min: resume?".
             Examples:
               chime focus start --watch
               chime focus pause
@@ -52,9 +54,15 @@ struct SessionJSON: Encodable {
     var endReason: String?
     var alert: String
     var alertDue: String?
+    /// "idle" while paused because the person was away (`[focus] idle_pause`), else absent.
+    var pausedFor: String?
+    /// How many times it was paused because the person was away.
+    var idlePauses: Int
 
     enum CodingKeys: String, CodingKey {
         case id, state, stage, started, ended, alert
+        case pausedFor = "paused_for"
+        case idlePauses = "idle_pauses"
         case lengthSeconds = "length_s"
         case remainingSeconds = "remaining_s"
         case focusSeconds = "focus_s"
@@ -78,6 +86,8 @@ struct SessionJSON: Encodable {
         endReason = session.endReason?.rawValue
         alert = session.reminderID
         self.alertDue = alertDue.map(TimeText.iso)
+        pausedFor = session.state == .paused ? session.pauseReason?.rawValue : nil
+        idlePauses = session.idlePauses
     }
 }
 
