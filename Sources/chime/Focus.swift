@@ -24,8 +24,7 @@ struct Focus: AsyncParsableCommand {
             in the "Tree planted!" alert; at its end "Break over: plant the next tree"
             has Start / Skip. The next session waits for Start unless
             focus.auto_start_sessions is true. 'chime focus skip' ends a break early.
-            Idle for focus.idle_pause (10m), a session pauses back to when you left;
-            back, its alert asks "Paused while you were away N min: resume?".
+            Away for focus.idle_pause (10m): the session pauses back to when you left.
             Examples:
               chime focus start --watch
               chime focus pause
