@@ -77,7 +77,8 @@ extension ChimeBus {
             <!-- The soonest pending dose: id, title, kind, due_us; empty for none. -->
             <property name="NextDose" type="a{sv}" access="read"/>
             <!-- The focus session: state (none, active, paused, break), and with a session id (x), length_s (x),
-                 remaining_s (x), stage (i: the tree's, 0 to 4) and, while active, end_us (x); during the break
+                 remaining_s (x), stage (i: the tree's, 0 to 4) and, while active, end_us (x); paused_for (s: idle)
+                 while paused because the person was away; during the break
                  after a completed session: id (x: the break's), kind (s: short, long), length_s, remaining_s
                  and end_us. -->
             <property name="Focus" type="a{sv}" access="read"/>

@@ -224,7 +224,8 @@ public struct RemindersService: Sendable {
     /// - `Next` and `NextDose` (a{sv}): that reminder, and the soonest dose: `id`, `title`,
     ///   `kind`, `due_us`; empty for none.
     /// - `Focus` (a{sv}): `state` (`none`, `active`, `paused`, `break`), and with a session `id`,
-    ///   `length_s`, `remaining_s`, `stage` (the tree's, 0 to 4), `end_us` while active; during
+    ///   `length_s`, `remaining_s`, `stage` (the tree's, 0 to 4), `end_us` while active,
+    ///   `paused_for` (`idle`) while paused because the person was away (`[focus] idle_pause`); during
     ///   a break `id` (the break's), `kind` (`short`, `long`), `length_s`, `remaining_s`, `end_us`.
     /// - `Quiet` (a{sv}): `active` (b), and while active `until_us` and `reasons` (as).
     public func properties() throws(ChimeError) -> [String: BusValue] {
@@ -245,6 +246,7 @@ public struct RemindersService: Sendable {
                 "state": .string(session.state.rawValue), "id": .int64(session.id), "length_s": .int64(Int64(session.lengthSeconds)),
                 "remaining_s": .int64(Int64(remaining)), "stage": .int32(Int32(session.stage(at: time))),
             ]
+            if session.state == .paused, let reason = session.pauseReason { focus["paused_for"] = .string(reason.rawValue) }
             if session.state == .active {
                 focus["end_us"] = .int64(Self.micros(time.wall.addingTimeInterval(TimeInterval(session.remainingMicros(at: time)) / 1e6)))
             }

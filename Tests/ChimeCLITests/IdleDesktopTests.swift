@@ -1,3 +1,4 @@
+import ChimeDBus
 import ChimeFocus
 import Foundation
 import Testing
@@ -95,6 +96,24 @@ extension DesktopTests {
         let line = text.stdout.split(separator: "\n").first { $0.hasPrefix("Idle:") }
             .map { $0.dropFirst("Idle:".count).trimmingCharacters(in: .whitespaces) }
         return (line, json["idle"] as? String)
+    }
+
+    /// The runner's `Focus` property (ChimeDBus), as `gdbus` prints it.
+    func focusProperty(_ server: NotificationServer) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
+        process.arguments = [
+            "call", "--session", "--timeout", "5", "--dest", ChimeBus.name, "--object-path", ChimeBus.objectPath, "--method",
+            "org.freedesktop.DBus.Properties.Get", ChimeBus.interface, "Focus",
+        ]
+        process.environment = server.environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The sandbox on `server`'s bus, with a 1-minute idle_pause, the system bus (logind's) the
@@ -223,6 +242,13 @@ extension DesktopTests {
         #expect(paused["state"] as? String == "paused", "\(paused) \(logind.calls) \(runner.stderr)")
         let left = try #require(paused["remaining_s"] as? Int)
         #expect((415...422).contains(left), "\(left)")
+        // The D-Bus service's Focus property says why it is paused.
+        var property = try focusProperty(server)
+        for _ in 0..<50 where !property.contains("'paused_for': <'idle'>") {
+            try await Task.sleep(for: .milliseconds(100))
+            property = try focusProperty(server)
+        }
+        #expect(property.contains("'paused_for': <'idle'>"), "\(property)")
         await logind.say("active")
         #expect(await server.waitForLog { $0.contains(#"string "Paused while you were away 2 min: resume?""#) }, "\(runner.stderr)")
         #expect(await runner.terminate() == 0)
