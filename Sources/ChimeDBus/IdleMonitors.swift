@@ -356,18 +356,45 @@ final class LogindIdleMonitor: IdleMonitorBase, IdleSource, @unchecked Sendable 
         super.init(connection: connection, loop: loop)
     }
 
-    /// The session's object path (`GetSession(XDG_SESSION_ID or "auto")`) when its IdleHint reads.
+    /// The session's object path when its IdleHint reads: `GetSession(XDG_SESSION_ID or "auto")`
+    /// (the caller's session), else the user's graphical session (`GetUser(uid)`'s `Display`: a
+    /// runner started by the systemd user manager is in no session of its own).
     static func probe(_ connection: OpaquePointer, sessionID: String) -> String? {
-        let path = IdleMonitors.call(
+        let manager = "org.freedesktop.login1.Manager"
+        let own = IdleMonitors.call(
             connection,
             bus,
             "/org/freedesktop/login1",
-            "org.freedesktop.login1.Manager",
+            manager,
             "GetSession",
             [gio.g_variant_new_string(sessionID)!]
-        ) { value in gio.g_variant_get_string(value, nil).map { String(cString: $0) } }
-        guard let path, hint(connection, path: path) != nil else { return nil }
-        return path
+        ) {
+            value in gio.g_variant_get_string(value, nil).map { String(cString: $0) }
+        }
+        if let own, hint(connection, path: own) != nil { return own }
+        let user = IdleMonitors.call(connection, bus, "/org/freedesktop/login1", manager, "GetUser", [gio.g_variant_new_uint32(getuid())!])
+        {
+            value in gio.g_variant_get_string(value, nil).map { String(cString: $0) }
+        }
+        guard let user else { return nil }
+        // Display: (so), the session's id and object path.
+        let display = IdleMonitors.call(
+            connection,
+            bus,
+            user,
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            [gio.g_variant_new_string("org.freedesktop.login1.User")!, gio.g_variant_new_string("Display")!]
+        ) { boxed -> String? in
+            guard let pair = gio.g_variant_get_variant(boxed) else { return nil }
+            defer { gio.g_variant_unref(pair) }
+            guard String(cString: gio.g_variant_get_type_string(pair)!) == "(so)" else { return nil }
+            let path = gio.g_variant_get_child_value(pair, 1)!
+            defer { gio.g_variant_unref(path) }
+            return gio.g_variant_get_string(path, nil).map { String(cString: $0) }
+        }
+        guard let display, display != "/", hint(connection, path: display) != nil else { return nil }
+        return display
     }
 
     /// IdleHint, and IdleSinceHint (µs of the wall clock).

@@ -231,6 +231,8 @@ extension DesktopTests {
         let doctor = try doctorIdle(sandbox)
         #expect(doctor.line == "logind IdleHint")
         #expect(doctor.json == "logind IdleHint")
+        // Outside any session ("auto" refused, as for a systemd user service): the user's display session.
+        #expect(logind.calls.contains("call GetUser"), "\(logind.calls)")
 
         _ = try startSession(in: sandbox, endingIn: 300)
         let runner = try sandbox.startRunner("--notifier", "desktop")

@@ -6,7 +6,8 @@ the interfaces Chime reads idleness from:
                AddIdleWatch, AddUserActiveWatch, RemoveWatch, signal WatchFired (to the watcher)
   screensaver  org.freedesktop.ScreenSaver GetSessionIdleTime (seconds), at /org/freedesktop/ScreenSaver
                and /ScreenSaver
-  logind       org.freedesktop.login1: Manager.GetSession, and the session's IdleHint / IdleSinceHint
+  logind       org.freedesktop.login1: Manager.GetSession (refused for "auto", as for a systemd user
+               service), GetUser and the user's Display, and the session's IdleHint / IdleSinceHint
                with PropertiesChanged
 
 The test speaks for the person through the FIFO named by the second argument, one line each:
@@ -35,11 +36,15 @@ SCREENSAVER_XML = """<node><interface name="org.freedesktop.ScreenSaver">
 </interface></node>"""
 LOGIND_XML = """<node><interface name="org.freedesktop.login1.Manager">
 <method name="GetSession"><arg type="s" direction="in"/><arg type="o" direction="out"/></method>
+<method name="GetUser"><arg type="u" direction="in"/><arg type="o" direction="out"/></method>
+</interface><interface name="org.freedesktop.login1.User">
+<property name="Display" type="(so)" access="read"/>
 </interface><interface name="org.freedesktop.login1.Session">
 <property name="IdleHint" type="b" access="read"/>
 <property name="IdleSinceHint" type="t" access="read"/>
 </interface></node>"""
 SESSION_PATH = "/org/freedesktop/login1/session/_31"
+USER_PATH = "/org/freedesktop/login1/user/_1000"
 
 state = {"last_input": time.time(), "idle": False, "next": 1}
 idle_watches = {}  # id -> (interval ms, sender)
@@ -81,14 +86,21 @@ def method(connection, sender, path, interface, name, parameters, invocation):
         invocation.return_value(None)
     elif name == "GetSessionIdleTime":
         invocation.return_value(GLib.Variant("(u)", (idle_ms() // 1000,)))
+    elif name == "GetSession" and args[0] == "auto":
+        # As logind answers a process outside any session (a systemd user service).
+        invocation.return_dbus_error("org.freedesktop.login1.NoSessionForPID", "Caller does not belong to any known session")
     elif name == "GetSession":
         invocation.return_value(GLib.Variant("(o)", (SESSION_PATH,)))
+    elif name == "GetUser":
+        invocation.return_value(GLib.Variant("(o)", (USER_PATH,)))
     else:
         invocation.return_dbus_error("org.freedesktop.DBus.Error.UnknownMethod", name)
 
 
 def logind_property(connection, sender, path, interface, name):
     say("call Get %s" % name)
+    if name == "Display":
+        return GLib.Variant("(so)", ("31", SESSION_PATH))
     if name == "IdleHint":
         return GLib.Variant("b", state["idle"])
     if name == "IdleSinceHint":
@@ -144,7 +156,8 @@ elif KIND == "logind":
     name = "org.freedesktop.login1"
     info = Gio.DBusNodeInfo.new_for_xml(LOGIND_XML)
     bus.register_object("/org/freedesktop/login1", info.interfaces[0], method, None, None)
-    bus.register_object(SESSION_PATH, info.interfaces[1], method, logind_property, None)
+    bus.register_object(USER_PATH, info.interfaces[1], method, logind_property, None)
+    bus.register_object(SESSION_PATH, info.interfaces[2], method, logind_property, None)
 else:
     sys.exit("unknown kind: " + KIND)
 
