@@ -28,9 +28,13 @@ public struct FocusBreaks: Sendable, Hashable {
     public var longEvery: Int
     /// Whether the next session starts by itself at a break's end.
     public var autoStartSessions: Bool
-    /// With ``autoStartSessions``: whether the next session waits until the person is active
-    /// again when the break ends while they are away (`[focus] wait_for_activity`).
+    /// Whether what starts by itself waits until the person is active again when they are away
+    /// (`[focus] wait_for_activity`): the break after a session that completes while they are
+    /// away, and with ``autoStartSessions`` the session after a break that ends while they are.
     public var waitForActivity: Bool
+    /// Whether a completed session starts no break now (the person is away, with
+    /// ``waitForActivity``): set by the runner's settle only.
+    var holdsBreaks = false
 
     public init(
         shortSeconds: Int = FocusBreaks.defaultShortMinutes * 60,

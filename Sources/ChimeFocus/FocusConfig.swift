@@ -56,11 +56,12 @@ extension ConfigKey {
         builtInDefault: { _ in .seconds(FocusIdle.defaultPauseSeconds) }
     )
 
-    /// With auto_start_sessions: whether the next session waits for the person to be back.
+    /// Whether what starts by itself (a break; with auto_start_sessions the next session) waits
+    /// for the person to be back when they are away.
     public static let focusWaitForActivity = ConfigKey(
         "focus.wait_for_activity",
         environment: "CHIME_FOCUS_WAIT_FOR_ACTIVITY",
-        summary: "With auto_start_sessions: a break that ends while you are away starts the next session when you are back",
+        summary: "Away when a session or break ends: the break (or, with auto_start_sessions, the session) starts when you are back",
         rule: .flag,
         builtInDefault: { _ in .flag(false) }
     )

@@ -106,24 +106,37 @@ extension FocusTimer {
         }
     }
 
-    /// The person is back after being away since `since`: with `auto_start_sessions` and
-    /// `wait_for_activity`, the session a break held back (it ended while they were away, less
-    /// than ``FocusIdle/waitWindow`` ago, and nothing started since) starts now, as long as the
-    /// one before the break. Nil when none was waiting.
+    /// The person is back after being away since `since`: with `wait_for_activity`, what
+    /// waited for them starts now (as long as they come back within ``FocusIdle/waitWindow``):
+    /// the break after a session that completed while they were away, or, with
+    /// `auto_start_sessions`, the session after a break that ended while they were away (as
+    /// long as the one before the break). Returns the session started, if any.
     @discardableResult
     public func startAfterAway(since: Date) throws(ChimeError) -> FocusSession? {
-        guard breaks.autoStartSessions, breaks.waitForActivity else { return nil }
+        guard breaks.waitForActivity else { return nil }
         let time = clock.now()
         let breaks = breaks
         return try store.write { db in
             guard try Self.settle(at: time, breaks: breaks, in: db).openSession == nil, try Self.fetchRunningBreak(in: db) == nil,
-                let last = try Row.fetchOne(db, sql: "SELECT * FROM focus_break ORDER BY id DESC LIMIT 1").map(Self.focusBreak(from:)),
-                last.state == .taken, let ended = last.endedAt, ended >= since,
-                time.wall.micros - ended.micros <= FocusIdle.waitWindow,
-                try Int64.fetchOne(db, sql: "SELECT max(id) FROM focus_session") == last.sessionID,
-                let before = try Self.fetch(id: last.sessionID, in: db)
+                let latest = try Row.fetchOne(db, sql: "SELECT * FROM focus_session ORDER BY id DESC LIMIT 1").map(Self.session(from:))
             else { return nil }
-            return try Self.insertSession(minutes: before.lengthSeconds / 60, breaks: breaks, at: time, in: db)
+            let last = try Row.fetchOne(db, sql: "SELECT * FROM focus_break ORDER BY id DESC LIMIT 1").map(Self.focusBreak(from:))
+            func recent(_ ended: Date?) -> Bool {
+                guard let ended else { return false }
+                return ended >= since && time.wall.micros - ended.micros <= FocusIdle.waitWindow
+            }
+            // A session completed while they were away, its break held back: the break starts now.
+            if latest.state == .completed, last.map({ $0.sessionID != latest.id }) ?? true, recent(latest.endedAt) {
+                var from = latest
+                from.endedAt = time.wall
+                try Self.startBreak(after: from, breaks: breaks, at: time, in: db)
+                return nil
+            }
+            // A break that ended while they were away: the next session starts now.
+            guard breaks.autoStartSessions, let last, last.state == .taken, last.sessionID == latest.id, recent(last.endedAt) else {
+                return nil
+            }
+            return try Self.insertSession(minutes: latest.lengthSeconds / 60, breaks: breaks, at: time, in: db)
         }
     }
 }
@@ -137,16 +150,16 @@ struct AwayReturn: Sendable, Hashable {
 
 extension FocusFamily {
     /// Watches the idle source while it is needed (``IdleSource``): while a session is active,
-    /// or paused for idleness (to hear the person come back), or while the person is away with
-    /// `wait_for_activity`; otherwise not (a polling source then polls nothing). On the
+    /// or paused for idleness (to hear the person come back), with `wait_for_activity` while a
+    /// break runs that starts a session, or while the person is away; otherwise not (a polling source then polls nothing). On the
     /// runner's thread, after each settle.
     func updateIdleWatch(activeSession: Bool, pausedForIdle: Bool, breakRunning: Bool) {
         guard let idle else { return }
         let breaks = timer.breaks
-        let waits = breaks.autoStartSessions && breaks.waitForActivity
+        let waits = breaks.waitForActivity
         let wanted =
             (idleSettings.pauseSeconds != nil && (activeSession || pausedForIdle))
-            || (waits && (activeSession || breakRunning || timer.presence.awaySince != nil))
+            || (waits && (activeSession || (breakRunning && breaks.autoStartSessions) || timer.presence.awaySince != nil))
         let changed = watching.withLock { watching in
             defer { watching = wanted }
             return watching != wanted
@@ -162,8 +175,8 @@ extension FocusFamily {
     }
 
     /// What the idle source said: away (pause the active session, backdated), or back (ask
-    /// whether to resume a session paused for it; start a session `wait_for_activity` held
-    /// back). Then the runner is poked to show it. Errors are the store's: the next pass's
+    /// whether to resume a session paused for it; start the break or session `wait_for_activity`
+    /// held back). Then the runner is poked to show it. Errors are the store's: the next pass's
     /// settle meets them and logs them.
     public func idleChanged(_ event: IdleEvent) {
         let now = timer.clock.now()

@@ -49,12 +49,13 @@ public struct FocusTimer: Sendable {
     }
 
     /// The breaks as the runner's settle applies them now: with `wait_for_activity` and the
-    /// person away, nothing starts by itself (the session starts when they are back:
-    /// ``startAfterAway(since:)``).
+    /// person away, nothing starts by itself (the break or the session starts when they are
+    /// back: ``startAfterAway(since:)``).
     var settlingBreaks: FocusBreaks {
-        guard breaks.waitForActivity, breaks.autoStartSessions, presence.awaySince != nil else { return breaks }
+        guard breaks.waitForActivity, presence.awaySince != nil else { return breaks }
         var waiting = breaks
         waiting.autoStartSessions = false
+        waiting.holdsBreaks = true
         return waiting
     }
 
@@ -292,7 +293,9 @@ public struct FocusTimer: Sendable {
             if let due = try ReminderStore.pendingDue(id: session.reminderID, in: db), due > time.wall {
                 _ = try ReminderStore.moveOnce(id: session.reminderID, to: time.wall, in: db)
             }
-            try startBreak(after: session, breaks: breaks, at: time, in: db)
+            // With wait_for_activity and the person away, the break starts when they are back
+            // (``startAfterAway(since:)``).
+            if !breaks.holdsBreaks { try startBreak(after: session, breaks: breaks, at: time, in: db) }
             // A break as short as a session that completed long ago may be over already.
             _ = try settleBreak(at: time, breaks: FocusBreaks(autoStartSessions: false), in: db)
             return .completed(session)

@@ -140,11 +140,11 @@ struct Run: AsyncParsableCommand {
     }
 
     /// Where the desktop says the person is idle (IdleMonitors), looked for only when
-    /// `[focus] idle_pause` or `wait_for_activity` (with `auto_start_sessions`) needs it; one
+    /// `[focus] idle_pause` or `wait_for_activity` needs it; one
     /// line in the log either way.
     static func idleSource(config: Config, logger: Logger) -> (any IdleSource)? {
         let breaks = config.focusBreaks
-        guard config.focusIdle.pauseSeconds != nil || (breaks.autoStartSessions && breaks.waitForActivity) else { return nil }
+        guard config.focusIdle.pauseSeconds != nil || breaks.waitForActivity else { return nil }
         let idle = IdleMonitors.detect()
         logger.info("Idle source: \(idle?.name ?? IdleMonitors.noneText)")
         return idle

@@ -225,6 +225,40 @@ struct FocusIdleTests {
         #expect(try timer.latest()?.id == next.id)
     }
 
+    @Test func aSessionThatCompletesWhileThePersonIsAwayStartsItsBreakWhenTheyAreBack() throws {
+        let h = try FocusHarness()
+        defer { h.cleanUp() }
+        // idle_pause off: the session runs on while they are away; wait_for_activity alone.
+        let timer = FocusTimer(store: h.store, clock: h.machine, breaks: FocusBreaks(waitForActivity: true))
+        let idle = ScriptedIdleSource()
+        let family = Self.family(h, timer: timer, idle: idle, pause: nil)
+        let session = try timer.start()
+        try family.prepare(reason: .poked)
+        #expect(idle.watching)
+        #expect(idle.thresholds == [.seconds(FocusIdle.defaultPauseSeconds)])
+        h.wall.advance(to: h.at(1_200))
+        family.idleChanged(.idle(idleMicros: 600_000_000))
+        #expect(try timer.current().openSession?.state == .active)
+        h.wall.advance(to: h.at(1_500))
+        try family.prepare(reason: .deadline)
+        #expect(try timer.latest()?.state == .completed)
+        // Completed while they were away: no break yet.
+        #expect(try timer.runningBreak() == nil)
+        #expect(idle.watching)
+        // Back at 32:00: the break starts now, 5 minutes from now.
+        h.wall.advance(to: h.at(1_920))
+        family.idleChanged(.active)
+        let rest = try #require(try timer.runningBreak())
+        #expect(rest.sessionID == session.id)
+        #expect(rest.startedAt == h.at(1_920))
+        #expect(rest.endsAt == h.at(2_220))
+        #expect(try timer.current().openSession == nil)
+        // Once only.
+        family.idleChanged(.active)
+        #expect(try timer.breakCounts() == BreakCounts(taken: 0, skipped: 0))
+        #expect(try timer.runningBreak()?.id == rest.id)
+    }
+
     @Test func backMoreThanAnHourAfterTheBreakEndedStartsNothing() throws {
         let h = try FocusHarness()
         defer { h.cleanUp() }
