@@ -169,6 +169,47 @@ struct FocusIdleTests {
         await loop.value
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func withoutALiveAlertTheReturnIsAnAlertOfItsOwnOnce() async throws {
+        let h = try FocusHarness()
+        defer { h.cleanUp() }
+        let idle = ScriptedIdleSource()
+        let notifier = RecordingNotifier()
+        let family = FocusFamily(
+            timer: h.timer,
+            icon: FocusRunnerTests.icon,
+            liveAlert: false,
+            zone: { FocusRunnerTests.utc },
+            idle: idle,
+            idleSettings: FocusIdle(pauseSeconds: 300)
+        )
+        family.connect(poke: { h.wall.poke() })
+        let scheduler = Scheduler(
+            store: h.store,
+            notifier: notifier,
+            clock: h.wall,
+            systemZone: { FocusRunnerTests.utc },
+            families: [family]
+        )
+        let session = try h.timer.start()
+        let loop = Task { await scheduler.run(waker: h.wall) }
+        #expect(await h.wall.parked() == FocusRunnerTests.wake(h.at(1_500)))
+        h.wall.advance(to: h.at(600))
+        idle.say(.idle(idleMicros: 300_000_000))
+        #expect(await h.wall.parked() == nil)
+        h.wall.advance(to: h.at(900))
+        idle.say(.active)
+        let back = await notifier.nextPost()
+        #expect(back.id == session.reminderID)
+        #expect(back.title == "Paused while you were away 10 min: resume?")
+        #expect(back.actions.map(\.key) == ["resume", "give-up"])
+        h.wall.poke()
+        #expect(await h.wall.parked() == nil)
+        #expect(notifier.posts.count == 1)
+        h.wall.shutdown()
+        await loop.value
+    }
+
     @Test func idlePauseOffPausesNothingAndAPersonsOwnPauseAsksNothingOnReturn() throws {
         let h = try FocusHarness()
         defer { h.cleanUp() }
