@@ -21,17 +21,24 @@ public enum ChimeApp {
     /// - Parameter snoozeLength: how long an alert's "Snooze" lasts (the config file's `reminders.snooze`).
     /// - Parameter doseRepeats: how an unanswered dose alert repeats (`doses.repeat_every`, `repeat_count`).
     /// - Parameter focusBreaks: the breaks between focus sessions (`focus.short_break` …).
+    /// - Parameter idle: where the desktop says the person is idle (nil: none; `focus.idle_pause`
+    ///   and `focus.wait_for_activity` then do nothing).
+    /// - Parameter focusIdle: `focus.idle_pause`.
     public static func families(
         store: ReminderStore,
         logger log: Logger,
         liveAlerts: Bool = true,
         snoozeLength: Duration = PlainReminders.defaultSnoozeLength,
         doseRepeats: DoseRepeats = DoseRepeats(),
-        focusBreaks: FocusBreaks = FocusBreaks()
+        focusBreaks: FocusBreaks = FocusBreaks(),
+        idle: (any IdleSource)? = nil,
+        focusIdle: FocusIdle = FocusIdle()
     ) -> [any ReminderFamily] {
         let focus = FocusFamily(
             timer: FocusTimer(store: store, breaks: focusBreaks),
             liveAlert: liveAlerts,
+            idle: idle,
+            idleSettings: focusIdle,
             onChange: { settled in
                 switch settled {
                 case .completed(let session):
@@ -109,6 +116,9 @@ extension Config {
 
     /// The breaks between focus sessions (the focus family's break keys).
     public var focusBreaks: FocusBreaks { FocusBreaks.configured { setting($0).value } }
+
+    /// When a focus session pauses because the person is idle (`focus.idle_pause`).
+    public var focusIdle: FocusIdle { FocusIdle.configured { setting($0).value } }
 
     /// The gate's profile before `chime gate setup` (the gateway's keys).
     public var gateDefaults: GateProfile { GateBook.configuredDefaults { setting($0).value } }

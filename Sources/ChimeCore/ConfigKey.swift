@@ -35,6 +35,9 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case flag
         /// A length of time, by an option's rule (its range and unit).
         case duration(OptionDuration)
+        /// A length of time as ``duration(_:)``, or "off" (the value `.text("off")`): a
+        /// behaviour that a length turns on (`focus.idle_pause`).
+        case durationOrOff(OptionDuration)
         /// A hook's command: an argv (an array of strings in the file), or a table with `argv`
         /// or `shell` and an optional `timeout`; `[]` for none (``HookEvent``).
         case command
@@ -128,6 +131,9 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
             let lower = rule.range.lowerBound == 0 ? "0s" : Trigger.formatInterval(rule.range.lowerBound)
             let whole = rule.unit == .minute ? " in whole minutes" : ""
             return "a duration from \"\(lower)\" to \"\(Trigger.formatInterval(rule.range.upperBound))\"\(whole)"
+        case .durationOrOff(let rule):
+            return ConfigKey("", environment: "", summary: "", rule: .duration(rule), builtInDefault: { _ in .text("") }).accepted
+                + ", or \"off\""
         case .command:
             return "an argv such as [\"notify-send\", \"Done\"] (its program found in PATH), or a table with argv or shell, "
                 + "and timeout (\"1s\" to \"1d\", default \"10m\"); [] for none"
@@ -164,6 +170,10 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case .flag:
             return text == "true" ? .flag(true) : text == "false" ? .flag(false) : nil
         case .duration(let rule):
+            guard let seconds = try? rule.seconds(text) else { return nil }
+            return .seconds(seconds)
+        case .durationOrOff(let rule):
+            if text == "off" { return .text("off") }
             guard let seconds = try? rule.seconds(text) else { return nil }
             return .seconds(seconds)
         case .command:

@@ -78,8 +78,9 @@ extension ChimeBus {
             <property name="NextDose" type="a{sv}" access="read"/>
             <!-- The focus session: state (none, active, paused, break), and with a session id (x), length_s (x),
                  remaining_s (x), stage (i: the tree's, 0 to 4), label (s) when it has one and, while active,
-                 end_us (x); during the break after a completed session: id (x: the break's), kind (s: short,
-                 long), length_s, remaining_s and end_us. -->
+                 end_us (x); paused_for (s: idle) while paused because the person was away; during the break
+                 after a completed session: id (x: the break's), kind (s: short, long), length_s, remaining_s
+                 and end_us. -->
             <property name="Focus" type="a{sv}" access="read"/>
             <!-- Quiet: active (b), and while active until_us (x) and reasons (as: manual, hours). -->
             <property name="Quiet" type="a{sv}" access="read"/>

@@ -225,7 +225,8 @@ public struct RemindersService: Sendable {
     ///   `kind`, `due_us`; empty for none.
     /// - `Focus` (a{sv}): `state` (`none`, `active`, `paused`, `break`), and with a session `id`,
     ///   `length_s`, `remaining_s`, `stage` (the tree's, 0 to 4), `end_us` while active, `label`
-    ///   when the session has one (added later: a dictionary grows without breaking readers); during
+    ///   when the session has one (added later: a dictionary grows without breaking readers),
+    ///   `paused_for` (`idle`) while paused because the person was away (`[focus] idle_pause`); during
     ///   a break `id` (the break's), `kind` (`short`, `long`), `length_s`, `remaining_s`, `end_us`.
     /// - `Quiet` (a{sv}): `active` (b), and while active `until_us` and `reasons` (as).
     public func properties() throws(ChimeError) -> [String: BusValue] {
@@ -247,6 +248,7 @@ public struct RemindersService: Sendable {
                 "remaining_s": .int64(Int64(remaining)), "stage": .int32(Int32(session.stage(at: time))),
             ]
             if let label = session.label { focus["label"] = .string(label) }
+            if session.state == .paused, let reason = session.pauseReason { focus["paused_for"] = .string(reason.rawValue) }
             if session.state == .active {
                 focus["end_us"] = .int64(Self.micros(time.wall.addingTimeInterval(TimeInterval(session.remainingMicros(at: time)) / 1e6)))
             }

@@ -28,17 +28,26 @@ public struct FocusBreaks: Sendable, Hashable {
     public var longEvery: Int
     /// Whether the next session starts by itself at a break's end.
     public var autoStartSessions: Bool
+    /// Whether what starts by itself waits until the person is active again when they are away
+    /// (`[focus] wait_for_activity`): the break after a session that completes while they are
+    /// away, and with ``autoStartSessions`` the session after a break that ends while they are.
+    public var waitForActivity: Bool
+    /// Whether a completed session starts no break now (the person is away, with
+    /// ``waitForActivity``): set by the runner's settle only.
+    var holdsBreaks = false
 
     public init(
         shortSeconds: Int = FocusBreaks.defaultShortMinutes * 60,
         longSeconds: Int = FocusBreaks.defaultLongMinutes * 60,
         longEvery: Int = FocusBreaks.defaultLongEvery,
-        autoStartSessions: Bool = false
+        autoStartSessions: Bool = false,
+        waitForActivity: Bool = false
     ) {
         self.shortSeconds = shortSeconds
         self.longSeconds = longSeconds
         self.longEvery = max(1, longEvery)
         self.autoStartSessions = autoStartSessions
+        self.waitForActivity = waitForActivity
     }
 
     /// The config's `[focus]` break keys, read through `setting`.
@@ -48,6 +57,7 @@ public struct FocusBreaks: Sendable, Hashable {
         if case .seconds(let long) = setting(.focusLongBreak) { breaks.longSeconds = Int(long) }
         if case .number(let every) = setting(.focusLongBreakEvery) { breaks.longEvery = max(1, every) }
         if case .flag(let auto) = setting(.focusAutoStartSessions) { breaks.autoStartSessions = auto }
+        if case .flag(let wait) = setting(.focusWaitForActivity) { breaks.waitForActivity = wait }
         return breaks
     }
 

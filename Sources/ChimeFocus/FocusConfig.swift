@@ -46,12 +46,32 @@ extension ConfigKey {
         rule: .flag,
         builtInDefault: { _ in .flag(false) }
     )
+
+    /// How long the person is idle during a session before it is paused ("off": never).
+    public static let focusIdlePause = ConfigKey(
+        "focus.idle_pause",
+        environment: "CHIME_FOCUS_IDLE_PAUSE",
+        summary: "Pause a session when you are idle this long (\"off\": never); paused back to when idleness began",
+        rule: .durationOrOff(OptionDuration(option: "focus.idle_pause", unit: .second, bareNumbers: false, range: 60...14_400)),
+        builtInDefault: { _ in .seconds(FocusIdle.defaultPauseSeconds) }
+    )
+
+    /// Whether what starts by itself (a break; with auto_start_sessions the next session) waits
+    /// for the person to be back when they are away.
+    public static let focusWaitForActivity = ConfigKey(
+        "focus.wait_for_activity",
+        environment: "CHIME_FOCUS_WAIT_FOR_ACTIVITY",
+        summary: "Away when a session or break ends: the break (or, with auto_start_sessions, the session) starts when you are back",
+        rule: .flag,
+        builtInDefault: { _ in .flag(false) }
+    )
 }
 
 extension FocusFamily {
     /// The config file's keys of focus sessions, in the file's order.
     public static let configKeys: [ConfigKey] = [
-        .focusLength, .focusShortBreak, .focusLongBreak, .focusLongBreakEvery, .focusAutoStartSessions,
+        .focusLength, .focusShortBreak, .focusLongBreak, .focusLongBreakEvery, .focusAutoStartSessions, .focusIdlePause,
+        .focusWaitForActivity,
     ]
 }
 

@@ -27,10 +27,22 @@ public final class FocusFamily: ReminderFamily {
     let live = Mutex<LiveShown?>(nil)
     /// A first Give up pressed on the live alert, until its window ends (see `FocusLiveAlert.swift`).
     let giveUpAsked = Mutex<GiveUpAsked?>(nil)
+    /// Where the desktop says how long the person has been idle (nil: nowhere; see `FocusIdle.swift`).
+    let idle: (any IdleSource)?
+    /// The config's `[focus] idle_pause`.
+    let idleSettings: FocusIdle
+    /// Whether the idle source is watched now.
+    let watching = Mutex(false)
+    /// The person came back to a session paused while they were away (the live alert asks to resume).
+    let awayReturn = Mutex<AwayReturn?>(nil)
+    /// Wakes the runner when the idle source speaks (``connect(poke:)``).
+    let poke = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// - Parameters:
     ///   - liveAlert: whether to keep a live alert up while a session runs.
     ///   - stageIcon: the tree icon of a stage, for the live alert.
+    ///   - idle: where the desktop says the person is idle (nil: no session pauses by itself).
+    ///   - idleSettings: the config's `[focus] idle_pause`.
     ///   - onChange: told when a settle completed or abandoned a session (the runner logs it).
     public init(
         timer: FocusTimer,
@@ -38,9 +50,13 @@ public final class FocusFamily: ReminderFamily {
         liveAlert: Bool = true,
         stageIcon: @escaping @Sendable (Int) -> String? = { FocusIcons.path(stage: $0) },
         zone: @escaping @Sendable () -> TimeZone = { TimeZone.current },
+        idle: (any IdleSource)? = nil,
+        idleSettings: FocusIdle = FocusIdle(),
         onChange: @escaping @Sendable (FocusTimer.Settled) -> Void = { _ in }
     ) {
         self.timer = timer
+        self.idle = idle
+        self.idleSettings = idleSettings
         self.icon = icon
         self.liveAlert = liveAlert
         self.stageIcon = stageIcon
@@ -55,8 +71,14 @@ public final class FocusFamily: ReminderFamily {
         if reason == .deadline, sessionOpen.withLock({ $0 }) == false { return }
         let settled = try timer.settle()
         // A running break is as a session: its end is a deadline that settles it.
-        let busy = try settled.openSession != nil || timer.store.read { db in try FocusTimer.fetchRunningBreak(in: db) != nil }
+        let breakRunning = try timer.store.read { db in try FocusTimer.fetchRunningBreak(in: db) != nil }
+        let busy = settled.openSession != nil || breakRunning
         sessionOpen.withLock { $0 = busy }
+        updateIdleWatch(
+            activeSession: settled.openSession?.state == .active,
+            pausedForIdle: settled.openSession?.pauseReason == .idle,
+            breakRunning: breakRunning
+        )
         switch settled {
         case .completed, .abandoned: onChange(settled)
         case .none, .open: break

@@ -18,6 +18,8 @@ struct LiveShown: Sendable, Hashable {
     var minutes: Int
     /// Whether the alert asks "Give up?" (see ``FocusLiveAlert/giveUpWindow``).
     var askingGiveUp: Bool
+    /// The minutes away when the alert asks "Paused while you were away …: resume?" (nil: it does not).
+    var awayMinutes: Int?
 
     init(_ session: FocusSession, at time: MachineTime, askingGiveUp: Bool = false) {
         sessionID = session.id
@@ -197,7 +199,10 @@ extension FocusFamily {
     /// window: a 25-minute session wakes the runner 25 times for its alert, at 24:00 … 1:00
     /// left and at the end (the runner never ticks); a paused one never.
     public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? {
-        guard liveAlert else { return nil }
+        guard liveAlert else {
+            await postAwayReturn(through: notifier, at: instant)
+            return nil
+        }
         let shown = live.withLock { $0 }
         // No session open at the last settle and no alert up: no look at the store (an idle runner).
         if knownOpen == false && shown == nil { return nil }
@@ -240,16 +245,27 @@ extension FocusFamily {
         }
         guard let session = settled.openSession else {
             giveUpAsked.withLock { $0 = nil }
+            awayReturn.withLock { $0 = nil }
             return step
         }
         let asking = asked?.sessionID == session.id
-        let key = LiveShown(session, at: time, askingGiveUp: asking)
+        var key = LiveShown(session, at: time, askingGiveUp: asking)
+        // Back from being away: the alert asks to resume until the session is resumed or given up.
+        let back = awayReturn.withLock { back -> AwayReturn? in
+            guard let current = back, current.sessionID == session.id, session.state == .paused, session.pauseReason == .idle else {
+                back = nil
+                return nil
+            }
+            return current
+        }
+        key.awayMinutes = asking ? nil : back?.minutes
         if key != (step.ended == nil ? shown : nil) {
             let icon = stageIcon(key.stage)
             let note =
                 asking
                 ? FocusLiveAlert.giveUpNote(session, at: time, postedAt: instant, icon: icon)
-                : FocusLiveAlert.note(session, at: time, postedAt: instant, icon: icon, zone: zone())
+                : key.awayMinutes.map { FocusLiveAlert.awayNote(session, minutes: $0, at: time, postedAt: instant, icon: icon) }
+                    ?? FocusLiveAlert.note(session, at: time, postedAt: instant, icon: icon, zone: zone())
             step.show = (note, key)
         }
         step.next = [
@@ -257,6 +273,21 @@ extension FocusFamily {
             asking ? asked?.until : nil,
         ].compactMap { $0 }.min()
         return step
+    }
+
+    /// Without a live alert (a console, a JSON stream, a phone): the person back from being
+    /// away gets "Paused while you were away 12 min: resume?" once, as an alert of its own.
+    private nonisolated(nonsending) func postAwayReturn(through notifier: any Notifier, at instant: Date) async {
+        let taken = awayReturn.withLock { back in
+            defer { back = nil }
+            return back
+        }
+        guard let back = taken,
+            let session = try? timer.openWithoutSettling(), session.id == back.sessionID, session.state == .paused,
+            session.pauseReason == .idle
+        else { return }
+        let note = FocusLiveAlert.awayNote(session, minutes: back.minutes, at: timer.clock.now(), postedAt: instant, icon: icon)
+        _ = try? await notifier.post(note)
     }
 
     private struct LiveStep {

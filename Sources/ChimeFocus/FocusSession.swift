@@ -38,6 +38,13 @@ public enum EndReason: String, Sendable, Hashable, Codable {
     case restarted
 }
 
+/// Why a session is paused.
+public enum PauseReason: String, Sendable, Hashable, Codable {
+    /// The person was idle for `[focus] idle_pause` (an idle source said so): paused back to
+    /// when the idleness began (see `FocusIdle.swift`).
+    case idle
+}
+
 /// One focus session, as the store keeps it.
 ///
 /// Focus time is counted on the machine's awake clock (``MachineTime/awakeMicros``) from the
@@ -74,6 +81,10 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
     public var endReason: EndReason?
     /// What the session was for (`--label thesis`; see ``FocusLabel``); nil without one.
     public var label: String?
+    /// Why the current pause began, when it was not the person's own `chime focus pause`.
+    public var pauseReason: PauseReason?
+    /// How many times it was paused because the person was away (idle).
+    public var idlePauses: Int
 
     public init(
         id: Int64,
@@ -86,7 +97,9 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         pausedAt: Date? = nil,
         segment: Segment? = nil,
         endReason: EndReason? = nil,
-        label: String? = nil
+        label: String? = nil,
+        pauseReason: PauseReason? = nil,
+        idlePauses: Int = 0
     ) {
         self.id = id
         self.state = state
@@ -99,6 +112,8 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         self.segment = segment
         self.endReason = endReason
         self.label = label
+        self.pauseReason = pauseReason
+        self.idlePauses = idlePauses
     }
 
     /// The identifier of the session's completion alert: `focus-12`. Like every reminder's, it

@@ -75,6 +75,22 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration(FocusIdleMigration.name) { db in
+                try db.execute(
+                    sql: """
+                        -- Why the current pause began: 'idle' when the person was away for [focus]
+                        -- idle_pause (NULL: their own pause); and how many times the session was paused
+                        -- so.
+                        ALTER TABLE focus_session ADD COLUMN pause_reason TEXT CHECK (pause_reason IN ('idle'));
+                        ALTER TABLE focus_session ADD COLUMN idle_pauses INTEGER NOT NULL DEFAULT 0;
+                        """
+                )
+            },
         ]
     )
+}
+
+/// The migration of idle pauses (one constant: the lead renumbers migrations on merge).
+public enum FocusIdleMigration {
+    public static let name = "v18: focus idle pauses"
 }

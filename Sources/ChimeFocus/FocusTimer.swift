@@ -33,12 +33,32 @@ public struct FocusTimer: Sendable {
     public let clock: any MachineClock
     /// The breaks between sessions (the config's `[focus]` break keys; see ``FocusBreaks``).
     public let breaks: FocusBreaks
+    /// Whether the person is away, as the runner's idle source last said (see `FocusIdle.swift`):
+    /// with `wait_for_activity`, a break that ends while they are away starts no session.
+    public let presence: FocusPresence
 
-    public init(store: ReminderStore, clock: any MachineClock = SystemMachineClock(), breaks: FocusBreaks = FocusBreaks()) {
+    public init(
+        store: ReminderStore,
+        clock: any MachineClock = SystemMachineClock(),
+        breaks: FocusBreaks = FocusBreaks(),
+        presence: FocusPresence = FocusPresence()
+    ) {
         store.require(.focus)
         self.store = store
         self.clock = clock
         self.breaks = breaks
+        self.presence = presence
+    }
+
+    /// The breaks as the runner's settle applies them now: with `wait_for_activity` and the
+    /// person away, nothing starts by itself (the break or the session starts when they are
+    /// back: ``startAfterAway(since:)``).
+    var settlingBreaks: FocusBreaks {
+        guard breaks.waitForActivity, presence.awaySince != nil else { return breaks }
+        var waiting = breaks
+        waiting.autoStartSessions = false
+        waiting.holdsBreaks = true
+        return waiting
     }
 
     /// What a settle found or did.
@@ -126,6 +146,7 @@ public struct FocusTimer: Sendable {
                 active.pausedMicros += max(0, time.wall.micros - pausedAt.micros)
             }
             active.pausedAt = nil
+            active.pauseReason = nil
             active.segment = FocusSession.Segment(boot: time.boot, awakeMicros: time.awakeMicros, wall: time.wall)
             try Self.scheduleAlert(for: active, breaks: breaks, at: time, in: db)
             return active
@@ -143,6 +164,7 @@ public struct FocusTimer: Sendable {
             abandoned.focusMicros = session.focusMicros(at: time)
             abandoned.endedAt = time.wall
             abandoned.pausedAt = nil
+            abandoned.pauseReason = nil
             abandoned.segment = nil
             abandoned.endReason = .gaveUp
             try Self.cancelAlert(of: session, at: time, in: db)
@@ -229,6 +251,7 @@ public struct FocusTimer: Sendable {
             return (open, try sessionWrite || Self.breakNeedsWrite(at: time, in: db))
         }
         guard needsWrite else { return open.map(Settled.open) ?? .none }
+        let breaks = settlingBreaks
         return try store.write { db in try Self.settle(at: time, breaks: breaks, in: db) }
     }
 
@@ -282,7 +305,9 @@ public struct FocusTimer: Sendable {
             if let due = try ReminderStore.pendingDue(id: session.reminderID, in: db), due > time.wall {
                 _ = try ReminderStore.moveOnce(id: session.reminderID, to: time.wall, in: db)
             }
-            try startBreak(after: session, breaks: breaks, at: time, in: db)
+            // With wait_for_activity and the person away, the break starts when they are back
+            // (``startAfterAway(since:)``).
+            if !breaks.holdsBreaks { try startBreak(after: session, breaks: breaks, at: time, in: db) }
             // A break as short as a session that completed long ago may be over already.
             _ = try settleBreak(at: time, breaks: FocusBreaks(autoStartSessions: false), in: db)
             return .completed(session)
@@ -330,7 +355,7 @@ public struct FocusTimer: Sendable {
         try ReminderStore.scheduleOnce(alert, now: time.wall, in: db)
     }
 
-    private static func cancelAlert(of session: FocusSession, at time: MachineTime, in db: Database) throws {
+    static func cancelAlert(of session: FocusSession, at time: MachineTime, in db: Database) throws {
         _ = try ReminderStore.cancel(id: session.reminderID, at: time.wall.micros, in: db)
     }
 
@@ -350,13 +375,13 @@ public struct FocusTimer: Sendable {
         try db.execute(
             sql: """
                 UPDATE focus_session SET state = ?, ended_us = ?, focus_us = ?, paused_us = ?, paused_at_us = ?,
-                    boot_id = ?, segment_awake_us = ?, segment_wall_us = ?, end_reason = ?
+                    boot_id = ?, segment_awake_us = ?, segment_wall_us = ?, end_reason = ?, pause_reason = ?, idle_pauses = ?
                 WHERE id = ?
                 """,
             arguments: [
                 session.state.rawValue, session.endedAt?.micros, session.focusMicros, session.pausedMicros,
                 session.pausedAt?.micros, session.segment?.boot, session.segment?.awakeMicros, session.segment?.wall.micros,
-                session.endReason?.rawValue, session.id,
+                session.endReason?.rawValue, session.pauseReason?.rawValue, session.idlePauses, session.id,
             ]
         )
     }
@@ -381,7 +406,9 @@ public struct FocusTimer: Sendable {
             pausedAt: (row["paused_at_us"] as Int64?).map(Date.init(micros:)),
             segment: segment,
             endReason: (row["end_reason"] as String?).flatMap(EndReason.init(rawValue:)),
-            label: row["label"]
+            label: row["label"],
+            pauseReason: (row["pause_reason"] as String?).flatMap(PauseReason.init(rawValue:)),
+            idlePauses: row["idle_pauses"]
         )
     }
 

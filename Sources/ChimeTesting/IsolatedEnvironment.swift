@@ -33,6 +33,9 @@ public enum IsolatedEnvironment {
             // Not /usr/share: a chime installed system-wide (its icons) is not this build's.
             "XDG_DATA_DIRS": root.appendingPathComponent("share").path,
             "XDG_CONFIG_DIRS": root.appendingPathComponent("xdg").path,
+            // No system bus: the machine's logind would give the idleness of whoever runs the
+            // tests (`[focus] idle_pause`); a test that wants one points this at its own bus.
+            "CHIME_SYSTEM_BUS_ADDRESS": "unix:path=" + runtime.appendingPathComponent("no-system-bus").path,
         ]
     }
 }

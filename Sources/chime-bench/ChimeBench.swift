@@ -1,8 +1,8 @@
 // chime-bench: Chime's figures, printed as tables of medians over several runs, each with a baseline measured in the
 // same run. Build in release as installed: `scripts/release-build`, then
-// `.build/release/chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus|doses|gate|import|dbus] [--quick]`.
+// `.build/release/chime-bench [all|schedule|cancel|lateness|crash|idle|cli|desktop|focus|doses|gate|import|dbus|focus-idle] [--quick]`.
 // One file per workload: W1 Schedule.swift, W2 Cancel.swift, W3 Lateness.swift, W4 Crash.swift, W5 Idle.swift; CLI.swift;
-// Desktop.swift; Focus.swift; Doses.swift; ImportBounds.swift; DBus.swift; `postgres` (the scale benchmark, not in `all`): Postgres*.swift. What they
+// Desktop.swift; Focus.swift; FocusIdle.swift; Doses.swift; ImportBounds.swift; DBus.swift; `postgres` (the scale benchmark, not in `all`): Postgres*.swift. What they
 // share: Support.swift.
 import ArgumentParser
 import Foundation
@@ -30,7 +30,7 @@ struct ChimeBench: AsyncParsableCommand {
     /// The workloads, in the order `all` runs them.
     static let workloads: [any Workload.Type] = [
         Schedule.self, Cancel.self, Lateness.self, Crash.self, Idle.self, CLI.self, Desktop.self, Focus.self, Doses.self,
-        GateBench.self, ImportBounds.self, DBusBench.self, AppBench.self,
+        GateBench.self, ImportBounds.self, DBusBench.self, AppBench.self, FocusIdleBench.self,
     ]
 }
 

@@ -1,6 +1,8 @@
 import ArgumentParser
+import ChimeApp
 import ChimeConfig
 import ChimeCore
+import ChimeDBus
 import ChimeFocus
 import ChimeGateway
 import ChimeLibnotify
@@ -90,6 +92,9 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
         var gateway: GatewayState
         /// With a bad config file: the error, as every command's `--json` gives it (absent otherwise).
         var error: ErrorInfo?
+        /// Where the runner reads that the person is idle (`[focus] idle_pause`): the source's
+        /// name, or "none: …".
+        var idle: String = IdleMonitors.noneText
 
         struct ErrorInfo: Encodable {
             var code: String
@@ -133,6 +138,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
                 lines.append("Alerts go to:         no runner is running; one started now with --notifier auto would use the \(notifier)")
             }
             lines.append("Focus alert icon:     " + (focusIcon ?? "none installed (scripts/quickstart installs Resources/icons)"))
+            lines.append("Idle:                 " + idle)
             lines.append("Do not disturb:       " + doNotDisturbDetail)
             if let problem = config.problem {
                 lines.append("Config file:          \(config.path): \(problem)")
@@ -165,7 +171,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             case focusIcon = "focus_icon"
             case doNotDisturb = "do_not_disturb"
             case doNotDisturbDetail = "do_not_disturb_detail"
-            case config, gateway, error
+            case config, gateway, error, idle
         }
     }
 
@@ -281,6 +287,7 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
             config: inspectConfig(),
             gateway: inspectGateway()
         )
+        report.idle = Self.idleText(config: try? Settings.current())
         // A store that cannot be used, or is damaged, is a failure of the whole check (exit 5);
         // a bad config file too (exit 78), every other command refusing to run on it.
         let failed = !storeReport.usable || storeReport.healthy == false
@@ -290,6 +297,14 @@ struct Doctor: AsyncParsableCommand, RunsWithBadConfig {
         }
         emit(report, json: global.json)
         try finish(failed: failed, configError: configError)
+    }
+
+    /// The idle source the runner would use (IdleMonitors), and whether the config turns idle
+    /// pauses off.
+    static func idleText(config: Config?) -> String {
+        guard let name = IdleMonitors.detect()?.name else { return IdleMonitors.noneText }
+        guard let config, config.focusIdle.pauseSeconds == nil else { return name }
+        return name + " (focus sessions do not pause: [focus] idle_pause is \"off\")"
     }
 
     /// After the report: exit 5 when the store failed the check, else 78 for a bad config file.

@@ -24,6 +24,7 @@ struct Focus: AsyncParsableCommand {
             in the "Tree planted!" alert; at its end "Break over: plant the next tree"
             has Start / Skip. The next session waits for Start unless
             focus.auto_start_sessions is true. 'chime focus skip' ends a break early.
+            Away for focus.idle_pause (10m): the session pauses back to when you left.
             Examples:
               chime focus start --watch
               chime focus pause
@@ -55,9 +56,15 @@ struct SessionJSON: Encodable {
     var alertDue: String?
     /// The session's label (`--label`); absent without one.
     var label: String?
+    /// "idle" while paused because the person was away (`[focus] idle_pause`), else absent.
+    var pausedFor: String?
+    /// How many times it was paused because the person was away.
+    var idlePauses: Int
 
     enum CodingKeys: String, CodingKey {
         case id, state, stage, started, ended, alert, label
+        case pausedFor = "paused_for"
+        case idlePauses = "idle_pauses"
         case lengthSeconds = "length_s"
         case remainingSeconds = "remaining_s"
         case focusSeconds = "focus_s"
@@ -82,6 +89,8 @@ struct SessionJSON: Encodable {
         alert = session.reminderID
         self.alertDue = alertDue.map(TimeText.iso)
         label = session.label
+        pausedFor = session.state == .paused ? session.pauseReason?.rawValue : nil
+        idlePauses = session.idlePauses
     }
 }
 

@@ -104,13 +104,16 @@ struct Run: AsyncParsableCommand {
         // The focus session's live alert is for a desktop, where it is replaced in place; a
         // console or JSON stream gets one line per alert, not one per stage, and a phone one
         // push per alert.
+        let idle = Self.idleSource(config: config, logger: logger)
         let families = ChimeApp.families(
             store: store,
             logger: logger,
             liveAlerts: NotifierChoice.showsLiveAlerts(sink),
             snoozeLength: .seconds(config.seconds(.snooze)),
             doseRepeats: config.doseRepeats,
-            focusBreaks: config.focusBreaks
+            focusBreaks: config.focusBreaks,
+            idle: idle,
+            focusIdle: config.focusIdle
         )
         do {
             let runner = try Runner(
@@ -122,6 +125,8 @@ struct Run: AsyncParsableCommand {
                 observe: signals.observe,
                 afterPass: signals.passed
             )
+            // The idle source speaks on its own thread: a pass shows what it changed.
+            for case let focus as FocusFamily in families { focus.connect(poke: { runner.poke() }) }
             // Only once the store's lock is held: a second runner on the store stops above.
             let launcher = Self.appLauncher(storePath: store.path, config: config)
             let bus = Self.startBus(runner: runner, signals: signals, logger: logger, launcher: launcher)
@@ -132,6 +137,17 @@ struct Run: AsyncParsableCommand {
             throw error
         }
         await NotifierChoice.shutDown(sink)
+    }
+
+    /// Where the desktop says the person is idle (IdleMonitors), looked for only when
+    /// `[focus] idle_pause` or `wait_for_activity` needs it; one
+    /// line in the log either way.
+    static func idleSource(config: Config, logger: Logger) -> (any IdleSource)? {
+        let breaks = config.focusBreaks
+        guard config.focusIdle.pauseSeconds != nil || breaks.waitForActivity else { return nil }
+        let idle = IdleMonitors.detect()
+        logger.info("Idle source: \(idle?.name ?? IdleMonitors.noneText)")
+        return idle
     }
 
     /// A person's GNOME notification settings for Chime 0.2.0's desktop id, carried over to

@@ -34,7 +34,8 @@ import Testing
     /// hours (v9: its table and index), hooks (v12: its table and index), focus breaks (v13: its table
     /// and index), dose schedules every N days and in cycles (v14), the gateway's schedules and
     /// budgets (v15: its table), focus session labels (``FocusTimer/labelMigration``), the gateway's
-    /// runs (``StoreSchema/gateRunsMigration``: its table and indexes) (the columns they add to
+    /// runs (``StoreSchema/gateRunsMigration``: its table and indexes), focus idle pauses
+    /// (``FocusIdleMigration/name``: columns only) (the columns they add to
     /// shipped tables are taken out by ``shippedPart(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
         line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
@@ -45,6 +46,7 @@ import Testing
             || line.hasPrefix("v13: ") || line.hasPrefix("table focus_break:") || line.hasPrefix("index focus_break_by_state:")
             || line.hasPrefix("v14: ") || line.hasPrefix("v15: ") || line.hasPrefix(FocusTimer.labelMigration)
             || line == StoreSchema.gateRunsMigration
+            || line.hasPrefix(FocusIdleMigration.name)
     }
 
     /// The columns later migrations added to shipped tables, as SQLite appends them to a table's SQL.
@@ -62,6 +64,7 @@ import Testing
             + "cycle_on INTEGER CHECK (cycle_on IS NULL OR cycle_on BETWEEN 1 AND 365), "
             + "cycle_off INTEGER CHECK (cycle_off IS NULL OR cycle_off BETWEEN 1 AND 365), anchor_day INTEGER",
         ", label TEXT CHECK (label IS NULL OR length(label) > 0)",
+        ", pause_reason TEXT CHECK (pause_reason IN ('idle')), idle_pauses INTEGER NOT NULL DEFAULT 0",
     ]
 
     /// A schema line without what later migrations added to a shipped table.
@@ -76,7 +79,7 @@ import Testing
         #expect(shipped.count > 20)
         let now = try Self.schema(sandbox.store)
         #expect(now.filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == shipped)
-        #expect(now.filter(Self.sinceShipped).count == 29)
+        #expect(now.filter(Self.sinceShipped).count == 30)
         #expect(now.filter { Self.shippedPart($0) != $0 }.count == 4)
     }
 

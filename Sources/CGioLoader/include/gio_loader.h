@@ -43,6 +43,10 @@
     F(g_variant_get_int64)                                                                                               \
     F(g_variant_get_int32)                                                                                               \
     F(g_variant_get_uint32)                                                                                              \
+    F(g_variant_get_uint64)                                                                                              \
+    F(g_variant_new_uint32)                                                                                              \
+    F(g_variant_new_uint64)                                                                                              \
+    F(g_dbus_connection_signal_unsubscribe)                                                                              \
     F(g_variant_get_type_string)                                                                                         \
     F(g_dbus_connection_new_for_address_sync)                                                                            \
     F(g_dbus_connection_register_object)                                                                                 \
