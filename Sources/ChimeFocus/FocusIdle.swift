@@ -136,7 +136,7 @@ extension FocusTimer {
             guard breaks.autoStartSessions, let last, last.state == .taken, last.sessionID == latest.id, recent(last.endedAt) else {
                 return nil
             }
-            return try Self.insertSession(minutes: latest.lengthSeconds / 60, breaks: breaks, at: time, in: db)
+            return try Self.insertSession(minutes: latest.lengthSeconds / 60, label: latest.label, breaks: breaks, at: time, in: db)
         }
     }
 }
