@@ -32,7 +32,8 @@ import Testing
     /// reminder's alert looks with snoozed re-alerts (v7: its name and index), v8's migration, quiet
     /// hours (v9: its table and index), hooks (v12: its table and index), focus breaks (v13: its table
     /// and index), dose schedules every N days and in cycles (v14), the gateway's schedules and
-    /// budgets (v15: its table) (the columns they add to shipped tables are taken out by ``shippedPart(_:)``).
+    /// budgets (v15: its table), doses after the last taken, maximums and tapers (v16) (the columns
+    /// they add to shipped tables are taken out by ``shippedPart(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
         line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
             || line.hasPrefix("v8: ") || line.hasPrefix("v9: ") || line.hasPrefix("table quiet:")
@@ -40,7 +41,7 @@ import Testing
             || line.hasPrefix("v11: ") || line.hasPrefix("index reminder_app:") || line.hasPrefix("v12: ")
             || line.hasPrefix("table hook_run:") || line.hasPrefix("index hook_run_open:")
             || line.hasPrefix("v13: ") || line.hasPrefix("table focus_break:") || line.hasPrefix("index focus_break_by_state:")
-            || line.hasPrefix("v14: ") || line.hasPrefix("v15: ")
+            || line.hasPrefix("v14: ") || line.hasPrefix("v15: ") || line == DoseBook.afterLastMigration
     }
 
     /// The columns later migrations added to shipped tables, as SQLite appends them to a table's SQL.
@@ -57,6 +58,10 @@ import Testing
         ", every_days INTEGER CHECK (every_days IS NULL OR every_days BETWEEN 2 AND 365), "
             + "cycle_on INTEGER CHECK (cycle_on IS NULL OR cycle_on BETWEEN 1 AND 365), "
             + "cycle_off INTEGER CHECK (cycle_off IS NULL OR cycle_off BETWEEN 1 AND 365), anchor_day INTEGER",
+        // After-last schedules, daily maximums, tapers (``DoseBook/afterLastMigration``).
+        ", after_last_s INTEGER CHECK (after_last_s IS NULL OR after_last_s BETWEEN 60 AND 604800), "
+            + "max_per_day INTEGER CHECK (max_per_day IS NULL OR max_per_day BETWEEN 1 AND 100)",
+        ", taper TEXT", ", amount REAL CHECK (amount IS NULL OR amount > 0)",
     ]
 
     /// A schema line without what later migrations added to a shipped table.
@@ -71,8 +76,8 @@ import Testing
         #expect(shipped.count > 20)
         let now = try Self.schema(sandbox.store)
         #expect(now.filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == shipped)
-        #expect(now.filter(Self.sinceShipped).count == 24)
-        #expect(now.filter { Self.shippedPart($0) != $0 }.count == 3)
+        #expect(now.filter(Self.sinceShipped).count == 25)
+        #expect(now.filter { Self.shippedPart($0) != $0 }.count == 5)
     }
 
     @Test func aShippedStoreOpensUnchangedWithItsData() throws {
