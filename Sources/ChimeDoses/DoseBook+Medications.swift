@@ -421,19 +421,24 @@ extension DoseBook {
         guard schedule.afterLast != nil else { return plan(schedule, of: medication, after: instant, count: count, zone: systemZone) }
         let zone = schedule.zone.resolve(system: systemZone)
         let due: Date
-        if let made = try Int64.fetchOne(
+        let occurrence: String
+        if let made = try Row.fetchOne(
             db,
-            sql: "SELECT min(scheduled_us) FROM dose WHERE schedule_id = ? AND status = 'pending' AND scheduled_us > ?",
+            sql: """
+                SELECT scheduled_us, occurrence FROM dose WHERE schedule_id = ? AND status = 'pending' AND scheduled_us > ?
+                ORDER BY scheduled_us LIMIT 1
+                """,
             arguments: [schedule.id, instant.micros]
         ) {
-            due = Date(micros: made)
+            due = Date(micros: made[0])
+            occurrence = made[1]
         } else if let next = try afterLastDue(schedule, of: medication, zone: systemZone, in: db), next > instant {
             due = next
+            occurrence = try afterLastOccurrence(scheduleID: schedule.id, due: next, zone: zone, in: db)
         } else {
             return []
         }
-        let local = ZoneMath.civil(due, in: zone).local
-        let ofDay = medication.on(day: local.dayNumber)
+        let ofDay = medication.on(day: CivilDay.of(due, in: zone))
         return [
             PlannedDose(
                 medicationID: medication.id,
@@ -444,10 +449,25 @@ extension DoseBook {
                 scheduleID: schedule.id,
                 due: due,
                 zone: zone,
-                occurrence: DoseOccurrenceID.make(scheduleID: schedule.id, local: local),
+                occurrence: occurrence,
                 resolution: .exact
             )
         ]
+    }
+
+    /// The alert id of an after-last dose due at `due`: `med-{schedule}-{yyyyMMdd-HHmm}` of its
+    /// local time, or of the first free minute after it when a dose has that id already (one
+    /// postponed or moved from that minute).
+    static func afterLastOccurrence(scheduleID: Int64, due: Date, zone: TimeZone, in db: Database) throws -> String {
+        var instant = due
+        var id = DoseOccurrenceID.make(scheduleID: scheduleID, local: ZoneMath.civil(instant, in: zone).local)
+        for _ in 0..<60 {
+            let taken = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM dose WHERE occurrence = ?)", arguments: [id])
+            if taken != true { break }
+            instant = instant.addingTimeInterval(60)
+            id = DoseOccurrenceID.make(scheduleID: scheduleID, local: ZoneMath.civil(instant, in: zone).local)
+        }
+        return id
     }
 
     /// An after-last schedule's next dose not made yet: one interval after the last dose of its
