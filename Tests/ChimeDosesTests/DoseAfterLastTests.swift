@@ -108,6 +108,38 @@ struct DoseAfterLastTests {
         #expect(try h.stored(due.occurrence!)?.status == "missed")
     }
 
+    /// In the runner's loop, during quiet hours (doses come through by default): the alert comes
+    /// one interval after the Take, repeats while unanswered, and its Take (the alert's action)
+    /// brings the next alert one interval after that Take.
+    @Test(.timeLimit(.minutes(1)))
+    func theRunnerShowsRepeatsAndFollowsTheAlertsTakeThroughQuietHours() async throws {
+        let h = try DoseHarness(now: Self.at(7, 0))
+        defer { h.cleanUp() }
+        let scheduleID = try Self.addAfterLast(h, every: 3_600).schedules[0].id
+        try h.store.updateQuiet { $0.until = Self.at(12, 0) }
+        _ = try h.book.answer(.take, .medication("Paracetamol"))
+        let loop = DoseLoop(h)
+        let first = "med-\(scheduleID)-20260105-0800"
+        #expect(await h.clock.parked() == DoseLoop.wake(Self.at(8, 0)))
+        h.clock.advance(to: Self.at(8, 0))
+        let note = await loop.notifier.nextPost()
+        #expect(note.id == first && note.title == "Paracetamol 500 mg")
+        #expect(note.actions.map(\.key) == ["take", "snooze", "skip"])
+        // Unanswered: repeated 15 minutes later.
+        #expect(await h.clock.parked() == DoseLoop.wake(Self.at(8, 15)))
+        h.clock.advance(to: Self.at(8, 15))
+        let repeated = await loop.notifier.nextPost()
+        #expect(repeated.id == first && repeated.title == "Paracetamol 500 mg (repeat 1 of 3)")
+        // Taken from the alert at 08:20: the next alert at 09:20.
+        _ = await h.clock.parked()
+        h.clock.advance(to: Self.at(8, 20))
+        await loop.act("take", on: first)
+        #expect(try h.stored(first)?.status == "taken")
+        #expect(await h.clock.parked() == DoseLoop.wake(Self.at(9, 20)))
+        #expect(try h.pendingAlerts().map(\.id) == ["med-\(scheduleID)-20260105-0920"])
+        await loop.stop()
+    }
+
     @Test func sixHoursAcrossADaylightSavingChangeAreSixHoursElapsed() throws {
         // Berlin springs forward on 2026-03-29 at 02:00: taken at 00:30 (+01:00), due at 07:30 (+02:00).
         let berlin = DoseHarness.berlin
