@@ -70,6 +70,67 @@ struct DoseAfterLastCLITests {
         #expect((try jsonObject(names.stdout)["count"] as? Int) == 1)
     }
 
+    /// Runs `chime` with its clock set to `local` (libfaketime, through a shell: see
+    /// ``ChimeExecutable/process(_:environment:throughShell:)``), in the sandbox's zone.
+    static func chime(at local: String, in sandbox: borrowing Sandbox, _ arguments: String...) throws -> (status: Int32, stdout: String) {
+        var environment = sandbox.environment
+        environment["LD_PRELOAD"] = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+        environment["FAKETIME"] = "@" + local
+        environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        let (process, out, _) = ChimeExecutable.process(arguments, environment: environment, throughShell: true)
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self))
+    }
+
+    @Test("--after-last 6h over the spring-forward night in Berlin: 6 hours elapsed, as Python's zoneinfo says")
+    func afterLastOverDaylightSavingMatchesZoneinfo() throws {
+        // Taken at 00:30 on the last Sunday of March next year; Python says when 6 hours later is.
+        let script = #"""
+            import json, sys
+            from datetime import date, datetime, timedelta, timezone
+            from zoneinfo import ZoneInfo
+            zone = ZoneInfo("Europe/Berlin")
+            year = int(sys.argv[1])
+            day = date(year, 3, 31)
+            while day.weekday() != 6:
+                day -= timedelta(days=1)
+            taken = datetime(day.year, day.month, day.day, 0, 30, tzinfo=zone)
+            due = (taken.astimezone(timezone.utc) + timedelta(hours=6)).astimezone(zone)
+            print(json.dumps({
+                "taken": taken.strftime("%Y-%m-%d %H:%M:%S"),
+                "due": due.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M"),
+                "when": due.strftime("%Y%m%d-%H%M"),
+            }))
+            """#
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script, String(utc.component(.year, from: Date()) + 1)]
+        process.environment = ["PYTHONTZPATH": "/usr/share/zoneinfo", "PATH": "/usr/bin:/bin"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let reference = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        #expect(reference["when"]?.hasSuffix("-0730") == true, "\(reference)")
+
+        let sandbox = try Sandbox(extra: ["TZ": "Europe/Berlin"])
+        let added = try sandbox.chime("med", "add", "Pain", "--amount", "500", "--unit", "mg", "--after-last", "6h", "--json")
+        #expect(added.status == 0, "\(added.stderr)")
+        let scheduleID = try #require(
+            ((try jsonObject(added.stdout)["medication"] as? [String: Any])?["schedules"] as? [[String: Any]])?.first?["id"] as? Int
+        )
+        let taken = try Self.chime(at: try #require(reference["taken"]), in: sandbox, "dose", "take", "Pain")
+        #expect(taken.status == 0 && taken.stdout.hasPrefix("Logged dose"), "\(taken.stdout)")
+        let next = try #require((try jsonObject(try sandbox.chime("med", "next", "--json").stdout)["doses"] as? [[String: Any]])?.first)
+        #expect((next["due"] as? String)?.hasPrefix(try #require(reference["due"])) == true, "\(next) \(reference)")
+        #expect(next["alert"] as? String == "med-\(scheduleID)-" + (reference["when"] ?? ""), "\(next)")
+    }
+
     @Test("--max 2/day: the third Take in 24 hours is refused (exit 4) with when the next is allowed")
     func dailyMaximum() throws {
         let sandbox = try Sandbox(extra: ["TZ": "UTC"])
