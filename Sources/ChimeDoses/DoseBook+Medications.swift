@@ -304,6 +304,15 @@ extension DoseBook {
                     sql: "UPDATE dose_schedule SET cursor_us = ? WHERE medication_id = ? AND enabled = 1",
                     arguments: [now.micros, medication.id]
                 )
+                // After-last: a next dose that fell due while inactive is not made (nor missed);
+                // the interval starts again from the next dose taken.
+                var reactivated = medication
+                reactivated.isActive = true
+                for schedule in try Self.schedules(of: medication.id, in: db) where schedule.isEnabled && schedule.afterLast != nil {
+                    if try Self.afterLastDue(schedule, of: reactivated, zone: zone, in: db).map({ $0 <= now }) ?? true {
+                        try db.execute(sql: "UPDATE dose_schedule SET cursor_us = ? WHERE id = ?", arguments: [Int64.max, schedule.id])
+                    }
+                }
             } else {
                 try Self.remakeFutureDoses(of: medication.id, now: now, in: db)
                 // Due and unanswered: no more alerts; the doses stay, to be answered or missed.

@@ -140,6 +140,29 @@ struct DoseAfterLastTests {
         await loop.stop()
     }
 
+    @Test func aReactivatedMedicationMissesNothingFromWhileItWasInactive() throws {
+        let h = try DoseHarness(now: Self.at(8, 0))
+        defer { h.cleanUp() }
+        try Self.addAfterLast(h)
+        _ = try h.book.answer(.take, .medication("Paracetamol"))
+        h.clock.advance(to: Self.at(9, 0))
+        _ = try h.book.setActive("Paracetamol", false)
+        #expect(try h.storedDoses().filter { $0.status == "pending" }.isEmpty)
+        // Back before the next dose's time: it comes at 14:00 as before.
+        h.clock.advance(to: Self.at(10, 0))
+        _ = try h.book.setActive("Paracetamol", true)
+        #expect(try h.book.nextDoses(count: 1).map(\.due) == [Self.at(14, 0)])
+        // Back after it: not made, not missed; nothing until the next dose taken.
+        _ = try h.book.setActive("Paracetamol", false)
+        h.clock.advance(to: Self.at(10, 0, day: 1))
+        _ = try h.book.setActive("Paracetamol", true)
+        try h.book.settle()
+        #expect(try h.storedDoses().map(\.status) == ["taken"])
+        #expect(try h.book.nextDoses(count: 1).isEmpty)
+        _ = try h.book.answer(.take, .medication("Paracetamol"))
+        #expect(try h.book.nextDoses(count: 1).map(\.due) == [Self.at(16, 0, day: 1)])
+    }
+
     @Test func sixHoursAcrossADaylightSavingChangeAreSixHoursElapsed() throws {
         // Berlin springs forward on 2026-03-29 at 02:00: taken at 00:30 (+01:00), due at 07:30 (+02:00).
         let berlin = DoseHarness.berlin
