@@ -284,6 +284,12 @@ final class DosesPage: AppPageController {
                 // Activating the row (Enter, a click on it) edits the medication.
                 adw_action_row_set_activatable_widget(chime_adw_as_action_row(rowWidget(rows, "medication_row")), edit)
                 button(edit, in: medicationList, name: "Edit \(medication.label)") { [unowned self] in self.openForm(medication.id) }
+                // As needed or after-last: Take logs a dose now (refused past a daily maximum, said at the top).
+                let take = rowWidget(rows, "medication_take")
+                gtk_widget_set_visible(take, medication.canTakeNow ? 1 : 0)
+                button(take, in: medicationList, name: "Take \(medication.label) now") { [unowned self] in
+                    self.answered(self.today.takeNow(medication.name), dose: 0)
+                }
                 // Refill adds a box to a counted stock (a stock is counted once the form gives one).
                 let refill = rowWidget(rows, "medication_refill")
                 gtk_widget_set_visible(refill, medication.detail.medication.stock == nil ? 0 : 1)

@@ -80,6 +80,8 @@ public struct DoseEntry: Sendable, Hashable {
     public var label: String
     /// "Aspirin 100 mg": what its alert's title says.
     public var title: String = ""
+    /// The amount of this dose (a taper's amount of its day), when read from the store.
+    public var amount: Double? = nil
 }
 
 /// The identifier of a dose occurrence: `med-{scheduleID}-{yyyyMMdd-HHmm}`, its local date and

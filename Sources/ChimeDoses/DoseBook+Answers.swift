@@ -60,15 +60,32 @@ extension DoseBook {
         if let notes { try UserText.check(notes, field: "notes", limit: 500) }
         let now = clock.now()
         let zone = systemZone()
+        let repeats = repeats
         return try store.write { db in
             try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
-            if answer == .take, case .medication(let name) = reference, let medication = try Self.findMedication(name, in: db),
-                let schedule = try Self.asNeededSchedule(of: medication.id, in: db)
-            {
-                return try Self.logAsNeeded(medication, schedule: schedule, notes: notes, now: now, zone: zone, in: db)
+            if answer == .take, case .medication(let name) = reference, let medication = try Self.findMedication(name, in: db) {
+                if let schedule = try Self.asNeededSchedule(of: medication.id, in: db) {
+                    try Self.checkMaximum(of: medication, now: now, zone: zone, in: db)
+                    return try Self.logAsNeeded(medication, schedule: schedule, notes: notes, now: now, zone: zone, in: db)
+                }
+                // After-last with no dose due (before the first, or after one missed): a dose taken
+                // now, logged (outside adherence, as an as-needed one); the next comes from it.
+                if let schedule = try Self.afterLastSchedule(of: medication.id, in: db),
+                    try Self.dueDoses(medicationID: medication.id, now: now, in: db).isEmpty
+                {
+                    try Self.checkMaximum(of: medication, now: now, zone: zone, in: db)
+                    let logged = try Self.logAsNeeded(medication, schedule: schedule, notes: notes, now: now, zone: zone, in: db)
+                    try Self.wakeAfterLast(medication.id, now: now, zone: zone, repeats: repeats, in: db)
+                    return logged
+                }
             }
             let dose = try Self.resolve(reference, for: answer, now: now, zone: zone, in: db)
-            return try Self.apply(answer, to: dose, notes: notes, now: now, in: db)
+            if answer == .take, dose.dose.status != .taken, let medication = try Self.fetchMedication(id: dose.dose.medicationID, in: db) {
+                try Self.checkMaximum(of: medication, now: now, zone: zone, in: db)
+            }
+            let answered = try Self.apply(answer, to: dose, notes: notes, now: now, in: db)
+            try Self.wakeAfterLast(dose.dose.medicationID, now: now, zone: zone, repeats: repeats, in: db)
+            return answered
         }
     }
 
@@ -104,6 +121,62 @@ extension DoseBook {
     }
 
     // MARK: - In a transaction
+
+    /// The enabled after-last schedule of a medication, if it has one.
+    static func afterLastSchedule(of medicationID: Int64, in db: Database) throws -> DoseSchedule? {
+        try Row.fetchOne(
+            db,
+            sql:
+                "SELECT * FROM dose_schedule WHERE medication_id = ? AND enabled = 1 AND after_last_s IS NOT NULL ORDER BY id DESC LIMIT 1",
+            arguments: [medicationID]
+        ).map(schedule(from:))
+    }
+
+    /// After an answer, an after-last schedule makes its next dose (and its alert) at once.
+    static func wakeAfterLast(_ medicationID: Int64, now: Date, zone: TimeZone, repeats: DoseRepeats, in db: Database) throws {
+        try db.execute(
+            sql: "UPDATE dose_schedule SET cursor_us = ? WHERE medication_id = ? AND enabled = 1 AND after_last_s IS NOT NULL",
+            arguments: [now.micros, medicationID]
+        )
+        if db.changesCount > 0 { try settle(now: now, zone: zone, repeats: repeats, in: db) }
+    }
+
+    /// A daily maximum (`--max 4/day`): at most that many doses taken in any 24 hours (a rolling
+    /// window, as a label's "no more than 4 in 24 hours" means). - Throws: `.conflict` (exit 4)
+    /// with when the next is allowed.
+    static func checkMaximum(of medication: Medication, now: Date, zone: TimeZone, in db: Database) throws {
+        guard
+            let maximum = try Int.fetchOne(
+                db,
+                sql: "SELECT max_per_day FROM dose_schedule WHERE medication_id = ? AND enabled = 1 AND max_per_day IS NOT NULL",
+                arguments: [medication.id]
+            )
+        else { return }
+        let taken = try Int64.fetchAll(
+            db,
+            sql: "SELECT taken_us FROM dose WHERE medication_id = ? AND status = 'taken' AND taken_us > ? ORDER BY taken_us",
+            arguments: [medication.id, now.addingTimeInterval(-86_400).micros]
+        ).map(Date.init(micros:))
+        guard taken.count >= maximum else { return }
+        let allowed = taken[taken.count - maximum].addingTimeInterval(86_400)
+        throw ChimeError(
+            .conflict,
+            "\(medication.name) is at its maximum of \(maximum) in 24 hours: \(taken.count) taken since "
+                + "\(nearClock(taken[0], now: now, zone: zone)); the next is allowed \(nearClock(allowed, now: now, zone: zone, at: true))"
+        )
+    }
+
+    /// `14:30`, `yesterday 14:30`, `tomorrow 14:30` (with `at`: `at 14:30`, `tomorrow at 14:30`), else the date and time.
+    static func nearClock(_ date: Date, now: Date, zone: TimeZone, at: Bool = false) -> String {
+        let time = TimeText.clock(date, in: zone)
+        let prefix = at ? "at " : ""
+        switch CivilDay.of(date, in: zone) - CivilDay.of(now, in: zone) {
+        case 0: return prefix + time
+        case -1: return "yesterday " + prefix + time
+        case 1: return "tomorrow " + prefix + time
+        default: return prefix + TimeText.local(date, in: zone)
+        }
+    }
 
     static func snooze(_ entry: DoseEntry, minutes: Int, now: Date, in db: Database) throws -> DoseEntry {
         let dose = entry.dose
@@ -224,16 +297,21 @@ extension DoseBook {
                 "\(medication.name) was last taken \(formatDuration(since)) ago, sooner than its minimum interval of "
                 + "\(Trigger.formatInterval(Int64(interval))) (next from \(TimeText.clock(nextSafe, in: zone)))"
         }
+        let today = CivilDay.of(now, in: zone)
         try db.execute(
             sql: """
                 INSERT INTO dose (medication_id, schedule_id, scheduled_us, zone, status, taken_us, notes, overdue_us, missed_us,
-                                  answered, as_needed, updated_us)
-                VALUES (?1, ?2, ?3, ?4, 'taken', ?3, ?5, ?3, ?3, 1, 1, ?3)
+                                  answered, as_needed, updated_us, amount)
+                VALUES (?1, ?2, ?3, ?4, 'taken', ?3, ?5, ?3, ?3, 1, 1, ?3, ?6)
                 """,
-            arguments: [medication.id, schedule.id, now.micros, zone.identifier, notes ?? ""]
+            arguments: [
+                medication.id, schedule.id, now.micros, zone.identifier, notes ?? "",
+                medication.taper == nil ? nil : medication.on(day: today).amount,
+            ]
         )
         let id = db.lastInsertedRowID
-        let event = hookEvent("dose.taken", doseID: id, title: medication.alertTitle, medication: medication.name, scheduled: now)
+        let title = medication.on(day: today).alertTitle
+        let event = hookEvent("dose.taken", doseID: id, title: title, medication: medication.name, scheduled: now)
         try ReminderStore.recordHook(event, at: now, in: db)
         let refill = try takeFromStock(medication.id, now: now, in: db)
         return AnsweredDose(entry: try entryFor(id: id, in: db), previous: nil, warning: warning, refill: refill)
@@ -342,12 +420,13 @@ extension DoseBook {
         try db.execute(
             sql: """
                 INSERT INTO dose (medication_id, schedule_id, occurrence, scheduled_us, zone, status, overdue_us, missed_us,
-                                  auto_missed, summarized, updated_us)
-                VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, 0, ?)
+                                  auto_missed, summarized, updated_us, amount)
+                VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, 0, 0, ?, ?)
                 """,
             arguments: [
                 medication.id, scheduleID, occurrence, planned.due.micros, planned.zone.identifier,
                 planned.due.addingTimeInterval(TimeInterval(medication.grace)).micros, missedAt.micros, now.micros,
+                medication.taper == nil ? nil : planned.amount,
             ]
         )
         return try entryFor(id: db.lastInsertedRowID, in: db)
@@ -371,7 +450,7 @@ extension DoseBook {
         "\(entry.label), \(TimeText.local(entry.dose.scheduled, in: entry.dose.timeZone))"
     }
 
-    static let entryColumns = Dose.columns + ", m.name, m.amount, m.unit"
+    static let entryColumns = Dose.columns + ", m.name, coalesce(d.amount, m.amount), m.unit"
 
     static func entries(
         where condition: String,
@@ -407,7 +486,9 @@ extension DoseBook {
         let dose = Dose(row: row)
         let name: String = row[14]
         let medication = Medication(name: name, amount: row[15], unit: row[16])
-        return DoseEntry(dose: dose, medicationName: name, label: medication.label, title: medication.alertTitle)
+        var entry = DoseEntry(dose: dose, medicationName: name, label: medication.label, title: medication.alertTitle)
+        entry.amount = medication.amount
+        return entry
     }
 }
 

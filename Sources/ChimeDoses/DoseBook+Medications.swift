@@ -35,6 +35,8 @@ public struct MedicationChanges: Sendable, Hashable {
     public var refillDays: Int?
     /// A new schedule replacing the enabled ones (their history stays).
     public var schedule: ScheduleDraft?
+    /// `.some(taper)` sets a taper, `.some(nil)` removes it; an ``amount`` alone removes it too.
+    public var taper: DoseTaper??
     /// A change to the enabled schedule: the fields it gives replace the schedule's, the others
     /// keep the values they have when the edit is written (merged inside its transaction).
     public var scheduleChange: ScheduleChange?
@@ -152,6 +154,9 @@ extension DoseBook {
                 ]
             )
             let id = db.lastInsertedRowID
+            if let taper = checked.taper {
+                try db.execute(sql: "UPDATE medication SET taper = ? WHERE id = ?", arguments: [taper.stored, id])
+            }
             try Self.insertSchedule(plan, medicationID: id, now: now, in: db)
             try Self.settle(now: now, zone: zone, repeats: repeats, in: db)
             return try Self.detail(id: id, now: now, zone: zone, in: db)
@@ -208,15 +213,22 @@ extension DoseBook {
                 change = ScheduleChange(anchorDay: startDay)
             }
             let plan = try given ?? change.map { change in try change.merged(over: enabled).validated() }
+            // A taper given replaces the current one; an amount alone ends it (that amount every day).
+            let taper = changes.taper ?? (changes.amount != nil ? nil : current.taper)
             var draft = MedicationDraft(
                 name: changes.name ?? current.name,
-                amount: changes.amount ?? Medication.format(amount: current.amount),
+                amount: changes.amount ?? (taper != nil ? "" : Medication.format(amount: current.amount)),
                 unit: changes.unit ?? current.unit,
                 startDay: changes.startDay ?? current.startDay
             )
+            draft.taper = taper
             draft.instructions = changes.instructions ?? current.instructions
             draft.prescribedBy = changes.prescribedBy ?? current.prescribedBy
             draft.endDay = changes.endDay ?? current.endDay
+            // The end a taper that stops set goes with it (a new taper sets its own).
+            if changes.endDay == nil, let last = current.taper?.lastDay, last == current.endDay, taper != current.taper {
+                draft.endDay = nil
+            }
             draft.grace = changes.grace ?? current.grace
             draft.missedAfter = changes.missedAfter ?? current.missedAfter
             draft.stock = changes.stock ?? current.stock
@@ -226,6 +238,7 @@ extension DoseBook {
                 throw ChimeError(.conflict, "a medication named '\(other.name)' exists already (number \(other.id)): choose another name")
             }
             let stockChanged = changes.stock != nil
+            try db.execute(sql: "UPDATE medication SET taper = ? WHERE id = ?", arguments: [checked.taper?.stored, current.id])
             try db.execute(
                 sql: """
                     UPDATE medication SET name = ?, amount = ?, unit = ?, instructions = ?, prescribed_by = ?, start_day = ?, end_day = ?,
@@ -291,6 +304,15 @@ extension DoseBook {
                     sql: "UPDATE dose_schedule SET cursor_us = ? WHERE medication_id = ? AND enabled = 1",
                     arguments: [now.micros, medication.id]
                 )
+                // After-last: a next dose that fell due while inactive is not made (nor missed);
+                // the interval starts again from the next dose taken.
+                var reactivated = medication
+                reactivated.isActive = true
+                for schedule in try Self.schedules(of: medication.id, in: db) where schedule.isEnabled && schedule.afterLast != nil {
+                    if try Self.afterLastDue(schedule, of: reactivated, zone: zone, in: db).map({ $0 <= now }) ?? true {
+                        try db.execute(sql: "UPDATE dose_schedule SET cursor_us = ? WHERE id = ?", arguments: [Int64.max, schedule.id])
+                    }
+                }
             } else {
                 try Self.remakeFutureDoses(of: medication.id, now: now, in: db)
                 // Due and unanswered: no more alerts; the doses stay, to be answered or missed.
@@ -361,7 +383,7 @@ extension DoseBook {
                 guard let schedule = try Self.fetchSchedule(id: row[0], in: db),
                     let medication = try Self.fetchMedication(id: schedule.medicationID, in: db)
                 else { continue }
-                planned += Self.plan(schedule, of: medication, after: now, count: count, zone: zone)
+                planned += try Self.coming(schedule, of: medication, after: now, count: count, zone: zone, in: db)
             }
             // A dose postponed ('chime dose postpone') comes at its new time.
             let moved = try db.cachedStatement(sql: "SELECT scheduled_us FROM dose WHERE occurrence = ? AND status = 'pending'")
@@ -384,7 +406,7 @@ extension DoseBook {
             guard medication.isActive else { return [:] }
             var next: [Int64: Date] = [:]
             for schedule in try Self.schedules(of: medication.id, in: db) where schedule.isEnabled {
-                if let first = Self.plan(schedule, of: medication, after: now, count: 1, zone: zone).first {
+                if let first = try Self.coming(schedule, of: medication, after: now, count: 1, zone: zone, in: db).first {
                     next[schedule.id] = first.due
                 }
             }
@@ -393,6 +415,109 @@ extension DoseBook {
     }
 
     // MARK: - In a transaction
+
+    /// The coming doses of a schedule: ``plan(_:of:after:count:zone:)`` for times of day; for an
+    /// after-last schedule its one next dose (made already, or one interval after the last
+    /// dose taken): the one after depends on when that one is taken.
+    static func coming(
+        _ schedule: DoseSchedule,
+        of medication: Medication,
+        after instant: Date,
+        count: Int,
+        zone systemZone: TimeZone,
+        in db: Database
+    ) throws -> [PlannedDose] {
+        guard schedule.afterLast != nil else { return plan(schedule, of: medication, after: instant, count: count, zone: systemZone) }
+        let zone = schedule.zone.resolve(system: systemZone)
+        let due: Date
+        let occurrence: String
+        if let made = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT scheduled_us, occurrence FROM dose WHERE schedule_id = ? AND status = 'pending' AND scheduled_us > ?
+                ORDER BY scheduled_us LIMIT 1
+                """,
+            arguments: [schedule.id, instant.micros]
+        ) {
+            due = Date(micros: made[0])
+            occurrence = made[1]
+        } else if let next = try afterLastDue(schedule, of: medication, zone: systemZone, in: db), next > instant {
+            due = next
+            occurrence = try afterLastOccurrence(scheduleID: schedule.id, due: next, zone: zone, in: db)
+        } else {
+            return []
+        }
+        let ofDay = medication.on(day: CivilDay.of(due, in: zone))
+        return [
+            PlannedDose(
+                medicationID: medication.id,
+                medicationName: medication.name,
+                amount: ofDay.amount,
+                unit: medication.unit,
+                label: ofDay.label,
+                scheduleID: schedule.id,
+                due: due,
+                zone: zone,
+                occurrence: occurrence,
+                resolution: .exact
+            )
+        ]
+    }
+
+    /// The alert id of an after-last dose due at `due`: `med-{schedule}-{yyyyMMdd-HHmm}` of its
+    /// local time, or of the first free minute after it when a dose has that id already (one
+    /// postponed or moved from that minute).
+    static func afterLastOccurrence(scheduleID: Int64, due: Date, zone: TimeZone, in db: Database) throws -> String {
+        var instant = due
+        var id = DoseOccurrenceID.make(scheduleID: scheduleID, local: ZoneMath.civil(instant, in: zone).local)
+        for _ in 0..<60 {
+            let taken = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM dose WHERE occurrence = ?)", arguments: [id])
+            if taken != true { break }
+            instant = instant.addingTimeInterval(60)
+            id = DoseOccurrenceID.make(scheduleID: scheduleID, local: ZoneMath.civil(instant, in: zone).local)
+        }
+        return id
+    }
+
+    /// An after-last schedule's next dose not made yet: one interval after the last dose of its
+    /// medication taken (or the time of the last of its doses skipped), within the medication's
+    /// dates. Nil before the first dose taken, and while a dose at or after that time exists
+    /// (pending, answered, or missed: after a missed dose nothing comes until the next one taken),
+    /// and when it would fall before the schedule existed (changed since: from the next one taken).
+    static func afterLastDue(
+        _ schedule: DoseSchedule,
+        of medication: Medication,
+        zone systemZone: TimeZone,
+        in db: Database
+    ) throws
+        -> Date?
+    {
+        guard let interval = schedule.afterLast, schedule.isEnabled, medication.isActive else { return nil }
+        let taken = try Int64.fetchOne(
+            db,
+            sql: "SELECT max(taken_us) FROM dose WHERE medication_id = ? AND status = 'taken'",
+            arguments: [medication.id]
+        )
+        let skipped = try Int64.fetchOne(
+            db,
+            sql: "SELECT max(scheduled_us) FROM dose WHERE medication_id = ? AND status = 'skipped' AND as_needed = 0",
+            arguments: [medication.id]
+        )
+        guard let anchor = [taken, skipped].compactMap({ $0 }).max() else { return nil }
+        // Elapsed time, as RFC 5545 counts hours and minutes: 6h across a DST change is 6 hours.
+        let due = Date(micros: anchor).addingTimeInterval(TimeInterval(interval))
+        let made = try Bool.fetchOne(
+            db,
+            sql: "SELECT EXISTS (SELECT 1 FROM dose WHERE medication_id = ? AND as_needed = 0 AND scheduled_us >= ?)",
+            arguments: [medication.id, due.micros]
+        )
+        // Made already; or due before this schedule existed (an edit): it waits for the next one taken.
+        guard made == false, due >= schedule.createdAt else { return nil }
+        let day = CivilDay.of(due, in: schedule.zone.resolve(system: systemZone))
+        if let end = medication.endDay, day > end { return nil }
+        if day < medication.startDay { return nil }
+        return due
+    }
 
     static func plan(
         _ schedule: DoseSchedule,
@@ -430,13 +555,15 @@ extension DoseBook {
                 cursor = max(cursor, start.addingTimeInterval(-1))
                 continue
             }
+            // A taper's amount of that day.
+            let ofDay = medication.on(day: local.dayNumber)
             result.append(
                 PlannedDose(
                     medicationID: medication.id,
                     medicationName: medication.name,
-                    amount: medication.amount,
+                    amount: ofDay.amount,
                     unit: medication.unit,
-                    label: medication.label,
+                    label: ofDay.label,
                     scheduleID: schedule.id,
                     due: occurrence.instant,
                     zone: zone,
@@ -469,6 +596,12 @@ extension DoseBook {
                 plan.minInterval, now.micros, now.micros, every, cycle?.on, cycle?.off, plan.dayRule?.anchor,
             ]
         )
+        if plan.afterLast != nil || plan.maxPerDay != nil {
+            try db.execute(
+                sql: "UPDATE dose_schedule SET after_last_s = ?, max_per_day = ? WHERE id = ?",
+                arguments: [plan.afterLast, plan.maxPerDay, db.lastInsertedRowID]
+            )
+        }
     }
 
     /// Deletes a medication's doses not yet due (never shown) and their alerts; its schedules
@@ -506,7 +639,10 @@ extension DoseBook {
         let schedules = try schedules(of: id, in: db)
         let next =
             medication.isActive
-            ? schedules.filter(\.isEnabled).compactMap { plan($0, of: medication, after: now, count: 1, zone: zone).first?.due }.min()
+            ? try schedules.filter(\.isEnabled).compactMap {
+                try coming($0, of: medication, after: now, count: 1, zone: zone, in: db).first?.due
+            }
+            .min()
             : nil
         return MedicationDetail(medication: medication, schedules: schedules, nextDose: next)
     }
@@ -530,7 +666,7 @@ extension DoseBook {
 
     static func fetchMedication(id: Int64, in db: Database) throws -> Medication? {
         try Row.fetchOne(db, sql: "SELECT * FROM medication WHERE id = ?", arguments: [id]).map { row in
-            Medication(
+            var medication = Medication(
                 id: row["id"],
                 name: row["name"],
                 amount: row["amount"],
@@ -546,6 +682,8 @@ extension DoseBook {
                 refillDays: row["refill_days"],
                 createdAt: Date(micros: row["created_us"])
             )
+            medication.taper = (row["taper"] as String?).flatMap(DoseTaper.init(stored:))
+            return medication
         }
     }
 
@@ -577,7 +715,7 @@ extension DoseBook {
                 rule = .cycle(on: on, off: off, from: anchor)
             }
         }
-        return DoseSchedule(
+        var schedule = DoseSchedule(
             id: row["id"],
             medicationID: row["medication_id"],
             frequency: DoseFrequency(rawValue: row["frequency"]) ?? .daily,
@@ -589,5 +727,8 @@ extension DoseBook {
             createdAt: Date(micros: row["created_us"]),
             dayRule: rule
         )
+        schedule.afterLast = row["after_last_s"]
+        schedule.maxPerDay = row["max_per_day"]
+        return schedule
     }
 }

@@ -84,7 +84,7 @@ extension DoseBook {
                 try ReminderStore.scheduleOnce(
                     NewReminder(
                         id: occurrence,
-                        title: medication.alertTitle,
+                        title: entry.title,
                         body: Self.alertBody(instructions: medication.instructions),
                         trigger: .once(newTime),
                         kind: Self.kind

@@ -85,7 +85,7 @@ public struct DoseBook: Sendable {
         for row in try Row.fetchAll(
             db,
             sql: """
-                SELECT d.id, d.occurrence, d.summarized, d.scheduled_us, d.zone, m.name, m.amount, m.unit
+                SELECT d.id, d.occurrence, d.summarized, d.scheduled_us, d.zone, m.name, coalesce(d.amount, m.amount), m.unit
                 FROM dose d JOIN medication m ON m.id = d.medication_id
                 WHERE d.status = 'pending' AND d.answered = 0 AND d.missed_us <= ?
                 """,
@@ -120,6 +120,7 @@ public struct DoseBook: Sendable {
             }
         }
         try followSystemZone(zone, now: now, in: db)
+        let taperEnd = try endTapers(now: now, zone: zone, in: db)
         try materialize(now: now, zone: zone, settled: &settled, caughtUp: &caughtUp, in: db)
         try summarizeStale(now: now, caughtUp: &caughtUp, settled: &settled, in: db)
         try planRepeats(now: now, repeats: repeats, settled: &settled, in: db)
@@ -132,8 +133,35 @@ public struct DoseBook: Sendable {
                 """
         )
         let nextMissed = try Int64.fetchOne(db, sql: "SELECT min(missed_us) FROM dose WHERE status = 'pending' AND answered = 0")
-        settled.nextCheck = [nextCursor, nextMissed].compactMap { $0 }.min().map(Date.init(micros:))
+        settled.nextCheck = [nextCursor, nextMissed, taperEnd?.micros].compactMap { $0 }.min().map(Date.init(micros:))
         return settled
+    }
+
+    /// A taper that stops ends its medication: deactivated once its last day is over and none
+    /// of its doses is still open (answered or missed). Returns when the next one ends.
+    static func endTapers(now: Date, zone: TimeZone, in db: Database) throws -> Date? {
+        let today = CivilDay.of(now, in: zone)
+        var next: Date?
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT id, end_day FROM medication WHERE active = 1 AND taper LIKE '%stop' AND end_day IS NOT NULL"
+        ) {
+            let id: Int64 = row[0]
+            let last: Int = row[1]
+            let open = try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM dose WHERE medication_id = ? AND status = 'pending' AND answered = 0)",
+                arguments: [id]
+            )
+            if last < today, open == false {
+                try db.execute(sql: "UPDATE medication SET active = 0 WHERE id = ?", arguments: [id])
+                try remakeFutureDoses(of: id, now: now, in: db)
+            } else if last >= today {
+                let end = ZoneMath.resolve(CivilDateTime(dayNumber: last + 1, time: .midnight), in: zone).instant
+                next = min(next ?? end, end)
+            }
+        }
+        return next
     }
 
     /// A dose that fell due while nothing ran, for the summary.
@@ -193,8 +221,8 @@ public struct DoseBook: Sendable {
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO dose (medication_id, schedule_id, occurrence, scheduled_us, zone, status, overdue_us, missed_us,
-                                  auto_missed, summarized, updated_us)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (occurrence) DO NOTHING
+                                  auto_missed, summarized, updated_us, amount)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (occurrence) DO NOTHING
                 """
         )
         for scheduleID in due {
@@ -204,14 +232,26 @@ public struct DoseBook: Sendable {
             else { continue }
             let grace = TimeInterval(medication.grace)
             let body = alertBody(instructions: medication.instructions)
-            let title = medication.alertTitle
             // The next dose of any of the medication's schedules ends a dose's window.
             let siblings = try schedules(of: medication.id, in: db).filter(\.isEnabled)
             var cursor = Date(micros: cursorMicros)
             var finished = false
+            // An after-last schedule: its one next dose, then nothing until an answer wakes it.
+            var afterLast = schedule.afterLast != nil
             while true {
                 // The same expansion as `chime med next` (start and end dates, DST, zones).
-                guard let planned = plan(schedule, of: medication, after: cursor, count: 1, zone: systemZone).first else {
+                let next: PlannedDose?
+                if afterLast {
+                    afterLast = false
+                    finished = true
+                    next = try afterLastDue(schedule, of: medication, zone: systemZone, in: db).flatMap { due in
+                        try coming(schedule, of: medication, after: due.addingTimeInterval(-0.000_001), count: 1, zone: systemZone, in: db)
+                            .first
+                    }
+                } else {
+                    next = schedule.afterLast == nil ? plan(schedule, of: medication, after: cursor, count: 1, zone: systemZone).first : nil
+                }
+                guard let planned = next else {
                     finished = true
                     break
                 }
@@ -221,16 +261,19 @@ public struct DoseBook: Sendable {
                 let missedAt = min(due.addingTimeInterval(TimeInterval(medication.missedAfter)), nextSibling ?? .distantFuture)
                 let isMissed = due <= now && now >= missedAt
                 let isStale = due <= now && !isMissed && now.timeIntervalSince(due) > grace
+                // A taper's amount of the dose's day (its label and title say it).
+                let dayAmount = medication.taper == nil ? nil : planned.amount
+                let title = medication.on(day: CivilDay.of(due, in: planned.zone)).alertTitle
                 try insert.execute(arguments: [
                     medication.id, scheduleID, planned.occurrence, due.micros, planned.zone.identifier, isMissed ? "missed" : "pending",
-                    due.addingTimeInterval(grace).micros, missedAt.micros, isMissed, isStale, now.micros,
+                    due.addingTimeInterval(grace).micros, missedAt.micros, isMissed, isStale, now.micros, dayAmount,
                 ])
                 if db.changesCount > 0 {
                     settled.created += 1
                     let doseID = db.lastInsertedRowID
                     if isMissed || isStale {
                         caughtUp.append(
-                            CaughtUp(doseID: doseID, label: medication.label, scheduled: due, zone: planned.zone, missed: isMissed)
+                            CaughtUp(doseID: doseID, label: planned.label, scheduled: due, zone: planned.zone, missed: isMissed)
                         )
                         if isMissed { settled.missed.append(doseID) } else { settled.summarized.append(doseID) }
                     } else {
@@ -264,7 +307,7 @@ public struct DoseBook: Sendable {
         let stale = try Row.fetchAll(
             db,
             sql: """
-                SELECT d.id, d.occurrence, d.scheduled_us, d.zone, m.name, m.amount, m.unit, m.grace_s
+                SELECT d.id, d.occurrence, d.scheduled_us, d.zone, m.name, coalesce(d.amount, m.amount), m.unit, m.grace_s
                 FROM dose d JOIN medication m ON m.id = d.medication_id
                 WHERE d.status = 'pending' AND d.summarized = 0 AND d.scheduled_us <= ? AND d.occurrence IS NOT NULL
                 """,
@@ -292,7 +335,8 @@ public struct DoseBook: Sendable {
         let open = try Row.fetchAll(
             db,
             sql: """
-                SELECT d.occurrence, d.scheduled_us, d.missed_us, d.snoozed_us, d.zone, m.name, m.amount, m.unit, m.instructions
+                SELECT d.occurrence, d.scheduled_us, d.missed_us, d.snoozed_us, d.zone, m.name, coalesce(d.amount, m.amount), m.unit,
+                    m.instructions
                 FROM dose d JOIN medication m ON m.id = d.medication_id
                 WHERE d.status = 'pending' AND d.summarized = 0 AND d.scheduled_us <= ? AND d.occurrence IS NOT NULL
                 """,

@@ -67,7 +67,8 @@ public enum DoseExport {
     public static let columns = ["date", "time", "zone", "medication", "amount", "unit", "status", "taken_at", "notes", "dose_id"]
 
     /// The header and one record per dose: date and time local in the dose's zone, taken_at ISO
-    /// 8601 UTC; amount and unit from `medications` (by id; empty for one not there).
+    /// 8601 UTC; the amount the dose's own (a taper's amount of its day), else from `medications`
+    /// (by id; empty for one not there), and the unit from `medications`.
     public static func csv(_ entries: [DoseEntry], medications: [Int64: Medication]) -> String {
         var text = CSV.row(columns)
         for entry in entries {
@@ -79,7 +80,7 @@ public enum DoseExport {
                 TimeText.clock(dose.scheduled, in: zone),
                 dose.zone,
                 entry.medicationName,
-                medication.map { Medication.format(amount: $0.amount) } ?? "",
+                (entry.amount ?? medication?.amount).map { Medication.format(amount: $0) } ?? "",
                 medication?.unit ?? "",
                 dose.status.rawValue,
                 dose.takenAt.map(TimeText.iso) ?? "",

@@ -1,6 +1,12 @@
 import ChimeStore
 import GRDB
 
+extension DoseBook {
+    /// The name of the migration of after-last schedules, daily maximums and tapers (one
+    /// constant: the lead renumbers migrations on merge).
+    public static let afterLastMigration = "v19: doses after the last taken, daily maximums and tapers"
+}
+
 extension StoreSchema {
     /// The medications, their schedules and the doses, registered into the store's migrator by
     /// every process that opens a store (`ReminderStore(path:schemas:)`). A dose alert's
@@ -100,6 +106,22 @@ extension StoreSchema {
                         ALTER TABLE dose_schedule ADD COLUMN cycle_on INTEGER CHECK (cycle_on IS NULL OR cycle_on BETWEEN 1 AND 365);
                         ALTER TABLE dose_schedule ADD COLUMN cycle_off INTEGER CHECK (cycle_off IS NULL OR cycle_off BETWEEN 1 AND 365);
                         ALTER TABLE dose_schedule ADD COLUMN anchor_day INTEGER;
+                        """
+                )
+            },
+            Migration(DoseBook.afterLastMigration) { db in
+                try db.execute(
+                    sql: """
+                        -- after_last_s: each dose falls due this long after the last dose taken (or
+                        -- skipped), not at clock times (times is empty, frequency 'daily').
+                        -- max_per_day: at most this many doses taken in any 24 hours (as needed or after-last).
+                        ALTER TABLE dose_schedule ADD COLUMN after_last_s INTEGER CHECK (after_last_s IS NULL OR after_last_s BETWEEN 60 AND 604800);
+                        ALTER TABLE dose_schedule ADD COLUMN max_per_day INTEGER CHECK (max_per_day IS NULL OR max_per_day BETWEEN 1 AND 100);
+                        -- A taper: the amount changes on dates ("10@20432,5@20442,stop": amount@last civil
+                        -- day, then 'stop' or nothing: the last amount goes on). NULL: amount every day.
+                        ALTER TABLE medication ADD COLUMN taper TEXT;
+                        -- The amount of the dose's day (a taper); NULL: the medication's amount.
+                        ALTER TABLE dose ADD COLUMN amount REAL CHECK (amount IS NULL OR amount > 0);
                         """
                 )
             },

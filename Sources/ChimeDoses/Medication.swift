@@ -23,6 +23,8 @@ public struct Medication: Sendable, Hashable, Identifiable {
     /// A refill reminder comes this many days before the stock runs out.
     public var refillDays: Int
     public var createdAt: Date
+    /// The amount changes on dates (``amount`` is the first step's); nil: ``amount`` every day.
+    public var taper: DoseTaper? = nil
 
     /// "Aspirin (100 mg)": the alert's body, as the seed wrote it.
     public var label: String { "\(name) (\(Medication.format(amount: amount)) \(unit))" }
@@ -67,6 +69,11 @@ public struct DoseSchedule: Sendable, Hashable, Identifiable {
     /// Every N days or an on/off cycle (its times on the days the rule includes, ``days`` is
     /// every day); nil: the days of the week in ``days``.
     public var dayRule: DoseDayRule? = nil
+    /// Each dose falls due this long (seconds) after the last dose taken, not at clock times
+    /// (``times`` is empty): `--after-last 6h`.
+    public var afterLast: Int? = nil
+    /// At most this many doses taken in any 24 hours (as needed or after-last): `--max 4/day`.
+    public var maxPerDay: Int? = nil
 
     /// The rule its doses follow on the days they fall on (every day for a ``dayRule``, which
     /// ``DoseBook`` applies on top); nil for as-needed.
@@ -76,8 +83,10 @@ public struct DoseSchedule: Sendable, Hashable, Identifiable {
 
     /// "every day 08:00,20:00", "every mon-fri 08:00 (Europe/Berlin)", "as needed (at least 6h apart)".
     public var summary: String {
+        let maximum = maxPerDay.map { ", at most \($0) in 24h" } ?? ""
+        if let afterLast { return "\(Trigger.formatInterval(Int64(afterLast))) after each dose taken" + maximum }
         guard let trigger else {
-            return minInterval.map { "as needed (at least \(Trigger.formatInterval(Int64($0))) apart)" } ?? "as needed"
+            return (minInterval.map { "as needed (at least \(Trigger.formatInterval(Int64($0))) apart)" } ?? "as needed") + maximum
         }
         guard let dayRule else { return trigger.summary }
         var text = dayRule.summary + " " + times.map(\.description).joined(separator: ",")
@@ -87,6 +96,7 @@ public struct DoseSchedule: Sendable, Hashable, Identifiable {
 
     /// Doses a day on average (for how long the stock lasts).
     public var dosesPerDay: Double {
+        if let afterLast { return Double(min(maxPerDay ?? Int.max, 86_400 / max(afterLast, 1))) }
         guard trigger != nil else { return 0 }
         if let dayRule { return Double(times.count) * dayRule.shareOfDays }
         return Double(times.count * days.count) / 7
@@ -214,6 +224,9 @@ public struct MedicationDraft: Sendable, Hashable {
     public var missedAfter: Int = DoseRules.defaultMissedAfter
     public var stock: Int?
     public var refillDays: Int = DoseRules.defaultRefillDays
+    /// The amount changes on dates; its first step's amount is the medication's (``amount``
+    /// may then be empty). A taper that stops sets the end date to its last day.
+    public var taper: DoseTaper? = nil
 
     public init(name: String, amount: String, unit: String, startDay: Int) {
         self.name = name
@@ -252,7 +265,13 @@ public struct MedicationDraft: Sendable, Hashable {
         if copy.name.count > 100 {
             throw ChimeError(.usage, "invalid name '\(copy.name.prefix(40))…': expected at most 100 characters (it has \(copy.name.count))")
         }
-        let value = try Self.amount(amount)
+        if let taper, !amount.trimmingCharacters(in: .whitespaces).isEmpty, let first = taper.steps.first,
+            (try? Self.amount(amount)) != first.amount
+        {
+            throw ChimeError(.usage, "--amount and --taper contradict each other: the taper gives the amount of each day")
+        }
+        let value: Double
+        if let first = taper?.steps.first { value = first.amount } else { value = try Self.amount(amount) }
         if copy.unit.isEmpty { throw ChimeError.invalid("unit", unit, expected: "a unit such as mg, ml or tablet (required)") }
         if copy.unit.count > 20 { throw ChimeError.invalid("unit", unit, expected: "at most 20 characters") }
         if copy.instructions.count > 500 {
@@ -263,7 +282,32 @@ public struct MedicationDraft: Sendable, Hashable {
         try UserText.check(copy.unit, field: "unit", limit: 20)
         try UserText.check(copy.instructions, field: "instructions", limit: 500)
         try UserText.check(copy.prescribedBy, field: "prescribed by", limit: 100)
-        if let end = endDay, end <= startDay {
+        if let taper {
+            for step in taper.steps {
+                if let typed = step.unit, typed.lowercased() != copy.unit.lowercased() {
+                    let piece = Medication.format(amount: step.amount) + typed
+                    throw ChimeError.invalid("taper piece", piece, expected: "amounts in the medication's unit, \(copy.unit)")
+                }
+            }
+            copy.taper?.steps = taper.steps.map { DoseTaper.Step(amount: $0.amount, until: $0.until) }
+            if let last = taper.lastDay {
+                if let end = endDay, end != last {
+                    throw ChimeError(
+                        .usage,
+                        "--end and the taper's 'then stop' both end it: give one (the taper ends \(CivilDay.format(last)))"
+                    )
+                }
+                if last <= startDay {
+                    throw ChimeError.invalid(
+                        "taper",
+                        taper.summary(unit: copy.unit),
+                        expected: "a last date after the start date \(CivilDay.format(startDay))"
+                    )
+                }
+                copy.endDay = last
+            }
+        }
+        if let end = copy.endDay, end <= startDay {
             throw ChimeError.invalid(
                 "end date",
                 CivilDay.format(end),
@@ -297,6 +341,10 @@ public struct ScheduleDraft: Sendable, Hashable {
     public var minInterval: Int?
     /// Every N days or an on/off cycle instead of days of the week.
     public var dayRule: DoseDayRule?
+    /// Each dose this long (seconds) after the last one taken, not at times (`--after-last`).
+    public var afterLast: Int? = nil
+    /// At most this many doses taken in any 24 hours (`--max`): as needed or after-last.
+    public var maxPerDay: Int? = nil
 
     public init(
         times: [LocalTime],
@@ -304,7 +352,9 @@ public struct ScheduleDraft: Sendable, Hashable {
         zone: ZoneRule = .floating,
         asNeeded: Bool = false,
         minInterval: Int? = nil,
-        dayRule: DoseDayRule? = nil
+        dayRule: DoseDayRule? = nil,
+        afterLast: Int? = nil,
+        maxPerDay: Int? = nil
     ) {
         self.times = times
         self.days = days
@@ -312,6 +362,8 @@ public struct ScheduleDraft: Sendable, Hashable {
         self.asNeeded = asNeeded
         self.minInterval = minInterval
         self.dayRule = dayRule
+        self.afterLast = afterLast
+        self.maxPerDay = maxPerDay
     }
 
     /// The refusal of two ways of choosing days at once.
@@ -320,10 +372,45 @@ public struct ScheduleDraft: Sendable, Hashable {
         "--every, --cycle and --days are mutually exclusive: choose the days one way (every N days, an on/off cycle, or days of the week)"
     )
 
+    /// What `--after-last` accepts, in seconds.
+    public static let afterLastSeconds = 60...(7 * 86_400)
+
     /// At least one day (the seed's rule) and, unless as needed, at least one time.
     public func validated() throws(ChimeError) -> ScheduleDraft {
         var copy = self
         copy.times = Array(Set(times)).sorted()
+        if let maxPerDay {
+            if asNeeded == false && afterLast == nil {
+                throw ChimeError(
+                    .usage,
+                    "invalid schedule: --max is for --as-needed and --after-last medications, not doses at clock times"
+                )
+            }
+            if !DoseMaximum.counts.contains(maxPerDay) {
+                throw ChimeError.invalid("max", "\(maxPerDay)/day", expected: DoseMaximum.expected)
+            }
+        }
+        if let afterLast {
+            if asNeeded {
+                throw ChimeError(
+                    .usage,
+                    "--after-last and --as-needed contradict each other: after-last doses come as alerts, as-needed ones are only logged"
+                )
+            }
+            if !times.isEmpty {
+                throw ChimeError(
+                    .usage,
+                    "--after-last and --at contradict each other: each dose comes \(Trigger.formatInterval(Int64(afterLast))) after the last one taken, not at clock times"
+                )
+            }
+            if dayRule != nil || days != .everyDay || zone != .floating || minInterval != nil {
+                throw ChimeError(.usage, "invalid schedule: --days, --every, --cycle, --zone and --min-interval are not for --after-last")
+            }
+            if !Self.afterLastSeconds.contains(afterLast) {
+                throw ChimeError.invalid("after-last", Trigger.formatInterval(Int64(afterLast)), expected: "from 1m to 7d, such as 6h")
+            }
+            return copy
+        }
         if asNeeded {
             if dayRule != nil {
                 throw ChimeError(.usage, "invalid schedule: --every and --cycle are for scheduled medications, not --as-needed")
@@ -361,7 +448,7 @@ public struct ScheduleDraft: Sendable, Hashable {
         return copy
     }
 
-    var frequency: DoseFrequency { asNeeded ? .asNeeded : (days == .everyDay ? .daily : .weekly) }
+    var frequency: DoseFrequency { asNeeded ? .asNeeded : (days == .everyDay || afterLast != nil ? .daily : .weekly) }
 }
 
 /// The defaults the issue and DESIGN.md set.
@@ -402,6 +489,11 @@ public struct ScheduleChange: Sendable, Hashable {
     public var dayRule: DoseDayRule?
     /// A new first day for the rule given, or for the current schedule's rule (`--start`).
     public var anchorDay: Int?
+    /// Each dose this long after the last one taken (`--after-last`); kept from an after-last
+    /// schedule unless times, days or as needed are given.
+    public var afterLast: Int? = nil
+    /// At most this many doses in 24 hours (`--max`); kept from the current schedule when not given.
+    public var maxPerDay: Int? = nil
 
     public init(
         times: [LocalTime]? = nil,
@@ -426,7 +518,22 @@ public struct ScheduleChange: Sendable, Hashable {
     /// for an as-needed one.
     public func merged(over current: DoseSchedule? = nil) throws(ChimeError) -> ScheduleDraft {
         if days != nil && dayRule != nil { throw ScheduleDraft.exclusiveDays }
-        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil && dayRule == nil)
+        let asNeeded = self.asNeeded || (current?.frequency == .asNeeded && times == nil && dayRule == nil && afterLast == nil)
+        let maxPerDay = self.maxPerDay ?? current?.maxPerDay
+        let keepsAfterLast = times == nil && days == nil && dayRule == nil && !self.asNeeded
+        if let afterLast = self.afterLast ?? (keepsAfterLast ? current?.afterLast : nil) {
+            var draft = ScheduleDraft(
+                times: times ?? [],
+                days: days ?? .everyDay,
+                zone: zone ?? .floating,
+                asNeeded: self.asNeeded,
+                minInterval: minInterval,
+                dayRule: dayRule
+            )
+            draft.afterLast = afterLast
+            draft.maxPerDay = maxPerDay
+            return draft
+        }
         if asNeeded {
             if days != nil || zone != nil || dayRule != nil {
                 throw ChimeError(
@@ -434,22 +541,27 @@ public struct ScheduleChange: Sendable, Hashable {
                     "invalid schedule: --days, --every, --cycle and --zone are for scheduled medications, not --as-needed"
                 )
             }
-            return ScheduleDraft(
+            var draft = ScheduleDraft(
                 times: times ?? [],
                 asNeeded: true,
                 minInterval: minInterval ?? (current?.frequency == .asNeeded ? current?.minInterval : nil)
             )
+            draft.maxPerDay = maxPerDay
+            return draft
         }
         let scheduled = current?.frequency == .asNeeded ? nil : current
         // Days of the week given: no rule; a rule given: every day under it; neither: as now.
         var rule = days == nil ? dayRule ?? scheduled?.dayRule : nil
         if let anchorDay { rule = rule?.anchored(at: anchorDay) }
-        return ScheduleDraft(
-            times: times ?? scheduled?.times ?? [],
+        var draft = ScheduleDraft(
+            times: times ?? (scheduled?.afterLast == nil ? scheduled?.times : nil) ?? [],
             days: rule != nil ? .everyDay : days ?? scheduled?.days ?? .everyDay,
             zone: zone ?? scheduled?.zone ?? .floating,
             minInterval: minInterval,
             dayRule: rule
         )
+        // Only a --max given here is refused (clock times have no maximum); a kept one is dropped.
+        draft.maxPerDay = self.maxPerDay
+        return draft
     }
 }

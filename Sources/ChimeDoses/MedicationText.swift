@@ -30,7 +30,8 @@ public enum MedicationText {
     ) -> [String] {
         var lines: [String] = []
         let medication = detail.medication
-        var heading = "\(medication.id)  \(UserText.oneLine(medication.label))"
+        // A taper's amount of today.
+        var heading = "\(medication.id)  \(UserText.oneLine(medication.on(day: CivilDay.of(now, in: zone)).label))"
         if !medication.isActive { heading += "  (inactive)" }
         lines.append(heading)
         // Each dose once, with one offset: the next dose in its schedule's zone, and beside another
@@ -49,10 +50,13 @@ public enum MedicationText {
             }
             lines.append(line)
         }
+        if let taper = medication.taper { lines.append("    Taper: \(UserText.oneLine(taper.summary(unit: medication.unit)))") }
         if let next = detail.nextDose {
             lines.append("    Next dose: \(TimeText.local(next, in: nextZone)) (\(TimeText.relative(next, from: now)))")
         } else if !medication.isActive {
             lines.append("    No doses while inactive: 'chime med reactivate \(medication.id)'")
+        } else if detail.schedules.contains(where: { $0.isEnabled && $0.afterLast != nil }) {
+            lines.append("    No alert until a dose is taken: 'chime dose take \(UserText.oneLine(medication.name))' starts the interval")
         }
         guard full else { return lines }
         if !medication.instructions.isEmpty { lines.append("    Instructions: \(UserText.oneLine(medication.instructions))") }

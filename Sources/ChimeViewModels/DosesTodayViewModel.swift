@@ -71,6 +71,30 @@ public final class DosesTodayViewModel: Sendable {
     @discardableResult
     public func skip(_ id: Int64) -> DosesTodayState { answer(.skip, id) }
 
+    /// A dose of an as-needed or after-last medication taken now, as `chime dose take NAME`
+    /// (its due dose, else a new one logged); refused past its daily maximum, with the library's words.
+    @discardableResult
+    public func takeNow(_ medication: String) -> DosesTodayState {
+        do {
+            let answered = try book.answer(.take, .medication(medication))
+            let confirmation = DoseFamily.confirmation(
+                DoseFamily.take,
+                entry: answered.entry,
+                refill: answered.refill,
+                at: book.clock.now()
+            )
+            refresh()
+            current.withLock {
+                $0.message = [confirmation.title, answered.warning, answered.refill].compactMap { $0 }.joined(separator: ". ")
+                $0.answeredAlert = answered.entry.dose.occurrence.map { AnsweredAlertText(occurrence: $0, confirmation: confirmation) }
+            }
+        } catch {
+            refresh()
+            current.withLock { $0.error = error }
+        }
+        return state
+    }
+
     /// Its alert comes again in 10 minutes (``DoseRules/snoozeMinutes``).
     @discardableResult
     public func snooze(_ id: Int64) -> DosesTodayState {

@@ -21,6 +21,9 @@ public struct ScheduleForm: Sendable, Hashable {
     /// Every N days or an on/off cycle (`chime med add --every/--cycle`), kept while the days
     /// are not changed here; choosing days of the week replaces it.
     public var dayRule: DoseDayRule?
+    /// Each dose this long after the last one taken (`chime med add --after-last`), kept while
+    /// no times are given here; times given replace it.
+    public var afterLast: Int? = nil
 
     public init(times: String = "08:00", days: WeekdaySet = .everyDay, asNeeded: Bool = false, dayRule: DoseDayRule? = nil) {
         self.times = times
@@ -28,6 +31,9 @@ public struct ScheduleForm: Sendable, Hashable {
         self.asNeeded = asNeeded
         self.dayRule = dayRule
     }
+
+    /// After-last, with no times typed: the schedule stays as it is.
+    var keepsAfterLast: Bool { afterLast != nil && !asNeeded && times.trimmingCharacters(in: .whitespaces).isEmpty }
 
     /// The enabled schedule of `detail` as a form.
     public init(_ schedule: DoseSchedule?) {
@@ -37,6 +43,7 @@ public struct ScheduleForm: Sendable, Hashable {
             asNeeded: schedule?.frequency == .asNeeded,
             dayRule: schedule?.dayRule
         )
+        afterLast = schedule?.afterLast
     }
 
     /// Day `isoWeekday` (1 Monday … 7 Sunday) on or off.
@@ -59,6 +66,7 @@ public struct ScheduleForm: Sendable, Hashable {
     /// the times do not parse.
     public var summary: String? {
         if asNeeded { return "as needed" }
+        if keepsAfterLast, let afterLast { return "\(Trigger.formatInterval(Int64(afterLast))) after each dose taken" }
         guard let times = try? DoseInput.times(self.times), !times.isEmpty, !days.isEmpty else { return nil }
         if let dayRule { return dayRule.summary + " " + times.sorted().map(\.description).joined(separator: ",") }
         return Trigger.weekly(times: times.sorted(), days: days, zone: .floating).summary
@@ -69,6 +77,7 @@ public struct ScheduleForm: Sendable, Hashable {
         if asNeeded {
             return (try? ScheduleDraft(times: [], asNeeded: true).validated(), [:])
         }
+        if keepsAfterLast { return (try? ScheduleDraft(times: [], afterLast: afterLast).validated(), [:]) }
         var errors: [MedicationField: String] = [:]
         var times: [LocalTime]?
         do {

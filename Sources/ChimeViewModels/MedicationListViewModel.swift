@@ -16,6 +16,10 @@ public struct MedicationListState: Sendable, Hashable {
         /// The heading, each enabled schedule, the next dose (`    Next dose: … (in 2h)`).
         public var lines: [String]
         public var detail: MedicationDetail
+        /// As needed or after-last, and active: a dose may be taken now from the list (``DosesTodayViewModel/takeNow(_:)``).
+        public var canTakeNow: Bool {
+            detail.medication.isActive && detail.schedules.contains { $0.isEnabled && ($0.frequency == .asNeeded || $0.afterLast != nil) }
+        }
     }
 
     /// The medications shown: by name, filtered by ``searchText`` and ``showActiveOnly``.
@@ -116,7 +120,8 @@ public final class MedicationListViewModel: Sendable {
                 MedicationListState.Row(
                     id: detail.medication.id,
                     name: detail.medication.name,
-                    label: detail.medication.label,
+                    // A taper's amount of today.
+                    label: detail.medication.on(day: CivilDay.of(now, in: zone)).label,
                     isActive: detail.medication.isActive,
                     nextDose: detail.nextDose,
                     lines: MedicationText.lines(detail, full: false, now: now, zone: zone),

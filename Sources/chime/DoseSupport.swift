@@ -103,6 +103,9 @@ struct MedicationJSON: Encodable {
         @Nullable var everyDays: Int?
         @Nullable var cycle: String?
         @Nullable var from: String?
+        /// After-last: each dose this many seconds after the last one taken; the daily maximum.
+        @Nullable var afterLastSeconds: Int?
+        @Nullable var maxPerDay: Int?
         var enabled: Bool
         var summary: String
         var created: String
@@ -112,6 +115,8 @@ struct MedicationJSON: Encodable {
             case id, frequency, times, days, zone, enabled, summary, created, next, cycle, from
             case minIntervalSeconds = "min_interval_s"
             case everyDays = "every_days"
+            case afterLastSeconds = "after_last_s"
+            case maxPerDay = "max_per_day"
         }
     }
 
@@ -133,6 +138,10 @@ struct MedicationJSON: Encodable {
     @Nullable var nextDose: String?
     @Nullable var nextDoseLocal: String?
     var schedules: [Schedule]
+    /// A taper ("10 mg until 2026-12-10, 5 mg until 2026-12-20, then stop") and the amount of
+    /// today (the taper's; else the amount).
+    @Nullable var taper: String?
+    @Nullable var amountToday: Double?
 
     enum CodingKeys: String, CodingKey {
         case id, name, amount, unit, label, instructions, start, end, active, stock, created, schedules
@@ -142,6 +151,8 @@ struct MedicationJSON: Encodable {
         case refillDays = "refill_days"
         case nextDose = "next_dose"
         case nextDoseLocal = "next_dose_local"
+        case taper
+        case amountToday = "amount_today"
     }
 
     /// - Parameter nextBySchedule: the next dose of each schedule, by schedule id (`med show`).
@@ -164,6 +175,8 @@ struct MedicationJSON: Encodable {
         created = TimeText.iso(medication.createdAt)
         nextDose = detail.nextDose.map(TimeText.iso)
         nextDoseLocal = detail.nextDose.map { TimeText.local($0, in: .current) }
+        taper = medication.taper?.summary(unit: medication.unit)
+        amountToday = medication.amount(on: CivilDay.of(Date(), in: .current))
         schedules = detail.schedules.map { schedule in
             let asNeeded = schedule.frequency == .asNeeded
             let zone: String? =
@@ -187,6 +200,8 @@ struct MedicationJSON: Encodable {
                 everyDays: every,
                 cycle: cycle,
                 from: schedule.dayRule.map { CivilDay.format($0.anchor) },
+                afterLastSeconds: schedule.afterLast,
+                maxPerDay: schedule.maxPerDay,
                 enabled: schedule.isEnabled,
                 summary: schedule.summary,
                 created: TimeText.iso(schedule.createdAt),

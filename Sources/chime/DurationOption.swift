@@ -71,6 +71,10 @@ enum MinInterval: DurationRule {
     static let rule = OptionDuration(option: "--min-interval", unit: .second, bareNumbers: false, range: 60...604_800)
 }
 
+enum AfterLast: DurationRule {
+    static let rule = OptionDuration(option: "--after-last", unit: .second, bareNumbers: false, range: 60...604_800)
+}
+
 enum RefillDays: DurationRule {
     static let rule = OptionDuration(option: "--refill-days", unit: .day, bareNumbers: true, range: 0...(365 * 86_400))
 }

@@ -74,9 +74,19 @@ struct MedicationOptions: ParsableArguments {
     @Option(
         name: .customLong("min-interval"),
         parsing: .unconditional,
-        help: ArgumentHelp("As needed: the shortest time between doses (6h).", valueName: "duration")
+        help: ArgumentHelp("As needed: the shortest time between doses (6h).", valueName: "time")
     )
     var minInterval: DurationOption<MinInterval>?
+    @Option(
+        name: .customLong("after-last"),
+        parsing: .unconditional,
+        help: ArgumentHelp("Each alert this long after the last Take (6h).", valueName: "time")
+    )
+    var afterLast: DurationOption<AfterLast>?
+    @Option(help: ArgumentHelp("As needed/after-last: at most N in 24 hours (4/day).", valueName: "N/day"))
+    var max: String?
+    @Option(help: ArgumentHelp("Amounts by date: \"10mg until 12-10, then stop\".", valueName: "steps"))
+    var taper: String?
     @Option(help: ArgumentHelp("How to take it (\"with food\"), shown in the alert.", valueName: "text"))
     var instructions: String?
     @Option(name: .customLong("prescribed-by"), help: ArgumentHelp("Who prescribed it.", valueName: "name"))
@@ -98,14 +108,14 @@ struct MedicationOptions: ParsableArguments {
         parsing: .unconditional,
         help: ArgumentHelp(
             "An unanswered dose is missed this long after (4h).",
-            valueName: "duration"
+            valueName: "time"
         )
     )
     var missedAfter: DurationOption<MissedAfter>?
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Doses in stock. Sets the count; to add a new box use 'chime med refill'.",
+            "Doses in stock: sets the count ('med refill' adds a box).",
             valueName: "count"
         )
     )
@@ -129,17 +139,20 @@ struct MedicationOptions: ParsableArguments {
         var endDay: Int?
         var grace: Int?
         var missedAfter: Int?
+        var maxPerDay: Int?
+        var taper: DoseTaper?
     }
     private(set) var parsed = Parsed()
 
     enum CodingKeys: CodingKey {
-        case amount, unit, times, days, every, cycle, zone, asNeeded, minInterval, instructions, prescribedBy, start, end, grace,
-            missedAfter
+        case amount, unit, times, days, every, cycle, zone, asNeeded, minInterval, afterLast, max, taper, instructions, prescribedBy,
+            start, end, grace, missedAfter
         case stock, refillDays
     }
 
     var touchesSchedule: Bool {
         times != nil || days != nil || every != nil || cycle != nil || zone != nil || asNeeded || minInterval != nil
+            || afterLast != nil || max != nil
     }
 
     /// Parses every value that parses on its own, once, before the store is opened
@@ -156,6 +169,13 @@ struct MedicationOptions: ParsableArguments {
         parsed.endDay = try end.map { text throws(ChimeError) in try CivilDay.parse(text, field: "end date") }
         parsed.grace = grace.map { Int($0.seconds) }
         parsed.missedAfter = missedAfter.map { Int($0.seconds) }
+        parsed.maxPerDay = try max.map { text throws(ChimeError) in try DoseMaximum.parse(text) }
+        if amount != nil && taper != nil {
+            throw ChimeError(.usage, "--amount and --taper contradict each other: the taper gives the amount of each day")
+        }
+        // MM-DD dates: the first on or after the start date (else today).
+        let first = parsed.startDay ?? CivilDay.of(Date(), in: .current)
+        parsed.taper = try taper.map { text throws(ChimeError) in try DoseTaper.parse(text, from: first) }
     }
 
     /// The medication `med add` adds.
@@ -166,7 +186,10 @@ struct MedicationOptions: ParsableArguments {
             unit: unit ?? "",
             startDay: parsed.startDay ?? today
         )
-        if amount == nil { throw ChimeError(.usage, "missing --amount: the amount of one dose, such as --amount 100") }
+        if amount == nil && taper == nil {
+            throw ChimeError(.usage, "missing --amount: the amount of one dose, such as --amount 100")
+        }
+        draft.taper = parsed.taper
         draft.instructions = instructions ?? ""
         draft.prescribedBy = prescribedBy ?? ""
         draft.endDay = parsed.endDay
@@ -187,7 +210,7 @@ struct MedicationOptions: ParsableArguments {
         var rule: DoseDayRule?
         if let every = parsed.every { rule = .every(days: every, from: first) }
         if let cycle = parsed.cycle { rule = .cycle(on: cycle.on, off: cycle.off, from: first) }
-        return ScheduleChange(
+        var change = ScheduleChange(
             times: parsed.times,
             days: parsed.days,
             zone: parsed.zone,
@@ -196,6 +219,9 @@ struct MedicationOptions: ParsableArguments {
             dayRule: rule,
             anchorDay: parsed.startDay
         )
+        change.afterLast = afterLast.map { Int($0.seconds) }
+        change.maxPerDay = parsed.maxPerDay
+        return change
     }
 }
 
@@ -235,11 +261,11 @@ struct MedAdd: AsyncParsableCommand {
         commandName: "add",
         abstract: "Add a medication with its schedule (--at times, or --as-needed).",
         discussion: """
-            Everything is checked before the store is opened.
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
               chime med add Pill --amount 1 --unit tablet --at 21:00 --cycle 21/7
+              chime med add Pain --amount 500 --unit mg --after-last 6h --max 4/day
             More: man chime (chime med add)
             """
     )
@@ -405,6 +431,7 @@ struct MedEdit: AsyncParsableCommand {
         var changes = MedicationChanges()
         changes.name = name
         changes.amount = options.amount
+        if let taper = options.parsed.taper { changes.taper = .some(taper) }
         changes.unit = options.unit
         changes.instructions = options.instructions
         changes.prescribedBy = options.prescribedBy

@@ -35,8 +35,9 @@ import Testing
     /// and index), dose schedules every N days and in cycles (v14), the gateway's schedules and
     /// budgets (v15: its table), focus session labels (``FocusTimer/labelMigration``), the gateway's
     /// runs (``StoreSchema/gateRunsMigration``: its table and indexes), focus idle pauses
-    /// (``FocusIdleMigration/name``: columns only) (the columns they add to
-    /// shipped tables are taken out by ``shippedPart(_:)``).
+    /// (``FocusIdleMigration/name``: columns only), doses after the last taken, maximums and tapers
+    /// (``DoseBook/afterLastMigration``) (the columns they add to shipped tables are taken out by
+    /// ``shippedPart(_:)``).
     static func sinceShipped(_ line: String) -> Bool {
         line.hasPrefix("v6: ") || line.contains(" gate_") || line.hasPrefix("v7: ") || line.hasPrefix("index occurrence_snooze: ")
             || line.hasPrefix("v8: ") || line.hasPrefix("v9: ") || line.hasPrefix("table quiet:")
@@ -47,6 +48,7 @@ import Testing
             || line.hasPrefix("v14: ") || line.hasPrefix("v15: ") || line.hasPrefix(FocusTimer.labelMigration)
             || line == StoreSchema.gateRunsMigration
             || line.hasPrefix(FocusIdleMigration.name)
+            || line == DoseBook.afterLastMigration
     }
 
     /// The columns later migrations added to shipped tables, as SQLite appends them to a table's SQL.
@@ -65,6 +67,10 @@ import Testing
             + "cycle_off INTEGER CHECK (cycle_off IS NULL OR cycle_off BETWEEN 1 AND 365), anchor_day INTEGER",
         ", label TEXT CHECK (label IS NULL OR length(label) > 0)",
         ", pause_reason TEXT CHECK (pause_reason IN ('idle')), idle_pauses INTEGER NOT NULL DEFAULT 0",
+        // After-last schedules, daily maximums, tapers (``DoseBook/afterLastMigration``).
+        ", after_last_s INTEGER CHECK (after_last_s IS NULL OR after_last_s BETWEEN 60 AND 604800), "
+            + "max_per_day INTEGER CHECK (max_per_day IS NULL OR max_per_day BETWEEN 1 AND 100)",
+        ", taper TEXT", ", amount REAL CHECK (amount IS NULL OR amount > 0)",
     ]
 
     /// A schema line without what later migrations added to a shipped table.
@@ -79,8 +85,8 @@ import Testing
         #expect(shipped.count > 20)
         let now = try Self.schema(sandbox.store)
         #expect(now.filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == shipped)
-        #expect(now.filter(Self.sinceShipped).count == 30)
-        #expect(now.filter { Self.shippedPart($0) != $0 }.count == 4)
+        #expect(now.filter(Self.sinceShipped).count == 31)
+        #expect(now.filter { Self.shippedPart($0) != $0 }.count == 6)
     }
 
     @Test func aShippedStoreOpensUnchangedWithItsData() throws {

@@ -123,4 +123,30 @@ struct DosesPageViewModelTests {
         #expect(notCounted.error?.code == .conflict)
         #expect(notCounted.message == nil)
     }
+
+    /// The medication list's Take (as needed, after-last): a dose logged now, and past a daily
+    /// maximum the same refusal as `chime dose take`, at the top of the page.
+    @Test func takeNowLogsADoseAndIsRefusedPastTheDailyMaximum() throws {
+        let h = try ViewModelHarness(now: Self.at(8, 0))
+        defer { h.cleanUp() }
+        let draft = MedicationDraft(
+            name: "Ibuprofen",
+            amount: "400",
+            unit: "mg",
+            startDay: CivilDay.of(h.wall.now(), in: ViewModelHarness.utc)
+        )
+        _ = try h.book.addMedication(draft, schedule: ScheduleDraft(times: [], asNeeded: true, maxPerDay: 1))
+        #expect(MedicationListViewModel(book: h.book).state.medications.first?.canTakeNow == true)
+        let model = DosesTodayViewModel(book: h.book)
+        let taken = model.takeNow("Ibuprofen")
+        #expect(taken.error == nil)
+        #expect(taken.message == "✓ Ibuprofen 400 mg taken at 08:00")
+        h.wall.advance(to: Self.at(9, 0))
+        let refused = model.takeNow("Ibuprofen")
+        #expect(refused.error?.code == .conflict)
+        #expect(
+            refused.error?.message
+                == "Ibuprofen is at its maximum of 1 in 24 hours: 1 taken since 08:00; the next is allowed tomorrow at 08:00"
+        )
+    }
 }

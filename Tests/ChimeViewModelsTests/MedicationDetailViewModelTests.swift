@@ -163,6 +163,30 @@ struct MedicationDetailViewModelTests {
         #expect(weekdays.schedules.filter(\.isEnabled).map(\.days) == [.weekdays])
     }
 
+    /// An after-last medication (added with `chime med add --after-last`) edited in the app:
+    /// other fields save and its schedule stays; times typed replace it with clock times.
+    @Test func anAfterLastScheduleStaysWhenOtherFieldsChangeAndTimesReplaceIt() throws {
+        let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
+        defer { h.cleanUp() }
+        let start = CivilDay.of(h.wall.now(), in: ViewModelHarness.utc)
+        let added = try h.book.addMedication(
+            MedicationDraft(name: "Pain", amount: "500", unit: "mg", startDay: start),
+            schedule: ScheduleDraft(times: [], afterLast: 6 * 3_600, maxPerDay: 4)
+        )
+        let model = MedicationDetailViewModel(book: h.book, medicationID: added.medication.id)
+        #expect(model.state.form.schedule.summary == "6h after each dose taken")
+        model.edit { $0.instructions = "with water" }
+        let saved = try #require(model.save())
+        #expect(saved.medication.instructions == "with water")
+        #expect(saved.schedules.filter(\.isEnabled).map(\.afterLast) == [6 * 3_600])
+        #expect(saved.schedules.filter(\.isEnabled).map(\.maxPerDay) == [4])
+
+        model.edit { $0.schedule.times = "09:00" }
+        let timed = try #require(model.save())
+        #expect(timed.schedules.filter(\.isEnabled).map(\.afterLast) == [nil])
+        #expect(timed.schedules.filter(\.isEnabled).map(\.times) == [[LocalTime(hour: 9, minute: 0)!]])
+    }
+
     @Test func deactivateReactivateAndDelete() throws {
         let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
         defer { h.cleanUp() }
