@@ -54,6 +54,7 @@ public enum MedicationText {
         } else if !medication.isActive {
             lines.append("    No doses while inactive: 'chime med reactivate \(medication.id)'")
         }
+        if let tell = detail.tell { lines.append("    Tells \(tell.summary)") }
         guard full else { return lines }
         if !medication.instructions.isEmpty { lines.append("    Instructions: \(UserText.oneLine(medication.instructions))") }
         if !medication.prescribedBy.isEmpty { lines.append("    Prescribed by: \(UserText.oneLine(medication.prescribedBy))") }

@@ -133,6 +133,19 @@ struct MedicationJSON: Encodable {
     @Nullable var nextDose: String?
     @Nullable var nextDoseLocal: String?
     var schedules: [Schedule]
+    /// Who else is told when a dose is not taken: the channel as shown (no token), and after how
+    /// long (null: when the dose is missed).
+    @Nullable var tell: Tell?
+
+    struct Tell: Encodable {
+        var channel: String
+        @Nullable var afterSeconds: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case channel
+            case afterSeconds = "after_s"
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case id, name, amount, unit, label, instructions, start, end, active, stock, created, schedules
@@ -142,6 +155,7 @@ struct MedicationJSON: Encodable {
         case refillDays = "refill_days"
         case nextDose = "next_dose"
         case nextDoseLocal = "next_dose_local"
+        case tell
     }
 
     /// - Parameter nextBySchedule: the next dose of each schedule, by schedule id (`med show`).
@@ -164,6 +178,7 @@ struct MedicationJSON: Encodable {
         created = TimeText.iso(medication.createdAt)
         nextDose = detail.nextDose.map(TimeText.iso)
         nextDoseLocal = detail.nextDose.map { TimeText.local($0, in: .current) }
+        tell = detail.tell.map { Tell(channel: $0.channel.shown, afterSeconds: $0.after) }
         schedules = detail.schedules.map { schedule in
             let asNeeded = schedule.frequency == .asNeeded
             let zone: String? =

@@ -199,6 +199,42 @@ struct MedicationOptions: ParsableArguments {
     }
 }
 
+/// Who else is told when a dose is not taken (`med add`, `med edit`): kept apart from the
+/// medication's own options, and set after it in its own transaction.
+struct TellOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Tell someone else when a dose is not taken: ntfy:TOPIC or a webhook URL.",
+            valueName: "channel"
+        )
+    )
+    var tell: String?
+    @Option(
+        name: .customLong("tell-after"),
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Tell them when a dose is unanswered this long (30m), or missed (the default).",
+            valueName: "duration"
+        )
+    )
+    var tellAfter: String?
+
+    /// `--tell-after`: seconds, or nil for `missed`.
+    static let afterRule = OptionDuration(option: "--tell-after", unit: .minute, bareNumbers: false, range: DoseTellRule.afterRange)
+
+    /// The channel and the time, checked before the store is opened.
+    func parsed() throws(ChimeError) -> (channel: DoseTellChannel?, after: Int??) {
+        let channel = try tell.map { text throws(ChimeError) in try DoseTellChannel.parse(text) }
+        guard let tellAfter else { return (channel, nil) }
+        if tellAfter.lowercased() == "missed" { return (channel, .some(nil)) }
+        do {
+            return (channel, .some(Int(try Self.afterRule.seconds(tellAfter))))
+        } catch {
+            throw ChimeError.invalid("--tell-after", tellAfter, expected: "a duration from 1m to 7d such as 30m, or missed")
+        }
+    }
+}
+
 /// A medication for a person (``MedicationText/lines(_:full:nextBySchedule:now:zone:)``), now,
 /// in the system's zone.
 func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) -> [String] {
@@ -240,19 +276,22 @@ struct MedAdd: AsyncParsableCommand {
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
               chime med add Pill --amount 1 --unit tablet --at 21:00 --cycle 21/7
+              chime med add Metformin --amount 500 --unit mg --at 08:00 --tell ntfy:carers-alex --tell-after 1h
             More: man chime (chime med add)
             """
     )
     @Argument(help: ArgumentHelp("The medication's name, at most 100 characters.", valueName: "name"))
     var name: String
     @OptionGroup var options: MedicationOptions
+    @OptionGroup var tellOptions: TellOptions
     @OptionGroup var global: GlobalOptions
 
     // Parsed once, by validate(): the medication and its schedule, checked.
     private var draft: MedicationDraft?
     private var schedule: ScheduleDraft?
+    private var tell: DoseTellRule?
 
-    enum CodingKeys: CodingKey { case name, options, global }
+    enum CodingKeys: CodingKey { case name, options, tellOptions, global }
 
     mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
@@ -263,13 +302,20 @@ struct MedAdd: AsyncParsableCommand {
             let schedule = try options.scheduleChange(today: today).merged()
             _ = try schedule.validated()
             (self.draft, self.schedule) = (draft, schedule)
+            let (channel, after) = try tellOptions.parsed()
+            if let channel {
+                tell = DoseTellRule(channel: channel, after: after ?? nil)
+            } else if after != nil {
+                throw ChimeError(.usage, "--tell-after needs --tell: who is told, such as --tell ntfy:carers-alex")
+            }
         }
     }
 
     func run() async throws {
         guard let draft, let schedule else { throw ChimeError(.failure, "med add ran without its checks") }
         let context = try DoseContext(global, .create)
-        let detail = try context.book.addMedication(draft, schedule: schedule)
+        var detail = try context.book.addMedication(draft, schedule: schedule)
+        if let tell { detail = try context.book.setTell(String(detail.medication.id), tell) }
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Added medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
         emit(MedicationChanged(detail, runner: running, headline: headline, checkStock: true), json: global.json)
@@ -390,11 +436,18 @@ struct MedEdit: AsyncParsableCommand {
     var noEnd = false
     @Flag(name: .customLong("no-stock"), help: "Stop counting the stock.")
     var noStock = false
+    @OptionGroup var tellOptions: TellOptions
+    @Flag(name: .customLong("no-tell"), help: "Tell no one else any more.")
+    var noTell = false
     @OptionGroup var global: GlobalOptions
 
     mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
             try options.parseFormats()
+            _ = try tellOptions.parsed()
+            if noTell && (tellOptions.tell != nil || tellOptions.tellAfter != nil) {
+                throw ChimeError(.usage, "--no-tell and --tell\(tellOptions.tell == nil ? "-after" : "") contradict each other: give one")
+            }
             if noEnd && options.end != nil { throw ChimeError(.usage, "--end and --no-end contradict each other: give one") }
             if noStock && options.stock != nil { throw ChimeError(.usage, "--stock and --no-stock contradict each other: give one") }
         }
@@ -424,7 +477,26 @@ struct MedEdit: AsyncParsableCommand {
         changes.refillDays = options.refillDays?.count
         // Merged over the current schedule inside the library's transaction (no read here).
         if options.touchesSchedule { changes.scheduleChange = options.scheduleChange(today: CivilDay.of(Date(), in: .current)) }
-        let detail = try context.book.editMedication(medication, changes)
+        let (channel, after) = try tellOptions.parsed()
+        let touchesTell = noTell || channel != nil || after != nil
+        // Checked before anything is written: --tell-after alone needs someone told already.
+        var detail = try context.book.medication(medication)
+        if channel == nil, after != nil, detail.tell == nil {
+            throw ChimeError(
+                .conflict,
+                "\(detail.medication.name) tells no one: give --tell ntfy:TOPIC (or a webhook URL) with --tell-after; nothing was changed"
+            )
+        }
+        if !changes.isEmpty || !touchesTell { detail = try context.book.editMedication(String(detail.medication.id), changes) }
+        let id = String(detail.medication.id)
+        if noTell {
+            detail = try context.book.setTell(id, nil)
+        } else if let channel {
+            // A new channel keeps the time given before unless --tell-after says another.
+            detail = try context.book.setTell(id, DoseTellRule(channel: channel, after: after ?? detail.tell?.after))
+        } else if let after {
+            detail = try context.book.setTellAfter(id, after)
+        }
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
         emit(MedicationChanged(detail, runner: running, headline: headline, checkStock: true), json: global.json)

@@ -110,7 +110,9 @@ struct Run: AsyncParsableCommand {
             liveAlerts: NotifierChoice.showsLiveAlerts(sink),
             snoozeLength: .seconds(config.seconds(.snooze)),
             doseRepeats: config.doseRepeats,
-            focusBreaks: config.focusBreaks
+            focusBreaks: config.focusBreaks,
+            doseTeller: DoseTellSender(config: config),
+            dosePerson: config.dosePerson
         )
         do {
             let runner = try Runner(
