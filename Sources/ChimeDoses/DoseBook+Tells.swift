@@ -42,7 +42,7 @@ extension DoseBook {
         guard var rule = current.tell else {
             throw ChimeError(
                 .conflict,
-                "\(current.medication.name) tells no one: give --tell ntfy:TOPIC (or a webhook URL) with --tell-after"
+                "\(current.medication.name) tells no one: name who is told, such as 'chime med tell \(current.medication.id) ntfy:TOPIC'; nothing was changed"
             )
         }
         rule.after = after

@@ -21,7 +21,7 @@ struct Med: AsyncParsableCommand {
             """,
         subcommands: [
             MedAdd.self, MedList.self, MedShow.self, MedEdit.self, MedRefill.self, MedDeactivate.self, MedReactivate.self, MedDelete.self,
-            MedNext.self,
+            MedNext.self, MedTell.self,
         ]
     )
 }
@@ -105,7 +105,7 @@ struct MedicationOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Doses in stock. Sets the count; to add a new box use 'chime med refill'.",
+            "Doses in stock (sets the count; 'med refill' adds a box).",
             valueName: "count"
         )
     )
@@ -199,38 +199,28 @@ struct MedicationOptions: ParsableArguments {
     }
 }
 
-/// Who else is told when a dose is not taken (`med add`, `med edit`): kept apart from the
-/// medication's own options, and set after it in its own transaction.
+/// Who else is told when a dose is not taken (`med add --tell`, once it is missed): kept apart
+/// from the medication's own options, and set after it in its own transaction (`med tell`
+/// changes it, and when).
 struct TellOptions: ParsableArguments {
     @Option(
-        help: ArgumentHelp(
-            "Tell someone else when a dose is not taken: ntfy:TOPIC or a webhook URL.",
-            valueName: "channel"
-        )
+        help: ArgumentHelp("Tell someone of doses not taken: ntfy:TOPIC or a URL.", valueName: "channel")
     )
     var tell: String?
-    @Option(
-        name: .customLong("tell-after"),
-        parsing: .unconditional,
-        help: ArgumentHelp(
-            "Tell them when a dose is unanswered this long (30m), or missed (the default).",
-            valueName: "duration"
-        )
-    )
-    var tellAfter: String?
 
-    /// `--tell-after`: seconds, or nil for `missed`.
-    static let afterRule = OptionDuration(option: "--tell-after", unit: .minute, bareNumbers: false, range: DoseTellRule.afterRange)
+    /// `med tell --after`: seconds, or nil for `missed`.
+    static let afterRule = OptionDuration(option: "--after", unit: .minute, bareNumbers: false, range: DoseTellRule.afterRange)
 
     /// The channel and the time, checked before the store is opened.
-    func parsed() throws(ChimeError) -> (channel: DoseTellChannel?, after: Int??) {
-        let channel = try tell.map { text throws(ChimeError) in try DoseTellChannel.parse(text) }
-        guard let tellAfter else { return (channel, nil) }
-        if tellAfter.lowercased() == "missed" { return (channel, .some(nil)) }
+    /// A channel and a time (`--after` of `med tell`, named `option` in the error).
+    static func parse(channel: String?, after: String?, option: String) throws(ChimeError) -> (channel: DoseTellChannel?, after: Int??) {
+        let parsedChannel = try channel.map { text throws(ChimeError) in try DoseTellChannel.parse(text) }
+        guard let after else { return (parsedChannel, nil) }
+        if after.lowercased() == "missed" { return (parsedChannel, .some(nil)) }
         do {
-            return (channel, .some(Int(try Self.afterRule.seconds(tellAfter))))
+            return (parsedChannel, .some(Int(try afterRule.seconds(after))))
         } catch {
-            throw ChimeError.invalid("--tell-after", tellAfter, expected: "a duration from 1m to 7d such as 30m, or missed")
+            throw ChimeError.invalid(option, after, expected: "a duration from 1m to 7d such as 30m, or missed")
         }
     }
 }
@@ -271,12 +261,10 @@ struct MedAdd: AsyncParsableCommand {
         commandName: "add",
         abstract: "Add a medication with its schedule (--at times, or --as-needed).",
         discussion: """
-            Everything is checked before the store is opened.
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
               chime med add Pill --amount 1 --unit tablet --at 21:00 --cycle 21/7
-              chime med add Metformin --amount 500 --unit mg --at 08:00 --tell ntfy:carers-alex --tell-after 1h
             More: man chime (chime med add)
             """
     )
@@ -302,12 +290,8 @@ struct MedAdd: AsyncParsableCommand {
             let schedule = try options.scheduleChange(today: today).merged()
             _ = try schedule.validated()
             (self.draft, self.schedule) = (draft, schedule)
-            let (channel, after) = try tellOptions.parsed()
-            if let channel {
-                tell = DoseTellRule(channel: channel, after: after ?? nil)
-            } else if after != nil {
-                throw ChimeError(.usage, "--tell-after needs --tell: who is told, such as --tell ntfy:carers-alex")
-            }
+            let (channel, _) = try TellOptions.parse(channel: tellOptions.tell, after: nil, option: "--tell")
+            tell = channel.map { DoseTellRule(channel: $0) }
         }
     }
 
@@ -436,18 +420,11 @@ struct MedEdit: AsyncParsableCommand {
     var noEnd = false
     @Flag(name: .customLong("no-stock"), help: "Stop counting the stock.")
     var noStock = false
-    @OptionGroup var tellOptions: TellOptions
-    @Flag(name: .customLong("no-tell"), help: "Tell no one else any more.")
-    var noTell = false
     @OptionGroup var global: GlobalOptions
 
     mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
             try options.parseFormats()
-            _ = try tellOptions.parsed()
-            if noTell && (tellOptions.tell != nil || tellOptions.tellAfter != nil) {
-                throw ChimeError(.usage, "--no-tell and --tell\(tellOptions.tell == nil ? "-after" : "") contradict each other: give one")
-            }
             if noEnd && options.end != nil { throw ChimeError(.usage, "--end and --no-end contradict each other: give one") }
             if noStock && options.stock != nil { throw ChimeError(.usage, "--stock and --no-stock contradict each other: give one") }
         }
@@ -477,29 +454,77 @@ struct MedEdit: AsyncParsableCommand {
         changes.refillDays = options.refillDays?.count
         // Merged over the current schedule inside the library's transaction (no read here).
         if options.touchesSchedule { changes.scheduleChange = options.scheduleChange(today: CivilDay.of(Date(), in: .current)) }
-        let (channel, after) = try tellOptions.parsed()
-        let touchesTell = noTell || channel != nil || after != nil
-        // Checked before anything is written: --tell-after alone needs someone told already.
-        var detail = try context.book.medication(medication)
-        if channel == nil, after != nil, detail.tell == nil {
-            throw ChimeError(
-                .conflict,
-                "\(detail.medication.name) tells no one: give --tell ntfy:TOPIC (or a webhook URL) with --tell-after; nothing was changed"
-            )
-        }
-        if !changes.isEmpty || !touchesTell { detail = try context.book.editMedication(String(detail.medication.id), changes) }
-        let id = String(detail.medication.id)
-        if noTell {
-            detail = try context.book.setTell(id, nil)
-        } else if let channel {
-            // A new channel keeps the time given before unless --tell-after says another.
-            detail = try context.book.setTell(id, DoseTellRule(channel: channel, after: after ?? detail.tell?.after))
-        } else if let after {
-            detail = try context.book.setTellAfter(id, after)
-        }
+        let detail = try context.book.editMedication(medication, changes)
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
         emit(MedicationChanged(detail, runner: running, headline: headline, checkStock: true), json: global.json)
+    }
+}
+
+struct MedTell: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tell",
+        abstract: "Tell someone else when a dose is not taken (as Medisafe's Medfriend), or stop.",
+        discussion: """
+            CHANNEL is ntfy:TOPIC (on the config's ntfy_url, else ntfy.sh, with its
+            ntfy_token) or a webhook URL without user info or query. The runner sends
+            "Alex has not taken Metformin 500 mg (due 08:00)" once per dose, and
+            "Alex took … at 09:12" when it is taken afterwards; doses.person_name in the
+            config file names you.
+            Examples:
+              chime med add Iron --amount 14 --unit mg --at 08:00
+              chime med tell Iron ntfy:carers-alex --after 1h
+              chime med tell Iron --off
+            More: man chime (chime med tell)
+            """
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
+    var medication: String
+    @Argument(help: ArgumentHelp("ntfy:TOPIC or a webhook URL (default: the one set).", valueName: "channel"))
+    var channel: String?
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("When a dose is unanswered this long (30m), or missed (the default).", valueName: "duration")
+    )
+    var after: String?
+    @Flag(help: "Tell no one any more.")
+    var off = false
+    @OptionGroup var global: GlobalOptions
+
+    mutating func validate() throws {
+        try asValidation { () throws(ChimeError) in
+            if off && (channel != nil || after != nil) {
+                throw ChimeError(.usage, "--off and \(channel == nil ? "--after" : "a channel") contradict each other: give one")
+            }
+            if !off && channel == nil && after == nil {
+                throw ChimeError(
+                    .usage,
+                    "missing a channel: who is told, such as 'chime med tell \(medication) ntfy:carers-alex' (or --off)"
+                )
+            }
+            _ = try TellOptions.parse(channel: channel, after: after, option: "--after")
+        }
+    }
+
+    func run() async throws {
+        let context = try DoseContext(global, .update)
+        let (parsedChannel, after) = try TellOptions.parse(channel: channel, after: after, option: "--after")
+        let detail: MedicationDetail
+        if off {
+            detail = try context.book.setTell(medication, nil)
+        } else if let parsedChannel {
+            // A new channel keeps the time set before unless --after says another.
+            let current = try context.book.medication(medication)
+            detail = try context.book.setTell(medication, DoseTellRule(channel: parsedChannel, after: after ?? current.tell?.after))
+        } else {
+            detail = try context.book.setTellAfter(medication, after ?? nil)
+        }
+        let running = pokeRunner(context.store, json: global.json)
+        let headline =
+            detail.tell == nil
+            ? "Medication \(detail.medication.id) tells no one: \(UserText.oneLine(detail.medication.label))"
+            : "Medication \(detail.medication.id) tells someone else: \(UserText.oneLine(detail.medication.label))"
+        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
     }
 }
 

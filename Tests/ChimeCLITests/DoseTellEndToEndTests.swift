@@ -8,7 +8,7 @@ import Testing
 @Suite("Someone else told when a dose is not taken", .serialized)
 struct DoseTellEndToEndTests {
     @Test(
-        "A dose unanswered past --tell-after is told to the webhook once, across a runner restart; taken later, a follow-up says when"
+        "A dose unanswered past med tell --after is told to the webhook once, across a runner restart; taken later, a follow-up says when"
     )
     func theRunnerTellsTheWebhookOnce() async throws {
         let receiver = try WebhookReceiver()
@@ -19,22 +19,10 @@ struct DoseTellEndToEndTests {
         try Data("[doses]\nperson_name = \"Alex\"\n".utf8).write(to: config.appendingPathComponent("config.toml"))
 
         let url = "http://127.0.0.1:\(receiver.port)/tell/alex"
-        let added = try sandbox.chime(
-            "med",
-            "add",
-            "Metformin",
-            "--amount",
-            "500",
-            "--unit",
-            "mg",
-            "--at",
-            "08:00",
-            "--tell",
-            url,
-            "--tell-after",
-            "1m"
-        )
-        #expect(added.status == 0, "\(added)")
+        let base = ["--amount", "500", "--unit", "mg", "--at", "08:00"]
+        let added = try sandbox.chime(["med", "add", "Metformin"] + base + ["--tell", url])
+        #expect(added.status == 0 && added.stdout.contains("when a dose is missed"), "\(added)")
+        #expect(try sandbox.chime("med", "tell", "Metformin", "--after", "1m").status == 0)
         let shown = try sandbox.chime("med", "show", "Metformin")
         #expect(
             shown.stdout.contains("Tells webhook http://127.0.0.1:\(receiver.port), when a dose is unanswered 1m after its time"),
@@ -87,15 +75,15 @@ struct DoseTellEndToEndTests {
             #expect(refused.status == 64, "\(refused)")
             #expect(refused.stderr.contains(shown) && !refused.stderr.contains("s3cret"), "\(refused)")
         }
-        let afterAlone = try sandbox.chime("med", "add", "Zinc", "--amount", "25", "--unit", "mg", "--at", "08:00", "--tell-after", "30m")
-        #expect(afterAlone.status == 64 && afterAlone.stderr.contains("--tell-after needs --tell"), "\(afterAlone)")
         #expect(try sandbox.chime("med", "list").stdout.contains("No medications yet"))
         #expect(try sandbox.chime("med", "add", "Zinc", "--amount", "25", "--unit", "mg", "--at", "08:00").status == 0)
-        let edit = try sandbox.chime("med", "edit", "Zinc", "--tell-after", "30m")
+        let edit = try sandbox.chime("med", "tell", "Zinc", "--after", "30m")
         #expect(edit.status == 4 && edit.stderr.contains("Zinc tells no one"), "\(edit)")
-        let set = try sandbox.chime("med", "edit", "Zinc", "--tell", "ntfy:carers-alex")
+        let set = try sandbox.chime("med", "tell", "Zinc", "ntfy:carers-alex")
         #expect(set.status == 0 && set.stdout.contains("Tells ntfy:carers-alex, when a dose is missed"), "\(set)")
-        let removed = try sandbox.chime("med", "edit", "Zinc", "--no-tell")
+        let later = try sandbox.chime("med", "tell", "Zinc", "--after", "45m")
+        #expect(later.status == 0 && later.stdout.contains("Tells ntfy:carers-alex, when a dose is unanswered 45m after"), "\(later)")
+        let removed = try sandbox.chime("med", "tell", "Zinc", "--off")
         #expect(removed.status == 0 && !removed.stdout.contains("Tells"), "\(removed)")
     }
 }
