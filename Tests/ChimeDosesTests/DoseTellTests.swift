@@ -203,6 +203,16 @@ final class RecordingTeller: DoseTeller {
         #expect(rule.summary == "ntfy:carers-alex, when a dose is unanswered 30m after its time")
     }
 
+    @Test func thePersonsNameComesFromTheConfigElseTheAccount() {
+        #expect(ConfigKey.dosePerson.parse(text: " Alex ") == .text("Alex"))
+        #expect(ConfigKey.dosePerson.parse(text: "") == .text(""))
+        #expect(ConfigKey.dosePerson.parse(text: "Alex\nBob") == nil)
+        #expect(ConfigKey.dosePerson.parse(text: String(repeating: "a", count: 65)) == nil)
+        #expect(DoseFamily.person { _ in .text("Sam") } == "Sam")
+        #expect(DoseFamily.person { _ in .text("") } == DoseFamily.defaultPerson)
+        #expect(!DoseFamily.defaultPerson.isEmpty)
+    }
+
     @Test func theMigrationIsNamedOnce() throws {
         let h = try DoseHarness(now: Self.at(7))
         defer { h.cleanUp() }
