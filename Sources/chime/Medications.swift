@@ -105,7 +105,7 @@ struct MedicationOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Doses in stock (sets the count; 'med refill' adds a box).",
+            "Doses in stock. Sets the count; to add a new box use 'chime med refill'.",
             valueName: "count"
         )
     )
