@@ -396,6 +396,7 @@ final class DosesPage: AppPageController {
         detail = model
         touched = []
         submitted = false
+        ruleProblem = nil
         gtk_window_set_title(chime_adw_as_window(dialog), id == nil ? "Add Medication" : "Edit Medication")
         loadingForm = true
         let form = model.state.form
