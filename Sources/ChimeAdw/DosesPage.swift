@@ -42,6 +42,19 @@ final class DosesPage: AppPageController {
     private let daysError: UnsafeMutablePointer<GtkWidget>
     /// Monday … Sunday.
     private let dayToggles: [UnsafeMutablePointer<GtkWidget>]
+    /// The schedule's kind (days of the week, every N days, on-off cycle, as needed), one at a
+    /// time, and the rows each shows; an every-N-days or cycle medication keeps and shows its rule.
+    private let kindToggles: [(kind: ScheduleKind, toggle: UnsafeMutablePointer<GtkWidget>)]
+    private let kindRows: [(kinds: Set<ScheduleKind>, widget: UnsafeMutablePointer<GtkWidget>)]
+    /// Every N days, days on and off, and the day they count from.
+    private let everyEntry: UnsafeMutablePointer<GtkWidget>
+    private let cycleOnEntry: UnsafeMutablePointer<GtkWidget>
+    private let cycleOffEntry: UnsafeMutablePointer<GtkWidget>
+    private let ruleStartEntry: UnsafeMutablePointer<GtkWidget>
+    /// What is wrong with the every-N-days or cycle fields (shown under them), or nil.
+    private var ruleProblem: String?
+
+    enum ScheduleKind: Hashable { case days, every, cycle, asNeeded }
 
     /// The form's model while the dialog is open (nil: closed).
     private var detail: MedicationDetailViewModel?
@@ -97,6 +110,21 @@ final class DosesPage: AppPageController {
         }
         daysError = object("med_days_error")
         dayToggles = (1...7).map { object("med_day_\($0)") }
+        kindToggles = [
+            (.days, object("med_kind_days")), (.every, object("med_kind_every")), (.cycle, object("med_kind_cycle")),
+            (.asNeeded, object("med_kind_as_needed")),
+        ]
+        let timed: Set<ScheduleKind> = [.days, .every, .cycle]
+        let rows: [(String, Set<ScheduleKind>)] = [
+            ("med_times_heading", timed), ("med_times", timed), ("med_times_hint", timed), ("med_days_heading", [.days]),
+            ("med_days", [.days]), ("med_days_quick", [.days]), ("med_every_box", [.every]), ("med_cycle_box", [.cycle]),
+            ("med_rule_start_box", [.every, .cycle]),
+        ]
+        kindRows = rows.map { (id, kinds) in (kinds: kinds, widget: object(id)) }
+        everyEntry = object("med_every")
+        cycleOnEntry = object("med_cycle_on")
+        cycleOffEntry = object("med_cycle_off")
+        ruleStartEntry = object("med_rule_start")
         for window in [dialog, refillDialog] {
             gtk_window_set_transient_for(chime_adw_as_window(window), chime_adw_as_window(app.window))
         }
@@ -125,6 +153,12 @@ final class DosesPage: AppPageController {
         }
         for toggle in dayToggles {
             chime_adw_connect(toggle, "toggled", { toggle, data in DosesPage.from(data).formChanged(toggle) }, context, nil)
+        }
+        for (_, toggle) in kindToggles {
+            chime_adw_connect(toggle, "toggled", { toggle, data in DosesPage.from(data).kindChanged(toggle) }, context, nil)
+        }
+        for entry in [everyEntry, cycleOnEntry, cycleOffEntry, ruleStartEntry] {
+            chime_adw_connect(entry, "changed", { entry, data in DosesPage.from(data).formChanged(entry) }, context, nil)
         }
         chime_adw_connect_response(
             refillDialog,
@@ -368,6 +402,7 @@ final class DosesPage: AppPageController {
         detail = model
         touched = []
         submitted = false
+        ruleProblem = nil
         gtk_window_set_title(chime_adw_as_window(dialog), id == nil ? "Add Medication" : "Edit Medication")
         loadingForm = true
         let form = model.state.form
@@ -378,6 +413,26 @@ final class DosesPage: AppPageController {
         for (index, toggle) in dayToggles.enumerated() {
             gtk_toggle_button_set_active(chime_adw_as_toggle_button(toggle), form.schedule.days.contains(isoWeekday: index + 1) ? 1 : 0)
         }
+        // The schedule's kind and rule as stored: an every-3-days medication opens as one.
+        let kind: ScheduleKind
+        var rule: (every: String, on: String, off: String, from: Int) = ("", "", "", CivilDay.of(Date(), in: .current))
+        switch form.schedule.dayRule {
+        case .every(let days, let from):
+            kind = .every
+            (rule.every, rule.from) = (String(days), from)
+        case .cycle(let on, let off, let from):
+            kind = .cycle
+            (rule.on, rule.off, rule.from) = (String(on), String(off), from)
+        case nil:
+            kind = form.schedule.asNeeded ? .asNeeded : .days
+        }
+        for (entry, text) in [
+            (everyEntry, rule.every), (cycleOnEntry, rule.on), (cycleOffEntry, rule.off), (ruleStartEntry, CivilDay.format(rule.from)),
+        ] {
+            gtk_editable_set_text(chime_adw_as_editable(entry), text)
+        }
+        for (each, toggle) in kindToggles { gtk_toggle_button_set_active(chime_adw_as_toggle_button(toggle), each == kind ? 1 : 0) }
+        showKind(kind)
         loadingForm = false
         renderForm(model.state)
         gtk_window_present(chime_adw_as_window(dialog))
@@ -398,6 +453,26 @@ final class DosesPage: AppPageController {
             touched.insert(.days)
         }
         renderForm(detail.edit(readForm))
+    }
+
+    /// The kind chosen: only its rows show, and the form is read again.
+    private func kindChanged(_ toggle: gpointer?) {
+        // Each change toggles two buttons (one off, one on): the one turned on acts.
+        guard let toggle, gtk_toggle_button_get_active(chime_adw_as_toggle_button(toggle.assumingMemoryBound(to: GtkWidget.self))) != 0
+        else { return }
+        showKind(scheduleKind)
+        // Its fields' problems show once typed in (or at Save), not as soon as it is chosen.
+        guard !loadingForm, let detail else { return }
+        renderForm(detail.edit(readForm))
+    }
+
+    /// The kind whose toggle is on.
+    private var scheduleKind: ScheduleKind {
+        kindToggles.first { gtk_toggle_button_get_active(chime_adw_as_toggle_button($0.toggle)) != 0 }?.kind ?? .days
+    }
+
+    private func showKind(_ kind: ScheduleKind) {
+        for (kinds, widget) in kindRows { gtk_widget_set_visible(widget, kinds.contains(kind) ? 1 : 0) }
     }
 
     private func setDays(_ days: WeekdaySet) {
@@ -438,6 +513,35 @@ final class DosesPage: AppPageController {
             if let day = WeekdaySet(isoWeekday: index + 1) { days.insert(day) }
         }
         form.schedule.days = days
+        form.schedule.asNeeded = false
+        form.schedule.dayRule = nil
+        ruleProblem = nil
+        func entered(_ entry: UnsafeMutablePointer<GtkWidget>) -> String {
+            String(cString: gtk_editable_get_text(chime_adw_as_editable(entry))).trimmingCharacters(in: .whitespaces)
+        }
+        switch scheduleKind {
+        case .days:
+            break
+        case .asNeeded:
+            form.schedule.asNeeded = true
+        case .every, .cycle:
+            // The family's own parsers and words (`chime med add --every/--cycle/--start`).
+            form.schedule.days = .everyDay
+            do throws(ChimeError) {
+                let start = entered(ruleStartEntry)
+                let from = start.isEmpty ? CivilDay.of(Date(), in: .current) : try CivilDay.parse(start, field: "start date")
+                if scheduleKind == .every {
+                    form.schedule.dayRule = .every(days: try DoseDayRule.every(entered(everyEntry)), from: from)
+                } else {
+                    let cycle = try DoseDayRule.cycle(entered(cycleOnEntry) + "/" + entered(cycleOffEntry))
+                    form.schedule.dayRule = .cycle(on: cycle.on, off: cycle.off, from: from)
+                }
+            } catch {
+                ruleProblem = error.message
+                // Kept as it was, so the model's own checks do not hide this one.
+                form.schedule.dayRule = .every(days: 2, from: 0)
+            }
+        }
     }
 
     /// Each field's error under it (once touched, or after Save), in the family's words; a
@@ -451,7 +555,7 @@ final class DosesPage: AppPageController {
             if error == nil { gtk_widget_remove_css_class(entry, "error") } else { gtk_widget_add_css_class(entry, "error") }
             chime_adw_set_accessible(entry, nil, error ?? "")
         }
-        let daysProblem = (submitted || touched.contains(.days)) ? state.validationError(for: .days) : nil
+        let daysProblem = (submitted || touched.contains(.days)) ? ruleProblem ?? state.validationError(for: .days) : nil
         gtk_label_set_text(chime_adw_as_label(daysError), daysProblem ?? "")
         gtk_widget_set_visible(daysError, daysProblem == nil ? 0 : 1)
         let shownFields: Set<MedicationField> = [.name, .amount, .unit, .times, .days, .stock]
@@ -466,6 +570,10 @@ final class DosesPage: AppPageController {
         let isNew = detail.state.medicationID == nil
         detail.edit(readForm)
         submitted = true
+        if ruleProblem != nil {
+            renderForm(detail.state)
+            return
+        }
         guard let saved = detail.save() else {
             renderForm(detail.state)
             // The first field with a problem takes the focus.

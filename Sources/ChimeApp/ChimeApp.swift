@@ -24,6 +24,8 @@ public enum ChimeApp {
     /// - Parameter idle: where the desktop says the person is idle (nil: none; `focus.idle_pause`
     ///   and `focus.wait_for_activity` then do nothing).
     /// - Parameter focusIdle: `focus.idle_pause`.
+    /// - Parameter doseTeller: sends the messages to someone else about doses not taken (`med add --tell`).
+    /// - Parameter dosePerson: who those messages name (`doses.person_name`).
     public static func families(
         store: ReminderStore,
         logger log: Logger,
@@ -32,7 +34,9 @@ public enum ChimeApp {
         doseRepeats: DoseRepeats = DoseRepeats(),
         focusBreaks: FocusBreaks = FocusBreaks(),
         idle: (any IdleSource)? = nil,
-        focusIdle: FocusIdle = FocusIdle()
+        focusIdle: FocusIdle = FocusIdle(),
+        doseTeller: (any DoseTeller)? = nil,
+        dosePerson: String = DoseFamily.defaultPerson
     ) -> [any ReminderFamily] {
         let focus = FocusFamily(
             timer: FocusTimer(store: store, breaks: focusBreaks),
@@ -74,6 +78,20 @@ public enum ChimeApp {
                 } else if let refused = event.refused {
                     log.notice("Dose answer changed nothing", metadata: ["action": .string(event.action), "reason": .string(refused)])
                 }
+            },
+            teller: doseTeller,
+            person: dosePerson,
+            onTell: { event in
+                var metadata: Logger.Metadata = [:]
+                if let tell = event.tell {
+                    metadata = ["dose.id": "\(tell.doseID)", "tell": .string(tell.kind.rawValue), "channel": .string(tell.channel.shown)]
+                }
+                switch event.outcome {
+                case .sent: log.notice("Someone else told about a dose", metadata: metadata)
+                case .failed(let reason):
+                    metadata["reason"] = .string(reason)
+                    log.warning("Telling someone else about a dose failed; tried again later", metadata: metadata)
+                }
             }
         )
         let gate = GateFamily(book: GateBook(store: store))
@@ -113,6 +131,9 @@ extension ChimeApp {
 extension Config {
     /// How an unanswered dose alert repeats (the doses family's keys).
     public var doseRepeats: DoseRepeats { DoseRepeats.configured { setting($0).value } }
+
+    /// Who the messages to someone else about doses name (`doses.person_name`, else the account's name).
+    public var dosePerson: String { DoseFamily.person { setting($0).value } }
 
     /// The breaks between focus sessions (the focus family's break keys).
     public var focusBreaks: FocusBreaks { FocusBreaks.configured { setting($0).value } }

@@ -47,6 +47,24 @@ extension Config {
         return PushTarget(server: server, topic: nil, token: token)
     }
 
+    /// The ntfy server and token that the messages to someone else about doses go through
+    /// (`chime med add --tell ntfy:TOPIC`): `ntfy_url`, else https://ntfy.sh, and the token
+    /// of ``ntfyTarget()`` when one is set.
+    /// - Throws: ``ChimeError/Code/config``, one line, as ``ntfyTarget()`` does for the token.
+    public func ntfyServerForTells() throws(ChimeError) -> (server: WebhookURL, token: String?) {
+        let text = text(.ntfyURL)
+        let server: WebhookURL
+        do {
+            server = try WebhookURL.server(text.isEmpty ? "https://ntfy.sh" : text, root: true)
+        } catch {
+            throw ChimeError(
+                .config,
+                "invalid \(ConfigKey.ntfyURL.rawValue) '\(ConfigKey.ntfyURL.shown(text))': expected \(ConfigKey.ntfyURL.accepted)"
+            )
+        }
+        return (server, try token(.ntfyToken, file: .ntfyTokenFile))
+    }
+
     private func server(_ key: ConfigKey, root: Bool, for notifier: String, example: String) throws(ChimeError) -> WebhookURL {
         let text = text(key)
         guard !text.isEmpty else {

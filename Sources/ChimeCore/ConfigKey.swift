@@ -23,6 +23,9 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case topic
         /// An access token (``PushSettings/isToken(_:)``), or "" for none; never shown.
         case token
+        /// A person's name as a message names them: 1 to 64 characters on one line; or "" for
+        /// the default.
+        case name
         /// A file's path: absolute, or `~/…`; or "" for none.
         case path
         /// The store: an absolute path, `~/…`, or a PostgreSQL URL.
@@ -122,6 +125,7 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case .serverURL(let root): return WebhookURL.serverExpected(root: root) + ", or \"\" for none"
         case .topic: return PushSettings.topicExpected + ", or \"\" for none"
         case .token: return PushSettings.tokenExpected + ", or \"\" for none"
+        case .name: return "a name of 1 to 64 characters on one line, such as \"Alex\", or \"\" for your account's name"
         case .path: return "an absolute path or one starting with ~/, or \"\" for none"
         case .store: return "an absolute path, one starting with ~/, or a postgresql:// URL"
         case .window: return "\"HH:MM-HH:MM\" such as \"22:00-07:00\", or \"off\""
@@ -156,6 +160,10 @@ public struct ConfigKey: Sendable, Hashable, CustomStringConvertible {
         case .serverURL(let root): return text.isEmpty || (try? WebhookURL.server(text, root: root)) != nil ? .text(text) : nil
         case .topic: return text.isEmpty || PushSettings.isTopic(text) ? .text(text) : nil
         case .token: return text.isEmpty || PushSettings.isToken(text) ? .text(text) : nil
+        case .name:
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let fits = trimmed.count <= 64 && !trimmed.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            return fits ? .text(trimmed) : nil
         case .path:
             if text.isEmpty { return .text(text) }
             guard !text.lowercased().hasPrefix("postgres") else { return nil }

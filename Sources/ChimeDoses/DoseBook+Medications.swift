@@ -9,6 +9,8 @@ public struct MedicationDetail: Sendable, Hashable {
     public var schedules: [DoseSchedule]
     /// The next dose time of its enabled schedules, when active.
     public var nextDose: Date?
+    /// Who is told when a dose is not taken (``DoseBook/setTell(_:_:)``), or nil.
+    public var tell: DoseTellRule? = nil
 }
 
 /// What deleting a medication takes with it.
@@ -644,7 +646,9 @@ extension DoseBook {
             }
             .min()
             : nil
-        return MedicationDetail(medication: medication, schedules: schedules, nextDose: next)
+        var detail = MedicationDetail(medication: medication, schedules: schedules, nextDose: next)
+        detail.tell = try fetchTell(of: id, in: db)
+        return detail
     }
 
     /// By number, else by name (any case).

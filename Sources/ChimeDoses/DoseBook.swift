@@ -60,8 +60,11 @@ public struct DoseBook: Sendable {
         public var summaryID: String?
         /// Repeats scheduled for unanswered alerts.
         public var repeats: [String] = []
-        /// When a settle next has work: the earliest next dose to create, or missed window to end.
+        /// When a settle next has work: the earliest next dose to create, missed window to end,
+        /// or message to the other person to record (``nextTell``).
         public var nextCheck: Date?
+        /// When the next message to someone else about a dose falls due (``DoseBook/setTell(_:_:)``).
+        public var nextTell: Date?
     }
 
     /// Brings the doses in step with the clock (see the type's documentation).
@@ -125,6 +128,7 @@ public struct DoseBook: Sendable {
         try summarizeStale(now: now, caughtUp: &caughtUp, settled: &settled, in: db)
         try planRepeats(now: now, repeats: repeats, settled: &settled, in: db)
         if !caughtUp.isEmpty { settled.summaryID = try scheduleSummary(caughtUp, now: now, zone: zone, in: db) }
+        settled.nextTell = try planTells(now: now, in: db)
         let nextCursor = try Int64.fetchOne(
             db,
             sql: """
@@ -133,7 +137,8 @@ public struct DoseBook: Sendable {
                 """
         )
         let nextMissed = try Int64.fetchOne(db, sql: "SELECT min(missed_us) FROM dose WHERE status = 'pending' AND answered = 0")
-        settled.nextCheck = [nextCursor, nextMissed, taperEnd?.micros].compactMap { $0 }.min().map(Date.init(micros:))
+        settled.nextCheck = ([nextCursor, nextMissed, taperEnd?.micros].compactMap { $0 }.map(Date.init(micros:)) + [settled.nextTell].compactMap { $0 })
+            .min()
         return settled
     }
 

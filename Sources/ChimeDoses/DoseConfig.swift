@@ -40,9 +40,27 @@ extension ConfigKey {
     )
 }
 
+extension ConfigKey {
+    /// Who takes the medications, as the messages to someone else name them (`--tell`).
+    public static let dosePerson = ConfigKey(
+        "doses.person_name",
+        environment: "CHIME_DOSE_PERSON_NAME",
+        summary: "Your name in what 'chime med add --tell' sends: \"Alex has not taken Metformin 500 mg\" (\"\": your account's name)",
+        rule: .name,
+        builtInDefault: { _ in .text("") }
+    )
+}
+
 extension DoseFamily {
     /// The config file's keys of doses, in the file's order.
-    public static let configKeys: [ConfigKey] = [.doseGrace, .doseMissedAfter, .doseRepeatEvery, .doseRepeatCount]
+    public static let configKeys: [ConfigKey] = [.doseGrace, .doseMissedAfter, .doseRepeatEvery, .doseRepeatCount, .dosePerson]
+
+    /// The person the messages to someone else name: the config's `doses.person_name`, else
+    /// ``defaultPerson``.
+    public static func person(_ setting: (ConfigKey) -> ConfigValue) -> String {
+        if case .text(let name) = setting(.dosePerson), !name.isEmpty { return name }
+        return defaultPerson
+    }
 }
 
 extension DoseRepeats {

@@ -3,6 +3,10 @@ import ChimeStore
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Doses in the runner: before each pass the doses are settled (the next ones created and
 /// their alerts scheduled, windows that passed marked missed, repeats planned); dose alerts
 /// carry the actions "Mark as Taken", "Snooze 10 min" and "Skip", and the answers come back here.
@@ -21,6 +25,15 @@ public final class DoseFamily: ReminderFamily {
     private let onAnswer: @Sendable (AnsweredDoseEvent) -> Void
     /// The dose alerts' own icon (a pill, `Resources/icons/dose.svg`), when one is installed.
     public let icon: String?
+    /// Sends the messages to someone else about doses not taken (nil: none are sent; they wait).
+    public let teller: (any DoseTeller)?
+    /// Who takes the medications, as those messages name them ("Alex has not taken …").
+    public let person: String
+    /// When the next message to someone else falls due (the last settle's), for the runner's wake.
+    private let nextTell = Mutex<Date?>(nil)
+    /// The messages being sent (at most one task at a time).
+    private let sending = Mutex<Task<Void, Never>?>(nil)
+    private let onTell: @Sendable (DoseTellEvent) -> Void
 
     /// - Parameters:
     ///   - onChange: told when a settle marked doses missed or sent a summary (the runner logs it).
@@ -29,10 +42,16 @@ public final class DoseFamily: ReminderFamily {
         book: DoseBook,
         onChange: @escaping @Sendable (DoseBook.Settled) -> Void = { _ in },
         onAnswer: @escaping @Sendable (AnsweredDoseEvent) -> Void = { _ in },
-        icon: String? = DoseFamily.installedIcon()
+        icon: String? = DoseFamily.installedIcon(),
+        teller: (any DoseTeller)? = nil,
+        person: String = DoseFamily.defaultPerson,
+        onTell: @escaping @Sendable (DoseTellEvent) -> Void = { _ in }
     ) {
         self.book = book
         self.icon = icon
+        self.teller = teller
+        self.person = person
+        self.onTell = onTell
         self.onChange = onChange
         self.onAnswer = onAnswer
     }
@@ -42,6 +61,7 @@ public final class DoseFamily: ReminderFamily {
         let settled = try book.settle()
         // Nothing to create or end: no settle at plain deadlines until a poke says doses changed.
         nextCheck.withLock { $0 = settled.nextCheck ?? .distantFuture }
+        nextTell.withLock { $0 = settled.nextTell }
         if !settled.missed.isEmpty || settled.summaryID != nil { onChange(settled) }
     }
 
@@ -50,6 +70,70 @@ public final class DoseFamily: ReminderFamily {
     public func didPost(_ occurrences: [PendingOccurrence], at instant: Date) throws {
         nextCheck.withLock { $0 = nil }
         try prepare(reason: .poked)
+    }
+
+    /// Sends the messages to someone else that fell due (on a task of their own, so a slow
+    /// receiver holds up no alert), and asks to be called again when the next falls due: a
+    /// dose's, or a failed one's retry (while one is being sent, a minute on, to look again).
+    public nonisolated(nonsending) func updateLiveNotes(through notifier: any Notifier, at instant: Date) async -> Date? {
+        guard teller != nil else { return nil }
+        let waiting: (due: [DoseTell], next: Date?)
+        do {
+            waiting = try book.dueTells()
+        } catch {
+            onTell(DoseTellEvent(tell: nil, outcome: .failed(error.message)))
+            return instant.addingTimeInterval(60)
+        }
+        let busy = sending.withLock { task in
+            if task == nil, !waiting.due.isEmpty {
+                task = Task {
+                    await self.sendDueTells()
+                    self.sending.withLock { $0 = nil }
+                }
+            }
+            return task != nil
+        }
+        let again = busy ? instant.addingTimeInterval(60) : nil
+        return [waiting.next, nextTell.withLock { $0 }, again].compactMap { $0 }.min()
+    }
+
+    /// The runner stops: a message being sent is abandoned (it stays recorded, sent at the next start).
+    public nonisolated(nonsending) func closeLiveNotes(through notifier: any Notifier) async {
+        let task = sending.withLock { $0 }
+        task?.cancel()
+        await task?.value
+    }
+
+    /// Sends every message to someone else that is due now, each once, through ``teller``, and
+    /// returns what became of each (the tests await it; the runner runs it on a task).
+    @discardableResult
+    public func sendDueTells() async -> [DoseTellEvent] {
+        guard let teller else { return [] }
+        var events: [DoseTellEvent] = []
+        // A sent message may make its follow-up due at once: a second round sends it.
+        for _ in 0..<3 {
+            guard let due = try? book.dueTells().due, !due.isEmpty else { break }
+            for tell in due {
+                if Task.isCancelled { return events }
+                let event: DoseTellEvent
+                do {
+                    guard try book.claimTell(tell) else { continue }
+                    let text = tell.text(person: person, now: book.clock.now())
+                    try await teller.send(tell, title: text.title, message: text.message)
+                    try book.tellSent(tell)
+                    event = DoseTellEvent(tell: tell, outcome: .sent)
+                } catch is CancellationError {
+                    return events
+                } catch {
+                    let reason = (error as? ChimeError)?.message ?? String(describing: error)
+                    try? book.tellFailed(tell, reason: reason)
+                    event = DoseTellEvent(tell: tell, outcome: .failed(reason))
+                }
+                onTell(event)
+                events.append(event)
+            }
+        }
+        return events
     }
 
     /// A medication reminder is never dropped: quiet lets dose alerts through unless the person
@@ -167,6 +251,37 @@ extension DoseFamily {
         } catch {
             return .failure(error)
         }
+    }
+}
+
+/// What became of a message to someone else, for the runner's log.
+public struct DoseTellEvent: Sendable {
+    public enum Outcome: Sendable, Hashable {
+        case sent
+        /// Not delivered (tried again later, or given up a day after it was recorded).
+        case failed(String)
+    }
+    /// Nil when the store could not be read.
+    public var tell: DoseTell?
+    public var outcome: Outcome
+}
+
+extension DoseFamily {
+    /// Who the messages to someone else name when the config names no one: the account's full
+    /// name (its GECOS field), else its login name, else "Someone".
+    public static var defaultPerson: String {
+        if let entry = getpwuid(getuid()) {
+            if let gecos = entry.pointee.pw_gecos {
+                let full = String(cString: gecos).split(separator: ",", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+                let trimmed = full.trimmingCharacters(in: .whitespaces)
+                if !trimmed.isEmpty { return trimmed }
+            }
+            if let name = entry.pointee.pw_name {
+                let login = String(cString: name)
+                if !login.isEmpty { return login }
+            }
+        }
+        return "Someone"
     }
 }
 

@@ -125,6 +125,42 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration(DoseTellRules.migration) { db in
+                try db.execute(
+                    sql: """
+                        -- Someone else told about a medication's doses (Medisafe's Medfriend): where
+                        -- ("ntfy:TOPIC" or a webhook URL without user info or query: never a token, which
+                        -- comes from the config when sent), and when (after_s after a dose's time if still
+                        -- unanswered; NULL: once it is missed). Doses due before since_us are never told.
+                        CREATE TABLE medication_tell (
+                            medication_id INTEGER PRIMARY KEY REFERENCES medication(id) ON DELETE CASCADE,
+                            channel TEXT NOT NULL,
+                            after_s INTEGER CHECK (after_s IS NULL OR after_s BETWEEN 60 AND 604800),
+                            since_us INTEGER NOT NULL
+                        );
+
+                        -- One message to that person about one dose, recorded by a settle and sent once by
+                        -- the runner: 'not_taken', then 'answered' when a dose told about is taken or skipped
+                        -- afterwards. pending (tried at next_us) -> sent, or dropped (answered before it
+                        -- went; too old when first seen), or failed (not delivered within a day).
+                        CREATE TABLE dose_tell (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            dose_id INTEGER NOT NULL REFERENCES dose(id) ON DELETE CASCADE,
+                            kind TEXT NOT NULL CHECK (kind IN ('not_taken', 'answered')),
+                            channel TEXT NOT NULL,
+                            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'dropped', 'failed')),
+                            recorded_us INTEGER NOT NULL,
+                            next_us INTEGER NOT NULL,
+                            attempts INTEGER NOT NULL DEFAULT 0,
+                            sent_us INTEGER,
+                            -- Why it was dropped, or the last attempt's failure (no secret: ChimeError .delivery).
+                            error TEXT,
+                            UNIQUE (dose_id, kind)
+                        );
+                        CREATE INDEX dose_tell_pending ON dose_tell(next_us) WHERE state = 'pending';
+                        """
+                )
+            },
         ]
     )
 }

@@ -58,6 +58,7 @@ public enum MedicationText {
         } else if detail.schedules.contains(where: { $0.isEnabled && $0.afterLast != nil }) {
             lines.append("    No alert until a dose is taken: 'chime dose take \(UserText.oneLine(medication.name))' starts the interval")
         }
+        if let tell = detail.tell { lines.append("    Tells \(tell.summary)") }
         guard full else { return lines }
         if !medication.instructions.isEmpty { lines.append("    Instructions: \(UserText.oneLine(medication.instructions))") }
         if !medication.prescribedBy.isEmpty { lines.append("    Prescribed by: \(UserText.oneLine(medication.prescribedBy))") }

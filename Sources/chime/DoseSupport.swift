@@ -142,6 +142,19 @@ struct MedicationJSON: Encodable {
     /// today (the taper's; else the amount).
     @Nullable var taper: String?
     @Nullable var amountToday: Double?
+    /// Who else is told when a dose is not taken: the channel as shown (no token), and after how
+    /// long (null: when the dose is missed).
+    @Nullable var tell: Tell?
+
+    struct Tell: Encodable {
+        var channel: String
+        @Nullable var afterSeconds: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case channel
+            case afterSeconds = "after_s"
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case id, name, amount, unit, label, instructions, start, end, active, stock, created, schedules
@@ -153,6 +166,7 @@ struct MedicationJSON: Encodable {
         case nextDoseLocal = "next_dose_local"
         case taper
         case amountToday = "amount_today"
+        case tell
     }
 
     /// - Parameter nextBySchedule: the next dose of each schedule, by schedule id (`med show`).
@@ -177,6 +191,7 @@ struct MedicationJSON: Encodable {
         nextDoseLocal = detail.nextDose.map { TimeText.local($0, in: .current) }
         taper = medication.taper?.summary(unit: medication.unit)
         amountToday = medication.amount(on: CivilDay.of(Date(), in: .current))
+        tell = detail.tell.map { Tell(channel: $0.channel.shown, afterSeconds: $0.after) }
         schedules = detail.schedules.map { schedule in
             let asNeeded = schedule.frequency == .asNeeded
             let zone: String? =

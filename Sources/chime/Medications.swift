@@ -21,7 +21,7 @@ struct Med: AsyncParsableCommand {
             """,
         subcommands: [
             MedAdd.self, MedList.self, MedShow.self, MedEdit.self, MedRefill.self, MedDeactivate.self, MedReactivate.self, MedDelete.self,
-            MedNext.self,
+            MedNext.self, MedTell.self,
         ]
     )
 }
@@ -225,6 +225,32 @@ struct MedicationOptions: ParsableArguments {
     }
 }
 
+/// Who else is told when a dose is not taken (`med add --tell`, once it is missed): kept apart
+/// from the medication's own options, and set after it in its own transaction (`med tell`
+/// changes it, and when).
+struct TellOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp("Tell someone of doses not taken: ntfy:TOPIC or a URL.", valueName: "channel")
+    )
+    var tell: String?
+
+    /// `med tell --after`: seconds, or nil for `missed`.
+    static let afterRule = OptionDuration(option: "--after", unit: .minute, bareNumbers: false, range: DoseTellRule.afterRange)
+
+    /// The channel and the time, checked before the store is opened.
+    /// A channel and a time (`--after` of `med tell`, named `option` in the error).
+    static func parse(channel: String?, after: String?, option: String) throws(ChimeError) -> (channel: DoseTellChannel?, after: Int??) {
+        let parsedChannel = try channel.map { text throws(ChimeError) in try DoseTellChannel.parse(text) }
+        guard let after else { return (parsedChannel, nil) }
+        if after.lowercased() == "missed" { return (parsedChannel, .some(nil)) }
+        do {
+            return (parsedChannel, .some(Int(try afterRule.seconds(after))))
+        } catch {
+            throw ChimeError.invalid(option, after, expected: "a duration from 1m to 7d such as 30m, or missed")
+        }
+    }
+}
+
 /// A medication for a person (``MedicationText/lines(_:full:nextBySchedule:now:zone:)``), now,
 /// in the system's zone.
 func describe(_ detail: MedicationDetail, full: Bool, nextBySchedule: [Int64: Date] = [:]) -> [String] {
@@ -272,13 +298,15 @@ struct MedAdd: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The medication's name, at most 100 characters.", valueName: "name"))
     var name: String
     @OptionGroup var options: MedicationOptions
+    @OptionGroup var tellOptions: TellOptions
     @OptionGroup var global: GlobalOptions
 
     // Parsed once, by validate(): the medication and its schedule, checked.
     private var draft: MedicationDraft?
     private var schedule: ScheduleDraft?
+    private var tell: DoseTellRule?
 
-    enum CodingKeys: CodingKey { case name, options, global }
+    enum CodingKeys: CodingKey { case name, options, tellOptions, global }
 
     mutating func validate() throws {
         try asValidation { () throws(ChimeError) in
@@ -289,13 +317,16 @@ struct MedAdd: AsyncParsableCommand {
             let schedule = try options.scheduleChange(today: today).merged()
             _ = try schedule.validated()
             (self.draft, self.schedule) = (draft, schedule)
+            let (channel, _) = try TellOptions.parse(channel: tellOptions.tell, after: nil, option: "--tell")
+            tell = channel.map { DoseTellRule(channel: $0) }
         }
     }
 
     func run() async throws {
         guard let draft, let schedule else { throw ChimeError(.failure, "med add ran without its checks") }
         let context = try DoseContext(global, .create)
-        let detail = try context.book.addMedication(draft, schedule: schedule)
+        var detail = try context.book.addMedication(draft, schedule: schedule)
+        if let tell { detail = try context.book.setTell(String(detail.medication.id), tell) }
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Added medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
         emit(MedicationChanged(detail, runner: running, headline: headline, checkStock: true), json: global.json)
@@ -455,6 +486,73 @@ struct MedEdit: AsyncParsableCommand {
         let running = pokeRunner(context.store, json: global.json)
         let headline = "Changed medication \(detail.medication.id): \(UserText.oneLine(detail.medication.label))"
         emit(MedicationChanged(detail, runner: running, headline: headline, checkStock: true), json: global.json)
+    }
+}
+
+struct MedTell: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tell",
+        abstract: "Tell someone else when a dose is not taken (as Medisafe's Medfriend), or stop.",
+        discussion: """
+            CHANNEL is ntfy:TOPIC (on the config's ntfy_url, else ntfy.sh, with its
+            ntfy_token) or a webhook URL without user info or query. The runner sends
+            "Alex has not taken Metformin 500 mg (due 08:00)" once per dose, and
+            "Alex took … at 09:12" when it is taken afterwards; doses.person_name in the
+            config file names you.
+            Examples:
+              chime med add Iron --amount 14 --unit mg --at 08:00
+              chime med tell Iron ntfy:carers-alex --after 1h
+              chime med tell Iron --off
+            More: man chime (chime med tell)
+            """
+    )
+    @Argument(help: ArgumentHelp("The medication's number or name.", valueName: "med"), completion: Completion.medications(.all))
+    var medication: String
+    @Argument(help: ArgumentHelp("ntfy:TOPIC or a webhook URL (default: the one set).", valueName: "channel"))
+    var channel: String?
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("When a dose is unanswered this long (30m), or missed (the default).", valueName: "duration")
+    )
+    var after: String?
+    @Flag(help: "Tell no one any more.")
+    var off = false
+    @OptionGroup var global: GlobalOptions
+
+    mutating func validate() throws {
+        try asValidation { () throws(ChimeError) in
+            if off && (channel != nil || after != nil) {
+                throw ChimeError(.usage, "--off and \(channel == nil ? "--after" : "a channel") contradict each other: give one")
+            }
+            if !off && channel == nil && after == nil {
+                throw ChimeError(
+                    .usage,
+                    "missing a channel: who is told, such as 'chime med tell \(medication) ntfy:carers-alex' (or --off)"
+                )
+            }
+            _ = try TellOptions.parse(channel: channel, after: after, option: "--after")
+        }
+    }
+
+    func run() async throws {
+        let context = try DoseContext(global, .update)
+        let (parsedChannel, after) = try TellOptions.parse(channel: channel, after: after, option: "--after")
+        let detail: MedicationDetail
+        if off {
+            detail = try context.book.setTell(medication, nil)
+        } else if let parsedChannel {
+            // A new channel keeps the time set before unless --after says another.
+            let current = try context.book.medication(medication)
+            detail = try context.book.setTell(medication, DoseTellRule(channel: parsedChannel, after: after ?? current.tell?.after))
+        } else {
+            detail = try context.book.setTellAfter(medication, after ?? nil)
+        }
+        let running = pokeRunner(context.store, json: global.json)
+        let headline =
+            detail.tell == nil
+            ? "Medication \(detail.medication.id) tells no one: \(UserText.oneLine(detail.medication.label))"
+            : "Medication \(detail.medication.id) tells someone else: \(UserText.oneLine(detail.medication.label))"
+        emit(MedicationChanged(detail, runner: running, headline: headline), json: global.json)
     }
 }
 

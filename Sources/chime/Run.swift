@@ -113,7 +113,9 @@ struct Run: AsyncParsableCommand {
             doseRepeats: config.doseRepeats,
             focusBreaks: config.focusBreaks,
             idle: idle,
-            focusIdle: config.focusIdle
+            focusIdle: config.focusIdle,
+            doseTeller: DoseTellSender(config: config),
+            dosePerson: config.dosePerson
         )
         do {
             let runner = try Runner(

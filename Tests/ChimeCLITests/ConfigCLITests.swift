@@ -161,7 +161,7 @@ struct ConfigCLITests {
             return Dictionary(uniqueKeysWithValues: list.map { ($0["key"] as? String ?? "", $0) })
         }
         var shown = try settings()
-        #expect(shown.count == 35)
+        #expect(shown.count == 36)
         #expect(shown["webhook_url"]?["value"] as? String == "" && shown["webhook_url"]?["source"] as? String == "default")
         #expect(shown["notifier"]?["value"] as? String == "console")
         #expect(shown["notifier"]?["source"] as? String == "file")

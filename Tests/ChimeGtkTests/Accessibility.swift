@@ -249,6 +249,28 @@ enum Accessibility {
                         print(node.name)
                         sys.exit(0)
             sys.exit(1)
+        elif command == "entry-text":
+            # `entry-text NAME [dialog]`: the text in the visible entry named NAME.
+            node = find(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "dialog")
+            if node is None:
+                print("no visible accessible named %r" % sys.argv[2])
+                sys.exit(1)
+            text = node.queryText()
+            print(text.getText(0, text.characterCount))
+        elif command == "click-starting":
+            # `click-starting NAME`: clicks the first visible, enabled button whose name starts
+            # with NAME (GTK 4.8 adds a button's content to its accessible label).
+            found, others = chime_windows()
+            for window in found:
+                for node in walk(window):
+                    state = node.getState()
+                    if node.name.startswith(sys.argv[2]) and "button" in node.getRoleName() \
+                            and state.contains(pyatspi.STATE_VISIBLE) and state.contains(pyatspi.STATE_SENSITIVE):
+                        node.queryAction().doAction(0)
+                        print("clicked %s" % node.getRoleName())
+                        sys.exit(0)
+            print("no visible, enabled button named %r…" % sys.argv[2])
+            sys.exit(1)
         """#
 
     /// Runs the script with `arguments` on `display`, with the bus's environment.
