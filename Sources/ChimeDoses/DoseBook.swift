@@ -137,8 +137,8 @@ public struct DoseBook: Sendable {
                 """
         )
         let nextMissed = try Int64.fetchOne(db, sql: "SELECT min(missed_us) FROM dose WHERE status = 'pending' AND answered = 0")
-        settled.nextCheck = ([nextCursor, nextMissed, taperEnd?.micros].compactMap { $0 }.map(Date.init(micros:)) + [settled.nextTell].compactMap { $0 })
-            .min()
+        let nextInStore = [nextCursor, nextMissed, taperEnd?.micros].compactMap { $0 }.map(Date.init(micros:))
+        settled.nextCheck = (nextInStore + [settled.nextTell].compactMap { $0 }).min()
         return settled
     }
 

@@ -28,7 +28,6 @@ struct Focus: AsyncParsableCommand {
             Examples:
               chime focus start --watch
               chime focus pause
-              chime focus resume
               chime focus give-up --yes
               chime focus status --json
               chime focus start --label thesis

@@ -115,7 +115,7 @@ struct MedicationOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Doses in stock: sets the count ('med refill' adds a box).",
+            "Doses in stock, the count ('med refill' adds a box).",
             valueName: "count"
         )
     )
@@ -290,7 +290,6 @@ struct MedAdd: AsyncParsableCommand {
             Examples:
               chime med add Aspirin --amount 100 --unit mg --at 08:00,20:00
               chime med add Ibuprofen --amount 400 --unit mg --as-needed --min-interval 6h
-              chime med add Pill --amount 1 --unit tablet --at 21:00 --cycle 21/7
               chime med add Pain --amount 500 --unit mg --after-last 6h --max 4/day
             More: man chime (chime med add)
             """
