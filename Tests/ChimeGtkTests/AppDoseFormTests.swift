@@ -54,6 +54,12 @@ struct AppDoseFormTests {
         if let shot = ProcessInfo.processInfo.environment["CHIME_FORM_SHOT"] {
             try await Task.sleep(for: .milliseconds(500))
             _ = try display.screenshot(to: shot)
+            // And its lower part, scrolled with the wheel.
+            for (index, clicks) in ["8", "30"].enumerated() {
+                _ = try display.run("/usr/bin/xdotool", ["mousemove", "180", "400", "click", "--repeat", clicks, "--delay", "30", "5"])
+                try await Task.sleep(for: .milliseconds(500))
+                _ = try display.screenshot(to: shot.replacingOccurrences(of: ".png", with: "-\(index + 2).png"))
+            }
         }
         #expect(try atspi("click", "Save", "dialog").output.hasPrefix("clicked"))
 
@@ -80,7 +86,7 @@ struct AppDoseFormTests {
             output.trimmingCharacters(in: .whitespacesAndNewlines) == "6h"
         }
         #expect(again.trimmingCharacters(in: .whitespacesAndNewlines) == "6h", "\(again) \(names())")
-        #expect(try atspi("entry-text", "Daily maximum", "dialog").output.trimmingCharacters(in: .whitespacesAndNewlines) == "4/day")
+        #expect(try atspi("entry-value", "Daily maximum", "dialog").output.trimmingCharacters(in: .whitespacesAndNewlines) == "4/day")
         #expect(
             try atspi("has", "Tells ntfy:carers-alex, when a dose is unanswered 30m after its time", "dialog").status == 0,
             "\(names())"
