@@ -92,6 +92,17 @@ struct AppDoseFormTests {
             "\(names())"
         )
         #expect(try atspi("has", "Deactivate", "dialog").status == 0, "\(names())")
-        #expect(try atspi("has", "Delete", "dialog").status == 0, "\(names())")
+
+        // When they delete it, it is asked first as `chime med delete` asks, then gone
+        #expect(try atspi("click", "Delete…", "dialog").output.hasPrefix("clicked"), "\(names())")
+        let asked = try await wait(["click", "Delete", "dialog"])
+        #expect(asked.hasPrefix("clicked"), "\(asked) \(names())")
+        var gone = false
+        for _ in 0..<40 where !gone {
+            let shown = try display.run(AppWindowTests.chime, ["med", "show", "Painrelief", "--json"], environment: environment)
+            gone = shown.status != 0
+            if !gone { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        #expect(gone, "still there after Delete: \(names())")
     }
 }
