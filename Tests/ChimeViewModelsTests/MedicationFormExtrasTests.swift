@@ -73,6 +73,32 @@ struct MedicationFormExtrasTests {
         #expect(again.state.tellText == "No one is told")
     }
 
+    @Test func anAsNeededMedicationTakesADailyMaximumAndClockTimesDropIt() throws {
+        let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
+        defer { h.cleanUp() }
+        let model = MedicationDetailViewModel(book: h.book)
+        model.edit {
+            $0.name = "Ibuprofen"
+            $0.amount = "400"
+            $0.unit = "mg"
+            $0.schedule.asNeeded = true
+            $0.schedule.maxPerDay = "3"
+        }
+        #expect(model.state.form.schedule.summary == "as needed, at most 3 in 24h")
+        let saved = try #require(model.save())
+        #expect(saved.schedules.filter(\.isEnabled).map(\.maxPerDay) == [3])
+        #expect(model.state.form.schedule.maxPerDay == "3/day")
+        // Clock times (the form sends no maximum with them): the maximum is not theirs.
+        model.edit {
+            $0.schedule.asNeeded = false
+            $0.schedule.maxPerDay = ""
+            $0.schedule.times = "08:00"
+        }
+        let timed = try #require(model.save())
+        #expect(timed.schedules.filter(\.isEnabled).map(\.maxPerDay) == [nil])
+        #expect(timed.schedules.filter(\.isEnabled).map(\.frequency) == [.daily])
+    }
+
     @Test func aTimeToTellWithNoOneToTellIsRefusedBeforeAnythingIsWritten() throws {
         let h = try ViewModelHarness(now: ViewModelHarness.instant(7, 0))
         defer { h.cleanUp() }
