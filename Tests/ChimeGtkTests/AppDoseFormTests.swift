@@ -92,6 +92,11 @@ struct AppDoseFormTests {
             "\(names())"
         )
         #expect(try atspi("has", "Deactivate", "dialog").status == 0, "\(names())")
+        if let shot = ProcessInfo.processInfo.environment["CHIME_FORM_SHOT"] {
+            _ = try display.run("/usr/bin/xdotool", ["mousemove", "180", "400", "click", "--repeat", "30", "--delay", "30", "5"])
+            try await Task.sleep(for: .milliseconds(500))
+            _ = try display.screenshot(to: shot.replacingOccurrences(of: ".png", with: "-edit.png"))
+        }
 
         // When they delete it, it is asked first as `chime med delete` asks, then gone
         #expect(try atspi("click", "Delete…", "dialog").output.hasPrefix("clicked"), "\(names())")
