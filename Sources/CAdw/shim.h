@@ -535,4 +535,8 @@ static inline gboolean chime_doses_dark(void) { return adw_style_manager_get_dar
 // END Doses page
 // MARK: end of the Doses page
 
+// MARK: Doses form (appdoses): the tell's "Tell no one" check
+static inline GtkCheckButton *chime_doses_as_check_button(GtkWidget *widget) { return GTK_CHECK_BUTTON(widget); }
+// END Doses form (appdoses)
+
 #endif

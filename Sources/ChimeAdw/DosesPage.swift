@@ -54,7 +54,18 @@ final class DosesPage: AppPageController {
     /// What is wrong with the every-N-days or cycle fields (shown under them), or nil.
     private var ruleProblem: String?
 
-    enum ScheduleKind: Hashable { case days, every, cycle, asNeeded }
+    enum ScheduleKind: Hashable { case days, every, cycle, asNeeded, afterLast }
+
+    /// The taper's hint, in place of its summary while nothing is read.
+    private let taperSummary: UnsafeMutablePointer<GtkWidget>
+    private let taperHint: String
+    /// Who is told now, and the check to tell no one any more.
+    private let tellCurrent: UnsafeMutablePointer<GtkWidget>
+    private let tellOff: UnsafeMutablePointer<GtkWidget>
+    /// Deactivate and Delete (an edit only), and Delete's confirmation.
+    private let manage: UnsafeMutablePointer<GtkWidget>
+    private let deactivateButton: UnsafeMutablePointer<GtkWidget>
+    private let deleteDialog: UnsafeMutablePointer<GtkWidget>
 
     /// The form's model while the dialog is open (nil: closed).
     private var detail: MedicationDetailViewModel?
@@ -105,29 +116,38 @@ final class DosesPage: AppPageController {
         formError = object("med_error")
         refillDialog = object("refill_dialog")
         refillCount = object("refill_count")
-        entries = [MedicationField.name, .amount, .unit, .times, .stock].map { field in
+        entries = [MedicationField.name, .amount, .unit, .times, .afterLast, .maxPerDay, .stock, .taper, .tell, .tellAfter].map { field in
             (field, object("med_\(field.rawValue)"), object("med_\(field.rawValue)_error"))
         }
         daysError = object("med_days_error")
         dayToggles = (1...7).map { object("med_day_\($0)") }
         kindToggles = [
             (.days, object("med_kind_days")), (.every, object("med_kind_every")), (.cycle, object("med_kind_cycle")),
-            (.asNeeded, object("med_kind_as_needed")),
+            (.asNeeded, object("med_kind_as_needed")), (.afterLast, object("med_kind_after_last")),
         ]
         let timed: Set<ScheduleKind> = [.days, .every, .cycle]
         let rows: [(String, Set<ScheduleKind>)] = [
             ("med_times_heading", timed), ("med_times", timed), ("med_times_hint", timed), ("med_days_heading", [.days]),
             ("med_days", [.days]), ("med_days_quick", [.days]), ("med_every_box", [.every]), ("med_cycle_box", [.cycle]),
-            ("med_rule_start_box", [.every, .cycle]),
+            ("med_rule_start_box", [.every, .cycle]), ("med_after_last_box", [.afterLast]), ("med_max_box", [.asNeeded, .afterLast]),
         ]
         kindRows = rows.map { (id, kinds) in (kinds: kinds, widget: object(id)) }
         everyEntry = object("med_every")
         cycleOnEntry = object("med_cycle_on")
         cycleOffEntry = object("med_cycle_off")
         ruleStartEntry = object("med_rule_start")
+        taperSummary = object("med_taper_summary")
+        taperHint = String(cString: gtk_label_get_text(chime_adw_as_label(taperSummary)))
+        tellCurrent = object("med_tell_current")
+        tellOff = object("med_tell_off")
+        manage = object("med_manage")
+        deactivateButton = object("med_deactivate")
+        deleteDialog = object("delete_dialog")
         for window in [dialog, refillDialog] {
             gtk_window_set_transient_for(chime_adw_as_window(window), chime_adw_as_window(app.window))
         }
+        // Delete's confirmation stands over the form.
+        gtk_window_set_transient_for(chime_adw_as_window(deleteDialog), chime_adw_as_window(dialog))
         connect()
         render()
     }
@@ -145,6 +165,8 @@ final class DosesPage: AppPageController {
             ("med_every_day", { _, data in DosesPage.from(data).setDays(.everyDay) }),
             ("med_weekdays", { _, data in DosesPage.from(data).setDays(.weekdays) }),
             ("med_weekends", { _, data in DosesPage.from(data).setDays(.weekend) }),
+            ("med_deactivate", { _, data in DosesPage.from(data).toggleActive() }),
+            ("med_delete", { _, data in DosesPage.from(data).askDelete() }),
         ]
         for (id, handler) in clicks { chime_adw_connect(builder.widget(id), "clicked", handler, context, nil) }
         chime_adw_connect(search, "search-changed", { _, data in DosesPage.from(data).searched() }, context, nil)
@@ -160,6 +182,15 @@ final class DosesPage: AppPageController {
         for entry in [everyEntry, cycleOnEntry, cycleOffEntry, ruleStartEntry] {
             chime_adw_connect(entry, "changed", { entry, data in DosesPage.from(data).formChanged(entry) }, context, nil)
         }
+        chime_adw_connect(tellOff, "toggled", { toggle, data in DosesPage.from(data).formChanged(toggle) }, context, nil)
+        chime_adw_connect_response(
+            deleteDialog,
+            { _, response, data in
+                if let response, String(cString: response) == "delete" { DosesPage.from(data).delete() }
+            },
+            context,
+            nil
+        )
         chime_adw_connect_response(
             refillDialog,
             { _, response, data in
@@ -408,6 +439,8 @@ final class DosesPage: AppPageController {
         let form = model.state.form
         let values: [MedicationField: String] = [
             .name: form.name, .amount: form.amount, .unit: form.unit, .times: form.schedule.times, .stock: form.stock,
+            .afterLast: form.schedule.afterLastText ?? "", .maxPerDay: form.schedule.maxPerDay, .taper: form.taper,
+            .tell: form.tellChannel, .tellAfter: form.tellWhen,
         ]
         for (field, entry, _) in entries { gtk_editable_set_text(chime_adw_as_editable(entry), values[field] ?? "") }
         for (index, toggle) in dayToggles.enumerated() {
@@ -424,7 +457,7 @@ final class DosesPage: AppPageController {
             kind = .cycle
             (rule.on, rule.off, rule.from) = (String(on), String(off), from)
         case nil:
-            kind = form.schedule.asNeeded ? .asNeeded : .days
+            kind = form.schedule.asNeeded ? .asNeeded : form.schedule.isAfterLast ? .afterLast : .days
         }
         for (entry, text) in [
             (everyEntry, rule.every), (cycleOnEntry, rule.on), (cycleOffEntry, rule.off), (ruleStartEntry, CivilDay.format(rule.from)),
@@ -433,6 +466,8 @@ final class DosesPage: AppPageController {
         }
         for (each, toggle) in kindToggles { gtk_toggle_button_set_active(chime_adw_as_toggle_button(toggle), each == kind ? 1 : 0) }
         showKind(kind)
+        gtk_check_button_set_active(chime_doses_as_check_button(tellOff), 0)
+        gtk_widget_set_visible(manage, id == nil ? 0 : 1)
         loadingForm = false
         renderForm(model.state)
         gtk_window_present(chime_adw_as_window(dialog))
@@ -508,6 +543,13 @@ final class DosesPage: AppPageController {
         form.unit = text(.unit)
         form.schedule.times = text(.times)
         form.stock = text(.stock)
+        form.taper = text(.taper)
+        form.tellChannel = text(.tell)
+        form.tellWhen = text(.tellAfter)
+        form.tellOff = gtk_check_button_get_active(chime_doses_as_check_button(tellOff)) != 0
+        // The maximum is for as needed and after the last dose only; the interval for the latter.
+        form.schedule.maxPerDay = [.asNeeded, .afterLast].contains(scheduleKind) ? text(.maxPerDay) : ""
+        if scheduleKind != .afterLast { (form.schedule.afterLast, form.schedule.afterLastText) = (nil, nil) }
         var days: WeekdaySet = []
         for (index, toggle) in dayToggles.enumerated() where gtk_toggle_button_get_active(chime_adw_as_toggle_button(toggle)) != 0 {
             if let day = WeekdaySet(isoWeekday: index + 1) { days.insert(day) }
@@ -524,6 +566,10 @@ final class DosesPage: AppPageController {
             break
         case .asNeeded:
             form.schedule.asNeeded = true
+        case .afterLast:
+            // Read by the view model with `--after-last`'s rule; no clock times.
+            form.schedule.times = ""
+            form.schedule.afterLastText = text(.afterLast)
         case .every, .cycle:
             // The family's own parsers and words (`chime med add --every/--cycle/--start`).
             form.schedule.days = .everyDay
@@ -558,7 +604,16 @@ final class DosesPage: AppPageController {
         let daysProblem = (submitted || touched.contains(.days)) ? ruleProblem ?? state.validationError(for: .days) : nil
         gtk_label_set_text(chime_adw_as_label(daysError), daysProblem ?? "")
         gtk_widget_set_visible(daysError, daysProblem == nil ? 0 : 1)
-        let shownFields: Set<MedicationField> = [.name, .amount, .unit, .times, .days, .stock]
+        let shownFields: Set<MedicationField> = [
+            .name, .amount, .unit, .times, .days, .stock, .afterLast, .maxPerDay, .taper, .tell, .tellAfter,
+        ]
+        // The taper read back in full, else its hint; who is told now (as `chime med show`).
+        gtk_label_set_text(chime_adw_as_label(taperSummary), state.taperSummary.map { "Reads as: \($0)" } ?? taperHint)
+        gtk_label_set_text(chime_adw_as_label(tellCurrent), state.tellText)
+        gtk_widget_set_visible(tellOff, state.tell == nil ? 0 : 1)
+        let activeLabel = state.isActive ? "Deactivate" : "Reactivate"
+        gtk_button_set_label(chime_adw_as_button(deactivateButton), "_" + activeLabel)
+        chime_adw_set_accessible(deactivateButton, activeLabel, nil)
         let other = submitted ? state.fieldErrors.filter { !shownFields.contains($0.key) }.map(\.value).sorted().first : nil
         let problem = state.error?.message ?? other
         gtk_label_set_text(chime_adw_as_label(formError), problem ?? "")
@@ -584,6 +639,51 @@ final class DosesPage: AppPageController {
         app.changed()
         let label = UserText.oneLine(saved.medication.label)
         show(message: "\(isNew ? "Added" : "Changed") medication \(saved.medication.id): \(label)", error: nil)
+    }
+
+    // MARK: - Deactivate and delete
+
+    /// Deactivate (or reactivate) the medication being edited, as `chime med deactivate`.
+    private func toggleActive() {
+        guard let detail, detail.state.medicationID != nil else { return }
+        let wasActive = detail.state.isActive
+        let state = wasActive ? detail.deactivate() : detail.reactivate()
+        if let error = state.error {
+            renderForm(state)
+            show(message: nil, error: error)
+            return
+        }
+        closeForm()
+        app.changed()
+        let label = UserText.oneLine(state.form.name)
+        show(
+            message: wasActive
+                ? "Deactivated \(label): no more doses or alerts; its history stays."
+                : "Reactivated \(label): its doses start again from now.",
+            error: nil
+        )
+    }
+
+    /// Delete asks first, as `chime med delete` does, naming what goes with it.
+    private func askDelete() {
+        guard let detail, let question = detail.deletionQuestion() else {
+            if let detail { renderForm(detail.state) }
+            return
+        }
+        adw_message_dialog_set_heading(chime_adw_as_message_dialog(deleteDialog), question)
+        gtk_window_present(chime_adw_as_window(deleteDialog))
+    }
+
+    private func delete() {
+        guard let detail, let id = detail.state.medicationID else { return }
+        let name = UserText.oneLine(detail.state.form.name)
+        guard detail.delete() else {
+            renderForm(detail.state)
+            return
+        }
+        closeForm()
+        app.changed()
+        show(message: "Deleted medication \(id): \(name)", error: nil)
     }
 
     // MARK: - Refill

@@ -8,6 +8,12 @@ public enum MedicationField: String, Sendable, Hashable, CaseIterable {
     case name, amount, unit, instructions, prescribedBy, startDate, endDate, stock
     /// The schedule's times of day and days (the schedule editor's fields).
     case times, days
+    /// After the last dose's interval and the daily maximum (`--after-last`, `--max`).
+    case afterLast, maxPerDay
+    /// The amounts by date (`--taper`).
+    case taper
+    /// Who is told when a dose is not taken, and when (`chime med tell CHANNEL --after`).
+    case tell, tellAfter
 }
 
 /// The schedule as a form (the seed's `ScheduleViewModel` inputs): times as typed, the days
@@ -24,6 +30,22 @@ public struct ScheduleForm: Sendable, Hashable {
     /// Each dose this long after the last one taken (`chime med add --after-last`), kept while
     /// no times are given here; times given replace it.
     public var afterLast: Int? = nil
+    /// The after-last interval as typed (`6h`): set, with no times, the doses come this long
+    /// after the last one taken; it replaces ``afterLast``.
+    public var afterLastText: String? = nil
+    /// At most this many doses in 24 hours, as typed (`4/day`, what `--max` reads), for as
+    /// needed and after-last schedules; empty: no maximum.
+    public var maxPerDay: String = ""
+    /// An as-needed schedule's shortest time between doses (`--min-interval`), kept.
+    var minInterval: Int? = nil
+
+    /// What the after-last interval accepts: `chime med add --after-last`'s rule.
+    public static let afterLastRule = OptionDuration(
+        option: "--after-last",
+        unit: .second,
+        bareNumbers: false,
+        range: Int64(ScheduleDraft.afterLastSeconds.lowerBound)...Int64(ScheduleDraft.afterLastSeconds.upperBound)
+    )
 
     public init(times: String = "08:00", days: WeekdaySet = .everyDay, asNeeded: Bool = false, dayRule: DoseDayRule? = nil) {
         self.times = times
@@ -32,8 +54,22 @@ public struct ScheduleForm: Sendable, Hashable {
         self.dayRule = dayRule
     }
 
-    /// After-last, with no times typed: the schedule stays as it is.
-    var keepsAfterLast: Bool { afterLast != nil && !asNeeded && times.trimmingCharacters(in: .whitespaces).isEmpty }
+    /// After-last, with no times typed: doses come after the last one taken.
+    public var isAfterLast: Bool {
+        (afterLast != nil || afterLastText != nil) && !asNeeded && times.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+
+    /// The after-last interval in seconds (the text typed, else the one kept); `.usage` in
+    /// `--after-last`'s words.
+    func afterLastSeconds() throws(ChimeError) -> Int? {
+        guard let text = afterLastText else { return afterLast }
+        return Int(try Self.afterLastRule.seconds(text))
+    }
+
+    /// The daily maximum typed, or nil when empty; `.usage` in `--max`'s words.
+    func maximum() throws(ChimeError) -> Int? {
+        maxPerDay.trimmed.isEmpty ? nil : try DoseMaximum.parse(maxPerDay)
+    }
 
     /// The enabled schedule of `detail` as a form.
     public init(_ schedule: DoseSchedule?) {
@@ -44,6 +80,9 @@ public struct ScheduleForm: Sendable, Hashable {
             dayRule: schedule?.dayRule
         )
         afterLast = schedule?.afterLast
+        afterLastText = schedule?.afterLast.map { Trigger.formatInterval(Int64($0)) }
+        maxPerDay = schedule?.maxPerDay.map { "\($0)/day" } ?? ""
+        minInterval = schedule?.minInterval
     }
 
     /// Day `isoWeekday` (1 Monday … 7 Sunday) on or off.
@@ -65,8 +104,12 @@ public struct ScheduleForm: Sendable, Hashable {
     /// `every day 08:00,20:00`, `as needed`, as `chime med list` words a schedule; nil while
     /// the times do not parse.
     public var summary: String? {
-        if asNeeded { return "as needed" }
-        if keepsAfterLast, let afterLast { return "\(Trigger.formatInterval(Int64(afterLast))) after each dose taken" }
+        let maximum = ((try? self.maximum()) ?? nil).map { ", at most \($0) in 24h" } ?? ""
+        if asNeeded { return "as needed" + maximum }
+        if isAfterLast {
+            guard let seconds = (try? afterLastSeconds()) ?? nil else { return nil }
+            return "\(Trigger.formatInterval(Int64(seconds))) after each dose taken" + maximum
+        }
         guard let times = try? DoseInput.times(self.times), !times.isEmpty, !days.isEmpty else { return nil }
         if let dayRule { return dayRule.summary + " " + times.sorted().map(\.description).joined(separator: ",") }
         return Trigger.weekly(times: times.sorted(), days: days, zone: .floating).summary
@@ -74,10 +117,28 @@ public struct ScheduleForm: Sendable, Hashable {
 
     /// The schedule draft, checked by the family's rules; each error named by its field.
     func validated() -> (draft: ScheduleDraft?, errors: [MedicationField: String]) {
-        if asNeeded {
-            return (try? ScheduleDraft(times: [], asNeeded: true).validated(), [:])
+        if asNeeded || isAfterLast {
+            var errors: [MedicationField: String] = [:]
+            var seconds: Int?
+            var maximum: Int?
+            do { maximum = try self.maximum() } catch { errors[.maxPerDay] = error.message }
+            if !asNeeded {
+                do { seconds = try afterLastSeconds() } catch { errors[.afterLast] = error.message }
+            }
+            guard errors.isEmpty else { return (nil, errors) }
+            do {
+                let draft = ScheduleDraft(
+                    times: [],
+                    asNeeded: asNeeded,
+                    minInterval: asNeeded ? minInterval : nil,
+                    afterLast: seconds,
+                    maxPerDay: maximum
+                )
+                return (try draft.validated(), [:])
+            } catch {
+                return (nil, [asNeeded ? .maxPerDay : .afterLast: error.message])
+            }
         }
-        if keepsAfterLast { return (try? ScheduleDraft(times: [], afterLast: afterLast).validated(), [:]) }
         var errors: [MedicationField: String] = [:]
         var times: [LocalTime]?
         do {
@@ -100,7 +161,12 @@ public struct ScheduleForm: Sendable, Hashable {
     /// The change that makes `current` this form; nil when nothing changed.
     func change(from current: ScheduleForm, times: [LocalTime]?) -> ScheduleChange? {
         guard self != current else { return nil }
-        if asNeeded { return ScheduleChange(asNeeded: true) }
+        if asNeeded || isAfterLast {
+            var change = ScheduleChange(asNeeded: asNeeded)
+            change.afterLast = asNeeded ? nil : (try? afterLastSeconds()) ?? nil
+            change.maxPerDay = (try? maximum()) ?? nil
+            return change
+        }
         // Days left as they were are not given: an every-N-days or cycle schedule (set with
         // 'chime med add --every/--cycle') keeps its rule when only its times change here.
         let daysChanged = days != current.days || dayRule != current.dayRule || current.asNeeded
@@ -126,6 +192,16 @@ public struct MedicationForm: Sendable, Hashable {
     /// Empty: the stock is not counted.
     public var stock: String
     public var schedule: ScheduleForm
+    /// The amounts by date as typed (`10mg until 12-10, 5mg until 12-20, then stop`, what
+    /// `--taper` reads); empty: none (the amount every day).
+    public var taper: String = ""
+    /// A new channel for who is told when a dose is not taken (`ntfy:TOPIC` or a webhook URL,
+    /// what `chime med tell` reads); empty: as it is (the one set, or no one).
+    public var tellChannel: String = ""
+    /// When they are told: `missed`, or a time after the dose such as `30m` (`--after`).
+    public var tellWhen: String = "missed"
+    /// Tell no one any more (`chime med tell --off`).
+    public var tellOff: Bool = false
 
     public init(
         name: String = "",
@@ -163,6 +239,22 @@ public struct MedicationForm: Sendable, Hashable {
             stock: medication.stock.map(String.init) ?? "",
             schedule: ScheduleForm(detail.schedules.last { $0.isEnabled })
         )
+        taper = medication.taper?.summary(unit: medication.unit) ?? ""
+        tellWhen = detail.tell?.after.map { Trigger.formatInterval(Int64($0)) } ?? "missed"
+    }
+
+    /// What the tell's time accepts (`chime med tell --after`).
+    public static let tellAfterRule = OptionDuration(option: "--after", unit: .minute, bareNumbers: false, range: DoseTellRule.afterRange)
+
+    /// The tell's time: nil for `missed` (or empty), else seconds; `.usage` in `--after`'s words.
+    func tellAfter() throws(ChimeError) -> Int? {
+        let text = tellWhen.trimmed
+        if text.isEmpty || text.lowercased() == "missed" { return nil }
+        do {
+            return Int(try Self.tellAfterRule.seconds(text))
+        } catch {
+            throw ChimeError.invalid("--after", text, expected: "a duration from 1m to 7d such as 30m, or missed")
+        }
     }
 }
 
@@ -172,6 +264,11 @@ struct CheckedForm {
     var draft: MedicationDraft?
     var schedule: ScheduleDraft?
     var errors: [MedicationField: String]
+    /// The taper typed, read (nil: none).
+    var taper: DoseTaper?
+    /// The channel typed (nil: none typed) and when it is told (nil: when missed).
+    var tellChannel: DoseTellChannel?
+    var tellAfter: Int?
 
     /// Each field is checked on its own against a draft whose other fields are valid, so
     /// that every field with a problem is named, not only the first.
@@ -191,7 +288,27 @@ struct CheckedForm {
             }
         }
         checkDraft(.name) { $0.name = form.name }
-        check(.amount) { () throws(ChimeError) in _ = try MedicationDraft.amount(form.amount) }
+        var taper: DoseTaper?
+        if !form.taper.trimmed.isEmpty {
+            // Read as `--taper` reads it (MM-DD from the start date), then checked against the
+            // unit and the start date as `chime med add` checks it.
+            check(.taper) { () throws(ChimeError) in
+                let read = try DoseTaper.parse(form.taper, from: startDay ?? today)
+                var draft = valid
+                draft.amount = ""
+                // The unit's own problem is named under the unit, not here.
+                var withUnit = valid
+                withUnit.unit = form.unit
+                if (try? withUnit.validated()) != nil { draft.unit = form.unit }
+                draft.taper = read
+                _ = try draft.validated()
+                taper = read
+            }
+        }
+        // With a taper the amount may be left empty: the taper gives each day's.
+        if form.taper.trimmed.isEmpty || !form.amount.trimmed.isEmpty {
+            check(.amount) { () throws(ChimeError) in _ = try MedicationDraft.amount(form.amount) }
+        }
         checkDraft(.unit) { $0.unit = form.unit }
         checkDraft(.instructions) { $0.instructions = form.instructions }
         checkDraft(.prescribedBy) { $0.prescribedBy = form.prescribedBy }
@@ -219,10 +336,22 @@ struct CheckedForm {
         }
         let schedule = form.schedule.validated()
         errors.merge(schedule.errors) { first, _ in first }
+        var channel: DoseTellChannel?
+        var after: Int?
+        if !form.tellOff {
+            if !form.tellChannel.trimmed.isEmpty {
+                check(.tell) { () throws(ChimeError) in channel = try DoseTellChannel.parse(form.tellChannel.trimmed) }
+            }
+            check(.tellAfter) { () throws(ChimeError) in after = try form.tellAfter() }
+        }
+        tellChannel = channel
+        tellAfter = after
         self.errors = errors
         self.schedule = schedule.draft
+        self.taper = taper
         guard errors.isEmpty, let startDay else { return }
         var draft = MedicationDraft(name: form.name, amount: form.amount, unit: form.unit, startDay: startDay)
+        draft.taper = taper
         draft.instructions = form.instructions
         draft.prescribedBy = form.prescribedBy
         draft.endDay = endDay
@@ -243,6 +372,8 @@ public struct MedicationDetailState: Sendable, Hashable {
     /// `Adherence, last 30 days: 50% (1 taken, 0 missed, 1 skipped)`, as `chime med show`.
     public var adherenceText: String?
     public var isActive: Bool
+    /// Who is told when a dose is not taken, as stored (nil: no one).
+    public var tell: DoseTellRule? = nil
     /// A save or another action failed (not a field's problem): as the CLI words it.
     public var error: ChimeError?
 
@@ -250,6 +381,19 @@ public struct MedicationDetailState: Sendable, Hashable {
     public var isValid: Bool { fieldErrors.isEmpty }
     public func validationError(for field: MedicationField) -> String? { fieldErrors[field] }
     public func hasError(for field: MedicationField) -> Bool { fieldErrors[field] != nil }
+
+    /// Who is told, as `chime med show` shows it (a webhook by its origin: no token):
+    /// "ntfy:carers-alex, when a dose is missed", or "No one is told".
+    public var tellText: String { tell.map { "Tells " + $0.summary } ?? "No one is told" }
+
+    /// The taper typed, read back in full (`10 mg until 2026-12-10, then stop`), or nil while
+    /// it is empty or has a problem.
+    public var taperSummary: String? {
+        guard !form.taper.trimmed.isEmpty, fieldErrors[.taper] == nil,
+            let taper = try? DoseTaper.parse(form.taper, from: (try? CivilDay.parse(form.startDate.trimmed, field: "start date")) ?? 0)
+        else { return nil }
+        return taper.summary(unit: form.unit.trimmed)
+    }
 }
 
 /// A medication's detail and its editor, with the schedule editor (the seed's
@@ -317,19 +461,38 @@ public final class MedicationDetailViewModel: Sendable {
             $0.error = nil
         }
         guard let draft = checked.draft, let schedule = checked.schedule else { return nil }
+        // A time to tell with no one to tell: refused before anything is written.
+        let currentTell = state.tell
+        if checked.tellChannel == nil, currentTell == nil, !form.tellOff, checked.tellAfter != nil {
+            current.withLock {
+                $0.fieldErrors[.tell] = "missing a channel: who is told, such as ntfy:carers-alex (or a webhook URL)"
+            }
+            return nil
+        }
         do {
-            let detail: MedicationDetail
+            var detail: MedicationDetail
             if let id {
-                guard let changes = changes(from: loaded.withLock({ $0 }), to: form, draft: draft, schedule: schedule) else {
-                    return try book.medication(String(id))
+                if let changes = changes(from: loaded.withLock({ $0 }), to: form, draft: draft, schedule: schedule, taper: checked.taper) {
+                    detail = try book.editMedication(String(id), changes)
+                } else {
+                    detail = try book.medication(String(id))
                 }
-                detail = try book.editMedication(String(id), changes)
             } else {
                 var draft = draft
                 draft.grace = newGrace ?? draft.grace
                 draft.missedAfter = newMissedAfter ?? draft.missedAfter
                 detail = try book.addMedication(draft, schedule: schedule)
                 current.withLock { $0.medicationID = detail.medication.id }
+            }
+            // Who is told, in its own transaction after the medication, as `chime med add --tell`
+            // and `chime med tell` (a new channel keeps the time unless another is given).
+            let reference = String(detail.medication.id)
+            if form.tellOff {
+                if detail.tell != nil { detail = try book.setTell(reference, nil) }
+            } else if let channel = checked.tellChannel {
+                detail = try book.setTell(reference, DoseTellRule(channel: channel, after: checked.tellAfter))
+            } else if let rule = detail.tell, rule.after != checked.tellAfter {
+                detail = try book.setTell(reference, DoseTellRule(channel: rule.channel, after: checked.tellAfter))
             }
             refresh(reloadForm: true)
             return detail
@@ -344,6 +507,21 @@ public final class MedicationDetailViewModel: Sendable {
 
     @discardableResult
     public func reactivate() -> MedicationDetailState { setActive(true) }
+
+    /// "Delete Aspirin with its 1 schedule and 12 dose records?", as `chime med delete` asks;
+    /// nil for a new medication or when it cannot be read (``MedicationDetailState/error``).
+    public func deletionQuestion() -> String? {
+        guard let id = state.medicationID else { return nil }
+        do {
+            let impact = try book.deletionImpact(String(id))
+            func count(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+            let name = UserText.oneLine(impact.medication.name)
+            return "Delete \(name) with its \(count(impact.schedules, "schedule")) and \(count(impact.doses, "dose record"))?"
+        } catch {
+            current.withLock { $0.error = error }
+            return nil
+        }
+    }
 
     /// Deletes the medication with its schedules and history. - Returns: whether it was deleted.
     @discardableResult
@@ -376,6 +554,7 @@ public final class MedicationDetailViewModel: Sendable {
                 state.lines = lines
                 state.adherenceText = MedicationText.adherence30Days(adherence)
                 state.isActive = detail.medication.isActive
+                state.tell = detail.tell
                 if reloadForm { state.form = MedicationForm(detail) }
                 state.error = nil
             }
@@ -414,7 +593,8 @@ public final class MedicationDetailViewModel: Sendable {
         from old: MedicationForm?,
         to form: MedicationForm,
         draft: MedicationDraft,
-        schedule: ScheduleDraft
+        schedule: ScheduleDraft,
+        taper: DoseTaper?
     )
         -> MedicationChanges?
     {
@@ -427,8 +607,19 @@ public final class MedicationDetailViewModel: Sendable {
         if form.startDate != old?.startDate { changes.startDay = draft.startDay }
         if form.endDate != old?.endDate { changes.endDay = .some(draft.endDay) }
         if form.stock != old?.stock { changes.stock = .some(draft.stock) }
+        if form.taper != old?.taper { changes.taper = .some(taper) }
         if let oldSchedule = old?.schedule {
-            changes.scheduleChange = form.schedule.change(from: oldSchedule, times: schedule.asNeeded ? nil : schedule.times)
+            if !oldSchedule.maxPerDay.trimmed.isEmpty && form.schedule.maxPerDay.trimmed.isEmpty
+                && (schedule.asNeeded || schedule.afterLast != nil)
+            {
+                // A maximum taken away: the whole schedule, as a change keeps the one set.
+                changes.schedule = schedule
+            } else {
+                changes.scheduleChange = form.schedule.change(
+                    from: oldSchedule,
+                    times: schedule.asNeeded || schedule.afterLast != nil ? nil : schedule.times
+                )
+            }
         }
         return changes.isEmpty ? nil : changes
     }

@@ -271,6 +271,20 @@ enum Accessibility {
                         sys.exit(0)
             print("no visible, enabled button named %r…" % sys.argv[2])
             sys.exit(1)
+        elif command == "entry-value":
+            # `entry-value NAME [dialog]`: the text of the visible entry named NAME, past a
+            # visible label of the same words (a form's heading).
+            found, others = chime_windows()
+            in_dialog = len(sys.argv) > 3 and sys.argv[3] == "dialog"
+            for window in (others if in_dialog else found):
+                for node in walk(window):
+                    if node.name.replace("_", "") == sys.argv[2] and node.getRoleName() in ("text", "entry") \
+                            and node.getState().contains(pyatspi.STATE_VISIBLE):
+                        text = node.queryText()
+                        print(text.getText(0, text.characterCount))
+                        sys.exit(0)
+            print("no visible entry named %r" % sys.argv[2])
+            sys.exit(1)
         """#
 
     /// Runs the script with `arguments` on `display`, with the bus's environment.

@@ -174,7 +174,7 @@ struct MedicationDetailViewModelTests {
             schedule: ScheduleDraft(times: [], afterLast: 6 * 3_600, maxPerDay: 4)
         )
         let model = MedicationDetailViewModel(book: h.book, medicationID: added.medication.id)
-        #expect(model.state.form.schedule.summary == "6h after each dose taken")
+        #expect(model.state.form.schedule.summary == "6h after each dose taken, at most 4 in 24h")
         model.edit { $0.instructions = "with water" }
         let saved = try #require(model.save())
         #expect(saved.medication.instructions == "with water")
