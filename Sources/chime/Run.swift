@@ -104,7 +104,7 @@ struct Run: AsyncParsableCommand {
         // The focus session's live alert is for a desktop, where it is replaced in place; a
         // console or JSON stream gets one line per alert, not one per stage, and a phone one
         // push per alert.
-        let idle = Self.idleSource(config: config, logger: logger)
+        let idle = Self.idleSource(config: config)
         let families = ChimeApp.families(
             store: store,
             logger: logger,
@@ -112,7 +112,7 @@ struct Run: AsyncParsableCommand {
             snoozeLength: .seconds(config.seconds(.snooze)),
             doseRepeats: config.doseRepeats,
             focusBreaks: config.focusBreaks,
-            idle: idle,
+            idle: idle ?? nil,
             focusIdle: config.focusIdle,
             doseTeller: DoseTellSender(config: config),
             dosePerson: config.dosePerson
@@ -127,8 +127,12 @@ struct Run: AsyncParsableCommand {
                 observe: signals.observe,
                 afterPass: signals.passed
             )
-            // The idle source speaks on its own thread: a pass shows what it changed.
-            for case let focus as FocusFamily in families { focus.connect(poke: { runner.poke() }) }
+            // Said once the runner holds its store, runtime directory and lock: a refusal above is
+            // one line.
+            if let idle { logger.info("Idle source: \(idle?.name ?? IdleMonitors.noneText)") }
+            // The idle source speaks on its own thread: a pass shows what it changed. Weakly: the
+            // runner holds the families, and a runner kept alive by one would leave its socket.
+            for case let focus as FocusFamily in families { focus.connect(poke: { [weak runner] in runner?.poke() }) }
             // Only once the store's lock is held: a second runner on the store stops above.
             let launcher = Self.appLauncher(storePath: store.path, config: config)
             let bus = Self.startBus(runner: runner, signals: signals, logger: logger, launcher: launcher)
@@ -142,14 +146,12 @@ struct Run: AsyncParsableCommand {
     }
 
     /// Where the desktop says the person is idle (IdleMonitors), looked for only when
-    /// `[focus] idle_pause` or `wait_for_activity` needs it; one
-    /// line in the log either way.
-    static func idleSource(config: Config, logger: Logger) -> (any IdleSource)? {
+    /// `[focus] idle_pause` or `wait_for_activity` needs it: `.some(nil)` when it is needed and
+    /// none answers (the runner's log says so), nil when it is not needed.
+    static func idleSource(config: Config) -> (any IdleSource)?? {
         let breaks = config.focusBreaks
         guard config.focusIdle.pauseSeconds != nil || breaks.waitForActivity else { return nil }
-        let idle = IdleMonitors.detect()
-        logger.info("Idle source: \(idle?.name ?? IdleMonitors.noneText)")
-        return idle
+        return .some(IdleMonitors.detect())
     }
 
     /// A person's GNOME notification settings for Chime 0.2.0's desktop id, carried over to

@@ -114,7 +114,7 @@ struct DoseRefillTimeGrammarTests {
         // The help says what --stock does, and where a new box goes.
         let help = try sandbox.chime("med", "edit", "--help")
         let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(text.contains("Sets the count; to add a new box use 'chime med refill'."), "\(help.stdout)")
+        #expect(text.contains("Doses in stock, the count ('med refill' adds a box)."), "\(help.stdout)")
     }
 
     @Test("export doses writes CSV without --csv (still accepted)")
