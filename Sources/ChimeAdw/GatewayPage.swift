@@ -116,6 +116,11 @@ final class GatewayPage: AppPageController {
             (.remind, object("rule_remind_row"), object("rule_remind"), "Minutes, such as 20; empty: no reminder"),
         ]
         gtk_window_set_transient_for(chime_adw_as_window(ruleDialog), chime_adw_as_window(app.window))
+        // Each field named by its row's title alone (GTK 4.8 says it twice: "From From").
+        for (field, title) in zip(ruleFields, ["From", "To", "Opens per day", "Minutes per day", "Remind after"]) {
+            chime_adw_name_exactly(field.entry, title)
+        }
+        chime_adw_name_exactly(ruleAllDay, "All day")
         // A refused value's message in its row's subtitle, in the theme's error colour (as Preferences).
         chime_adw_add_css(".gate-error-row .subtitle { color: @error_color; opacity: 1; }")
         gtk_window_set_transient_for(chime_adw_as_window(chooser), chime_adw_as_window(app.window))
