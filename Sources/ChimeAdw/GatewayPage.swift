@@ -224,7 +224,8 @@ final class GatewayPage: AppPageController {
             let name = name(of: program.id)
             let remove = button("Remove", label: "Remove \(name)", id: program.id)
             gtk_widget_set_tooltip_text(remove, "Un-gate \(name): its launcher is put back as it was")
-            let edit = button("Edit", label: "Edit \(name)", id: program.id)
+            // An icon: the row's rule keeps its width in a narrow window.
+            let edit = button("Edit", icon: "document-edit-symbolic", label: "Edit \(name)", id: program.id)
             gtk_widget_set_tooltip_text(edit, "When \(name) is gated, its budget and its reminder in use")
             chime_adw_connect(
                 edit,
@@ -600,9 +601,10 @@ final class GatewayPage: AppPageController {
         return row
     }
 
-    /// A button showing `text`, named `label` for assistive technology, carrying `id` as its widget name.
-    private func button(_ text: String, label: String, id: String) -> UnsafeMutablePointer<GtkWidget> {
-        let button = gtk_button_new_with_label(text)!
+    /// A button showing `text` (or the icon `icon`), named `label` for assistive technology,
+    /// carrying `id` as its widget name.
+    private func button(_ text: String, icon: String? = nil, label: String, id: String) -> UnsafeMutablePointer<GtkWidget> {
+        let button = icon.map { gtk_button_new_from_icon_name($0)! } ?? gtk_button_new_with_label(text)!
         gtk_widget_set_valign(button, GTK_ALIGN_CENTER)
         gtk_widget_set_name(button, id)
         chime_adw_set_accessible(button, label, nil)
