@@ -336,6 +336,12 @@ static inline void chime_adw_gateway_installed_apps(chime_adw_gateway_app_callba
     g_list_free_full(all, g_object_unref);
 }
 
+/// Sets an AdwWindowTitle's title and subtitle (the Gateway page's rule form).
+static inline void chime_adw_gateway_window_title(GtkWidget *title, const char *text, const char *subtitle) {
+    adw_window_title_set_title(ADW_WINDOW_TITLE(title), text);
+    adw_window_title_set_subtitle(ADW_WINDOW_TITLE(title), subtitle);
+}
+
 /// An image of the icon `icon` names (g_icon_to_string's text), or of `fallback`.
 static inline GtkWidget *chime_adw_gateway_icon(const char *icon, const char *fallback) {
     GIcon *gicon = icon != NULL ? g_icon_new_for_string(icon, NULL) : NULL;

@@ -36,6 +36,20 @@ final class GatewayPage: AppPageController {
     private let chooser: UnsafeMutablePointer<GtkWidget>
     private let search: UnsafeMutablePointer<GtkWidget>
     private let chooserList: UnsafeMutablePointer<GtkWidget>
+    private let minutesChart: UnsafeMutablePointer<GtkWidget>
+    private let minutesPeakLabel: UnsafeMutablePointer<GtkWidget>
+    /// The rule form (Edit on a gated program's row) and its fields.
+    private let ruleDialog: UnsafeMutablePointer<GtkWidget>
+    private let ruleTitle: UnsafeMutablePointer<GtkWidget>
+    private let ruleError: UnsafeMutablePointer<GtkWidget>
+    private let ruleAllDay: UnsafeMutablePointer<GtkWidget>
+    private let ruleDays: [UnsafeMutablePointer<GtkWidget>]
+    private let ruleDaysError: UnsafeMutablePointer<GtkWidget>
+    /// Each field's row and entry (the hours' error shows under To), with its help.
+    private let ruleFields:
+        [(field: GateRuleField?, row: UnsafeMutablePointer<GtkWidget>, entry: UnsafeMutablePointer<GtkWidget>, help: String)]
+    /// The program the form edits: its id and name.
+    private var editing: (id: String, name: String)?
     /// The rows the page added to each list (GTK 4.8 has no gtk_list_box_remove_all).
     private var rows: [UnsafeMutablePointer<GtkWidget>: [UnsafeMutablePointer<GtkWidget>]] = [:]
     /// The desktop's applications by desktop entry id, as last read.
@@ -45,6 +59,9 @@ final class GatewayPage: AppPageController {
     /// The days the chart draws.
     private var days: [GateDay] = []
     private var peak = 1
+    /// The days the minutes chart draws.
+    private var minutesDays: [GateMinutesDay] = []
+    private var minutesPeak = 1
 
     struct InstalledApp {
         var name: String
@@ -83,6 +100,29 @@ final class GatewayPage: AppPageController {
         chooser = object("chooser_dialog")
         search = object("chooser_search")
         chooserList = object("chooser_list")
+        minutesChart = object("gate_minutes")
+        minutesPeakLabel = object("gate_minutes_peak")
+        ruleDialog = object("rule_dialog")
+        ruleTitle = object("rule_title")
+        ruleError = object("rule_error")
+        ruleAllDay = object("rule_all_day")
+        ruleDays = (1...7).map { object("rule_day_\($0)") }
+        ruleDaysError = object("rule_days_error")
+        ruleFields = [
+            (nil, object("rule_from_row"), object("rule_from"), "Local time, such as 09:00 or 9am"),
+            (.hours, object("rule_to_row"), object("rule_to"), "Before From: the hours cross midnight"),
+            (.opens, object("rule_opens_row"), object("rule_opens"), "A number, such as 3"),
+            (.minutes, object("rule_minutes_row"), object("rule_minutes"), "Minutes, such as 60, or 1h30m"),
+            (.remind, object("rule_remind_row"), object("rule_remind"), "Minutes, such as 20; empty: no reminder"),
+        ]
+        gtk_window_set_transient_for(chime_adw_as_window(ruleDialog), chime_adw_as_window(app.window))
+        // Each field named by its row's title alone (GTK 4.8 says it twice: "From From").
+        for (field, title) in zip(ruleFields, ["From", "To", "Opens per day", "Minutes per day", "Remind after"]) {
+            chime_adw_name_exactly(field.entry, title)
+        }
+        chime_adw_name_exactly(ruleAllDay, "All day")
+        // A refused value's message in its row's subtitle, in the theme's error colour (as Preferences).
+        chime_adw_add_css(".gate-error-row .subtitle { color: @error_color; opacity: 1; }")
         gtk_window_set_transient_for(chime_adw_as_window(chooser), chime_adw_as_window(app.window))
         let context = Unmanaged.passUnretained(self).toOpaque()
         chime_adw_connect(add, "clicked", { _, data in GatewayPage.from(data).openChooser() }, context, nil)
@@ -91,6 +131,27 @@ final class GatewayPage: AppPageController {
         // Enter in the search gates the first program listed; Escape closes the chooser.
         chime_adw_connect(search, "activate", { _, data in GatewayPage.from(data).chooseFirst() }, context, nil)
         chime_adw_connect(search, "stop-search", { _, data in GatewayPage.from(data).closeChooser() }, context, nil)
+        chime_adw_connect(object("rule_save"), "clicked", { _, data in GatewayPage.from(data).saveRule() }, context, nil)
+        chime_adw_connect(object("rule_cancel"), "clicked", { _, data in GatewayPage.from(data).closeRuleForm() }, context, nil)
+        chime_adw_connect_notify(
+            ruleAllDay,
+            "notify::active",
+            { _, _, data in GatewayPage.from(data).allDayToggled() },
+            context
+        )
+        chime_adw_connect(object("rule_every_day"), "clicked", { _, data in GatewayPage.from(data).setDays(.everyDay) }, context, nil)
+        chime_adw_connect(object("rule_weekdays"), "clicked", { _, data in GatewayPage.from(data).setDays(.weekdays) }, context, nil)
+        chime_adw_connect(object("rule_weekends"), "clicked", { _, data in GatewayPage.from(data).setDays(.weekend) }, context, nil)
+        // Enter in a field saves (the entries activate the default: Save).
+        gtk_window_set_default_widget(chime_adw_as_window(ruleDialog), object("rule_save"))
+        chime_adw_gateway_set_draw(
+            minutesChart,
+            { area, cairo, width, height, data in
+                guard let area, let cairo else { return }
+                GatewayPage.from(data).drawMinutes(area, cairo, Double(width), Double(height))
+            },
+            context
+        )
         chime_adw_gateway_set_draw(
             trend,
             { area, cairo, width, height, data in
@@ -163,6 +224,20 @@ final class GatewayPage: AppPageController {
             let name = name(of: program.id)
             let remove = button("Remove", label: "Remove \(name)", id: program.id)
             gtk_widget_set_tooltip_text(remove, "Un-gate \(name): its launcher is put back as it was")
+            // An icon: the row's rule keeps its width in a narrow window.
+            let edit = button("Edit", icon: "document-edit-symbolic", label: "Edit \(name)", id: program.id)
+            gtk_widget_set_tooltip_text(edit, "When \(name) is gated, its budget and its reminder in use")
+            chime_adw_connect(
+                edit,
+                "clicked",
+                { button, data in
+                    guard let button else { return }
+                    let page = GatewayPage.from(data)
+                    page.openRuleForm(String(cString: gtk_widget_get_name(button.assumingMemoryBound(to: GtkWidget.self))))
+                },
+                Unmanaged.passUnretained(self).toOpaque(),
+                nil
+            )
             chime_adw_connect(
                 remove,
                 "clicked",
@@ -178,12 +253,17 @@ final class GatewayPage: AppPageController {
                 let row = actionRow(name, program.summary)
                 gtk_widget_set_tooltip_text(row, program.id)
                 adw_action_row_add_prefix(chime_adw_as_action_row(row), icon(installed[program.id]?.icon, true))
-                adw_action_row_add_suffix(chime_adw_as_action_row(row), remove)
+                // Edit and Remove side by side; the subtitle (the rule) wraps beside them.
+                let buttons = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6)!
+                gtk_widget_set_valign(buttons, GTK_ALIGN_CENTER)
+                gtk_box_append(chime_adw_as_box(buttons), edit)
+                gtk_box_append(chime_adw_as_box(buttons), remove)
+                adw_action_row_add_suffix(chime_adw_as_action_row(row), buttons)
                 append(row, to: programs)
                 continue
             }
             // A gate that needs something done: what, in a few words, with the advice in full below.
-            var actions = [remove]
+            var actions = [edit, remove]
             let row = adw_expander_row_new()!
             let expander = chime_adw_as_expander_row(row)
             adw_preferences_row_set_use_markup(chime_adw_as_preferences_row(row), 0)
@@ -286,6 +366,12 @@ final class GatewayPage: AppPageController {
         chime_adw_set_accessible(trend, nil, state.trendDescription)
         gtk_widget_set_tooltip_text(trend, state.trendDescription)
         gtk_widget_queue_draw(trend)
+        minutesDays = state.minutesTrend
+        minutesPeak = state.minutesPeak
+        gtk_label_set_text(chime_adw_as_label(minutesPeakLabel), "Tallest bar: \(minutesPeak) min")
+        chime_adw_set_accessible(minutesChart, nil, state.minutesDescription)
+        gtk_widget_set_tooltip_text(minutesChart, state.minutesDescription)
+        gtk_widget_queue_draw(minutesChart)
         if let error = state.error { toast(error.message) }
     }
 
@@ -320,6 +406,126 @@ final class GatewayPage: AppPageController {
                 cairo_fill(cairo)
             }
         }
+    }
+
+    /// The minutes chart: a column a day, oldest on the left, a day's minutes in gated programs
+    /// as a bar (accent colour) from the base line, the busiest day's filling the height.
+    private func drawMinutes(_ area: UnsafeMutablePointer<GtkWidget>, _ cairo: OpaquePointer, _ width: Double, _ height: Double) {
+        var ink = [Double](repeating: 0, count: 4)
+        var accent = [Double](repeating: 0, count: 4)
+        chime_adw_gateway_color(area, 0, &ink)
+        chime_adw_gateway_color(area, 1, &accent)
+        let base = height - 1
+        cairo_set_source_rgba(cairo, ink[0], ink[1], ink[2], 0.25)
+        cairo_rectangle(cairo, 0, base, width, 1)
+        cairo_fill(cairo)
+        guard !minutesDays.isEmpty else { return }
+        let column = width / Double(minutesDays.count)
+        let bar = max(2, (column * 0.6).rounded(.down))
+        for (index, day) in minutesDays.enumerated() where day.minutes > 0 {
+            let x = (Double(index) * column + (column - bar) / 2).rounded()
+            let tall = max(2, ((base - 2) * Double(day.minutes) / Double(minutesPeak)).rounded())
+            cairo_set_source_rgba(cairo, accent[0], accent[1], accent[2], accent[3])
+            cairo_rectangle(cairo, x, base - tall, bar, tall)
+            cairo_fill(cairo)
+        }
+    }
+
+    // MARK: The rule form
+
+    /// Opens the form of gated program `id`, showing its rule as it stands.
+    private func openRuleForm(_ id: String) {
+        let form = hub.ruleForm(id)
+        let name = name(of: form.programID)
+        editing = (form.programID, name)
+        chime_adw_gateway_window_title(ruleTitle, "Edit Gate", name)
+        gtk_switch_set_active(chime_adw_as_switch(ruleAllDay), form.allDay ? 1 : 0)
+        let texts = [form.from, form.to, form.opensPerDay, form.minutesPerDay, form.remindAfter]
+        for (field, text) in zip(ruleFields, texts) { gtk_editable_set_text(chime_adw_as_editable(field.entry), text) }
+        setDays(form.days)
+        allDayToggled()
+        show([:], formError: nil)
+        gtk_window_present(chime_adw_as_window(ruleDialog))
+    }
+
+    private func closeRuleForm() {
+        editing = nil
+        gtk_widget_set_visible(ruleDialog, 0)
+    }
+
+    /// The hours' entries only mean something when the gate is not all day.
+    private func allDayToggled() {
+        let allDay = gtk_switch_get_active(chime_adw_as_switch(ruleAllDay)) != 0
+        for field in ruleFields.prefix(2) { gtk_widget_set_sensitive(field.row, allDay ? 0 : 1) }
+    }
+
+    private func setDays(_ days: WeekdaySet) {
+        for (index, toggle) in ruleDays.enumerated() {
+            gtk_toggle_button_set_active(chime_adw_as_toggle_button(toggle), days.contains(isoWeekday: index + 1) ? 1 : 0)
+        }
+    }
+
+    /// Saves what the form says through `chime gate edit`'s use case; a bad value: its problem
+    /// under its field, and nothing written.
+    private func saveRule() {
+        guard let editing else { return }
+        func text(_ index: Int) -> String { String(cString: gtk_editable_get_text(chime_adw_as_editable(ruleFields[index].entry))) }
+        var days: WeekdaySet = []
+        for (index, toggle) in ruleDays.enumerated() where gtk_toggle_button_get_active(chime_adw_as_toggle_button(toggle)) != 0 {
+            days.insert(WeekdaySet(isoWeekday: index + 1)!)
+        }
+        let form = GateRuleForm(
+            programID: editing.id,
+            allDay: gtk_switch_get_active(chime_adw_as_switch(ruleAllDay)) != 0,
+            from: text(0),
+            to: text(1),
+            days: days,
+            opensPerDay: text(2),
+            minutesPerDay: text(3),
+            remindAfter: text(4)
+        )
+        switch hub.save(form, name: editing.name) {
+        case .failure(let errors):
+            show(errors.fields, formError: nil)
+        case .success(let state):
+            if let error = state.error {
+                // Refused by the use case (un-gated meanwhile?): said in the form, which stays open.
+                show([:], formError: error.message)
+                return
+            }
+            closeRuleForm()
+            app.changed()
+            render(state)
+            render(stats.loadStatistics())
+        }
+    }
+
+    /// Each field's problem in its row's subtitle (its help without one), and the form's own.
+    private func show(_ errors: [GateRuleField: String], formError: String?) {
+        for field in ruleFields {
+            let error = field.field.flatMap { errors[$0] }
+            adw_action_row_set_subtitle(chime_adw_as_action_row(field.row), error ?? field.help)
+            chime_adw_set_accessible(field.entry, nil, error ?? field.help)
+            if error == nil {
+                gtk_widget_remove_css_class(field.entry, "error")
+                gtk_widget_remove_css_class(field.row, "gate-error-row")
+            } else {
+                gtk_widget_add_css_class(field.entry, "error")
+                gtk_widget_add_css_class(field.row, "gate-error-row")
+            }
+        }
+        // The hours' problem concerns From too.
+        chime_adw_set_accessible(ruleFields[0].entry, nil, errors[.hours] ?? ruleFields[0].help)
+        if errors[.hours] == nil {
+            gtk_widget_remove_css_class(ruleFields[0].entry, "error")
+        } else {
+            gtk_widget_add_css_class(ruleFields[0].entry, "error")
+        }
+        gtk_label_set_text(chime_adw_as_label(ruleDaysError), errors[.days] ?? "")
+        gtk_widget_set_visible(ruleDaysError, errors[.days] == nil ? 0 : 1)
+        chime_adw_set_accessible(ruleDays[0], nil, errors[.days] ?? "")
+        gtk_label_set_text(chime_adw_as_label(ruleError), formError ?? "")
+        gtk_widget_set_visible(ruleError, formError == nil ? 0 : 1)
     }
 
     // MARK: The app chooser
@@ -373,12 +579,15 @@ final class GatewayPage: AppPageController {
         choose(first.id)
     }
 
-    /// Gates `id` as `chime gate add ID` does, closes the chooser, says what happened.
+    /// Gates `id` as `chime gate add ID` does, closes the chooser, says what happened, and
+    /// offers its rule's form (Cancel leaves it gated at all times, without a budget).
     private func choose(_ id: String) {
         closeChooser()
         let state = hub.add(id, chime: chime)
-        if state.error == nil { app.changed() }
         render(state)
+        guard state.error == nil else { return }
+        app.changed()
+        openRuleForm(id)
     }
 
     // MARK: Widgets
@@ -392,9 +601,10 @@ final class GatewayPage: AppPageController {
         return row
     }
 
-    /// A button showing `text`, named `label` for assistive technology, carrying `id` as its widget name.
-    private func button(_ text: String, label: String, id: String) -> UnsafeMutablePointer<GtkWidget> {
-        let button = gtk_button_new_with_label(text)!
+    /// A button showing `text` (or the icon `icon`), named `label` for assistive technology,
+    /// carrying `id` as its widget name.
+    private func button(_ text: String, icon: String? = nil, label: String, id: String) -> UnsafeMutablePointer<GtkWidget> {
+        let button = icon.map { gtk_button_new_from_icon_name($0)! } ?? gtk_button_new_with_label(text)!
         gtk_widget_set_valign(button, GTK_ALIGN_CENTER)
         gtk_widget_set_name(button, id)
         chime_adw_set_accessible(button, label, nil)

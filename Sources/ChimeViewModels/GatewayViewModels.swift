@@ -227,7 +227,7 @@ public final class GateHubViewModel: Sendable {
     }
 
     /// Runs `change`, reads everything again, and keeps the change's notice or error.
-    private func act(_ change: () throws(ChimeError) -> String) -> GateHubState {
+    func act(_ change: () throws(ChimeError) -> String) -> GateHubState {
         let outcome: Result<String, ChimeError>
         do {
             outcome = .success(try change())
@@ -311,7 +311,29 @@ public struct GateStatsState: Sendable, Hashable {
     /// Each program over those days, as `chime gate stats` lists them: its id, and "5 opens,
     /// 105 min; budget 1/day and 30m/day kept 2 of 4 days".
     public var programs: [LabeledValue] = []
+    /// The trend's days again (oldest first): the minutes run in gated programs, all together
+    /// and by program (``GateProgramStats/trend``), for the minutes chart.
+    public var minutesTrend: [GateMinutesDay] = []
     public var error: ChimeError?
+
+    /// The minutes chart's tallest bar: the most minutes in a day (at least 1).
+    public var minutesPeak: Int { max(minutesTrend.map(\.minutes).max() ?? 0, 1) }
+
+    /// The minutes chart's figures in words (its accessible description): each day with
+    /// minutes, `2026-01-05: 45 min (firefox.desktop 30, org.gnome.Chess.desktop 15)`, or that
+    /// there were none.
+    public var minutesDescription: String {
+        let days = minutesTrend.filter { $0.minutes > 0 }
+        guard !days.isEmpty else { return "Last \(minutesTrend.count) days: no minutes in gated programs yet." }
+        let listed = days.map { day in
+            "\(day.date): \(day.minutes) min"
+                + (day.programs.count > 1 ? " (" + day.programs.map { "\($0.programID) \($0.minutes)" }.joined(separator: ", ") + ")" : "")
+                + (day.programs.count == 1 ? " (\(day.programs[0].programID))" : "")
+        }
+        let quiet = minutesTrend.count - days.count
+        return "Last \(minutesTrend.count) days, minutes in gated programs: " + listed.joined(separator: "; ")
+            + (quiet == 0 ? "." : "; none on the other \(quiet) day\(quiet == 1 ? "" : "s").")
+    }
 
     /// The chart's tallest bar: the most exits or proceeds in a day (at least 1).
     public var trendPeak: Int { max(dailyTrends.map { max($0.exits, $0.proceeds) }.max() ?? 0, 1) }
@@ -326,6 +348,46 @@ public struct GateStatsState: Sendable, Hashable {
         let quiet = dailyTrends.count - days.count
         return "Last \(dailyTrends.count) days, exits and proceeds: " + listed.joined(separator: "; ")
             + (quiet == 0 ? "." : "; none on the other \(count(quiet, "day")).")
+    }
+}
+
+/// One day of the minutes chart: the whole minutes run in gated programs, and by program.
+public struct GateMinutesDay: Sendable, Hashable {
+    public struct Program: Sendable, Hashable {
+        public var programID: String
+        public var minutes: Int
+
+        public init(programID: String, minutes: Int) {
+            (self.programID, self.minutes) = (programID, minutes)
+        }
+    }
+
+    /// "2026-03-08".
+    public var date: String
+    /// The day's running time of every program together, in whole minutes.
+    public var minutes: Int
+    /// Each program that ran that day (a whole minute or more), by id.
+    public var programs: [Program]
+
+    public init(date: String, minutes: Int, programs: [Program] = []) {
+        (self.date, self.minutes, self.programs) = (date, minutes, programs)
+    }
+
+    /// The days `dates` (the trend's), each with `programs`' minutes that day.
+    public static func trend(of programs: [GateProgramStats], dates: [String]) -> [GateMinutesDay] {
+        var seconds: [String: [String: TimeInterval]] = [:]
+        for program in programs {
+            for day in program.trend where day.seconds > 0 { seconds[day.date, default: [:]][program.programID] = day.seconds }
+        }
+        return dates.map { date in
+            let byProgram = seconds[date] ?? [:]
+            return GateMinutesDay(
+                date: date,
+                minutes: Int(byProgram.values.reduce(0, +) / 60),
+                programs: byProgram.map { Program(programID: $0.key, minutes: Int($0.value / 60)) }
+                    .filter { $0.minutes > 0 }.sorted { $0.programID < $1.programID }
+            )
+        }
     }
 }
 
@@ -370,6 +432,7 @@ public final class GateStatsViewModel: Sendable {
                 state.rows = [LabeledValue](stats.summaryRows)
                 state.dailyTrends = stats.trend
                 state.programs = programs.map { LabeledValue($0.programID, $0.line) }
+                state.minutesTrend = GateMinutesDay.trend(of: programs, dates: stats.trend.map(\.date))
                 state.error = nil
             }
         } catch {

@@ -179,31 +179,9 @@ struct GateRuleOptions: ParsableArguments {
 
     var isEmpty: Bool { hours == nil && days == nil && budget.isEmpty && remindAfter == nil }
 
-    /// `rule` with these options' values; throws, before anything is written, on a bad value.
-    func applied(to rule: GateRule) throws(ChimeError) -> GateRule {
-        var rule = rule
-        if let hours { rule.hours = try GateHours.parse(hours) }
-        if let days {
-            // Every day is no limit on the days (as none given).
-            let set = try WeekdaySet.spoken(days)
-            rule.days = set == .everyDay ? nil : set
-        }
-        var opens: GateBudget?
-        var minutes: GateMinutesBudget?
-        for text in budget {
-            // A unit (m, min, h) makes it minutes; a bare number or N/day, opens.
-            if text.lowercased().contains(where: { "mh".contains($0) }) {
-                guard minutes == nil else { throw ChimeError(.usage, "--budget \(text): a minutes budget is given twice") }
-                minutes = try GateMinutesBudget.parse(text)
-            } else {
-                guard opens == nil else { throw ChimeError(.usage, "--budget \(text): an opens budget is given twice") }
-                opens = try GateBudget.parse(text)
-            }
-        }
-        if let opens { rule.budget = opens }
-        if let minutes { rule.minutesBudget = minutes }
-        if let remindAfter { rule.remindAfter = try GateRule.parseRemindAfter(remindAfter) }
-        return rule
+    /// These options' change (``GateRuleChange``); throws, before anything is written, on a bad value.
+    func change() throws(ChimeError) -> GateRuleChange {
+        try GateRuleChange.parse(hours: hours, days: days, budgets: budget, remindAfter: remindAfter)
     }
 }
 
@@ -512,7 +490,7 @@ struct GateAdd: AsyncParsableCommand {
 
     func run() async throws {
         // Bad values stop here, before anything is written.
-        let checked = try rule.applied(to: GateRule(programID: ""))
+        let checked = try rule.change().applied(to: GateRule(programID: ""))
         // A new gate starts from these options alone (no rule left from an earlier gate).
         let context = try GateContext(global, rule.isEmpty ? .update : .create)
         let overrides = try GateContext.overrides()
@@ -609,24 +587,23 @@ struct GateEdit: AsyncParsableCommand {
                 "nothing to change: give --hours, --days, --always, --budget, --no-budget, --remind-after or --no-remind"
             )
         }
+        var change = try rule.change()
+        if always { (change.hours, change.days) = (.some(nil), .some(nil)) }
+        if noBudget { (change.budget, change.minutesBudget) = (.some(nil), .some(nil)) }
+        if noRemind { change.remindAfter = .some(nil) }
         let desktopID = try GateContext.desktopID(id)
         let overrides = try GateContext.overrides()
-        let gated: LauncherOverride
+        // Not gated: refused before the store is opened.
         do {
-            guard let found = try overrides.list().first(where: { $0.id == desktopID }) else {
+            guard try overrides.list().contains(where: { $0.id == desktopID }) else {
                 throw ChimeError(.notFound, "'\(desktopID)' is not gated: 'chime gate add \(id)' gates it")
             }
-            gated = found
         } catch {
             throw GateContext.chimeError(error)
         }
         let context = try GateContext(global, .create)
-        var changed = try rule.applied(to: try context.book.rule(programID: desktopID.rawValue))
-        if always { (changed.hours, changed.days) = (nil, nil) }
-        if noBudget { (changed.budget, changed.minutesBudget) = (nil, nil) }
-        if noRemind { changed.remindAfter = nil }
-        // (Bad values were refused above, before anything was written.)
-        try context.book.save(changed)
+        // The use case the app's Gateway form saves through.
+        let (gated, changed) = try context.book.edit(desktopID, change, overrides: overrides)
         emit(Edited(program: GatedProgramJSON(gated, rule: changed)), json: global.json)
     }
 

@@ -54,6 +54,12 @@ struct AppGatewayTests {
             _ in status == 0
         }
         #expect(chosen.hasPrefix("clicked"), "\(chosen) \(app.stderr)")
+        // Its rule's form opens (hours, days, budgets): Cancel leaves it gated at all times.
+        let offered = try await Accessibility.wait(["click", "Cancel", "dialog"], on: display, environment: environment) {
+            status,
+            _ in status == 0
+        }
+        #expect(offered.hasPrefix("clicked"), "no rule form after gating: \(offered)")
 
         // Then the page lists it with its Remove button, and `chime gate list` has it, its gate in place
         let listed = try await Accessibility.wait(["has", "Remove Chime Harmless Test"], on: display, environment: environment) {
