@@ -99,10 +99,29 @@ extension FocusTimer {
             paused.pausedAt = Date(micros: time.wall.micros - back)
             paused.segment = nil
             paused.pauseReason = .idle
+            paused.backAt = nil
             paused.idlePauses += 1
             try Self.cancelAlert(of: session, at: time, in: db)
             try Self.update(paused, in: db)
             return paused
+        }
+    }
+
+    /// The person is back while the open session is paused for idleness: the moment is recorded
+    /// (``FocusSession/backAt``; their latest return, when they leave and come back again), from
+    /// which the alert says how long they were away, in this runner and in one restarted later.
+    /// Returns the session so marked, or nil when no session is paused for idleness.
+    @discardableResult
+    public func recordBack() throws(ChimeError) -> FocusSession? {
+        let time = clock.now()
+        let breaks = settlingBreaks
+        return try store.write { db in
+            guard var session = try Self.settle(at: time, breaks: breaks, in: db).openSession, session.state == .paused,
+                session.pauseReason == .idle
+            else { return nil }
+            session.backAt = time.wall
+            try Self.update(session, in: db)
+            return session
         }
     }
 
@@ -141,8 +160,9 @@ extension FocusTimer {
     }
 }
 
-/// A person back from being away, whose session was paused for it: the live alert asks
-/// "Paused while you were away 12 min: resume?".
+/// A person back from being away, whose session was paused for it: without a live alert, the
+/// alert of its own "Paused while you were away 12 min: resume?" still to post (the live alert
+/// reads it from the session, ``FocusSession/awayMinutes``).
 struct AwayReturn: Sendable, Hashable {
     var sessionID: Int64
     var minutes: Int
@@ -187,10 +207,7 @@ extension FocusFamily {
         case .active:
             let since = timer.presence.awaySince
             timer.presence.set(awaySince: nil)
-            if let session = try? timer.current().openSession, session.state == .paused, session.pauseReason == .idle,
-                let pausedAt = session.pausedAt
-            {
-                let minutes = FocusIdle.awayMinutes(seconds: max(0, now.wall.micros - pausedAt.micros) / 1_000_000)
+            if let session = try? timer.recordBack(), let minutes = session.awayMinutes, !liveAlert {
                 awayReturn.withLock { $0 = AwayReturn(sessionID: session.id, minutes: minutes) }
             }
             if let since { _ = try? timer.startAfterAway(since: since) }

@@ -250,15 +250,9 @@ extension FocusFamily {
         }
         let asking = asked?.sessionID == session.id
         var key = LiveShown(session, at: time, askingGiveUp: asking)
-        // Back from being away: the alert asks to resume until the session is resumed or given up.
-        let back = awayReturn.withLock { back -> AwayReturn? in
-            guard let current = back, current.sessionID == session.id, session.state == .paused, session.pauseReason == .idle else {
-                back = nil
-                return nil
-            }
-            return current
-        }
-        key.awayMinutes = asking ? nil : back?.minutes
+        // Back from being away: the alert asks to resume until the session is resumed or given up
+        // (read from the session: a restarted runner asks the same).
+        key.awayMinutes = asking ? nil : session.awayMinutes
         if key != (step.ended == nil ? shown : nil) {
             let icon = stageIcon(key.stage)
             let note =

@@ -85,6 +85,10 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
     public var pauseReason: PauseReason?
     /// How many times it was paused because the person was away (idle).
     public var idlePauses: Int
+    /// When the person came back during a pause for idleness (their last return, as the idle
+    /// source said it): the alert's "away N min" runs from ``pausedAt`` to it. Nil while they
+    /// are away, and for any other pause.
+    public var backAt: Date?
 
     public init(
         id: Int64,
@@ -99,7 +103,8 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         endReason: EndReason? = nil,
         label: String? = nil,
         pauseReason: PauseReason? = nil,
-        idlePauses: Int = 0
+        idlePauses: Int = 0,
+        backAt: Date? = nil
     ) {
         self.id = id
         self.state = state
@@ -114,6 +119,7 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
         self.label = label
         self.pauseReason = pauseReason
         self.idlePauses = idlePauses
+        self.backAt = backAt
     }
 
     /// The identifier of the session's completion alert: `focus-12`. Like every reminder's, it
@@ -123,6 +129,14 @@ public struct FocusSession: Sendable, Hashable, Identifiable {
     public static func reminderID(_ id: Int64) -> String { "focus-\(id)" }
 
     public var lengthMicros: Int64 { Int64(lengthSeconds) * 1_000_000 }
+
+    /// "Paused while you were away N min": the whole minutes from the pause (backdated to when
+    /// the idleness began) to the person's return, read from the session alone, so a restarted
+    /// runner says the same; nil unless it is paused for idleness and they are back.
+    public var awayMinutes: Int? {
+        guard state == .paused, pauseReason == .idle, let pausedAt, let backAt else { return nil }
+        return FocusIdle.awayMinutes(seconds: max(0, backAt.micros - pausedAt.micros) / 1_000_000)
+    }
 
     /// Focus time at `time`, not capped at the length: the running segment counts only within
     /// its own boot.

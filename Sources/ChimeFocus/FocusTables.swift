@@ -86,6 +86,16 @@ extension StoreSchema {
                         """
                 )
             },
+            Migration(FocusIdleMigration.returnName) { db in
+                try db.execute(
+                    sql: """
+                        -- When the person came back during a pause for idleness (NULL while away, and
+                        -- for any other pause): "Paused while you were away N min" is paused_at_us to
+                        -- it, the same after a runner restart.
+                        ALTER TABLE focus_session ADD COLUMN back_us INTEGER;
+                        """
+                )
+            },
         ]
     )
 }
@@ -93,4 +103,6 @@ extension StoreSchema {
 /// The migration of idle pauses (one constant: the lead renumbers migrations on merge).
 public enum FocusIdleMigration {
     public static let name = "v18: focus idle pauses"
+    /// The moment the person came back from an idle pause (`back_us`).
+    public static let returnName = "v21: focus idle returns"
 }

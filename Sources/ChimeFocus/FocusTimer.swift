@@ -147,6 +147,7 @@ public struct FocusTimer: Sendable {
             }
             active.pausedAt = nil
             active.pauseReason = nil
+            active.backAt = nil
             active.segment = FocusSession.Segment(boot: time.boot, awakeMicros: time.awakeMicros, wall: time.wall)
             try Self.scheduleAlert(for: active, breaks: breaks, at: time, in: db)
             return active
@@ -165,6 +166,7 @@ public struct FocusTimer: Sendable {
             abandoned.endedAt = time.wall
             abandoned.pausedAt = nil
             abandoned.pauseReason = nil
+            abandoned.backAt = nil
             abandoned.segment = nil
             abandoned.endReason = .gaveUp
             try Self.cancelAlert(of: session, at: time, in: db)
@@ -375,13 +377,14 @@ public struct FocusTimer: Sendable {
         try db.execute(
             sql: """
                 UPDATE focus_session SET state = ?, ended_us = ?, focus_us = ?, paused_us = ?, paused_at_us = ?,
-                    boot_id = ?, segment_awake_us = ?, segment_wall_us = ?, end_reason = ?, pause_reason = ?, idle_pauses = ?
+                    boot_id = ?, segment_awake_us = ?, segment_wall_us = ?, end_reason = ?, pause_reason = ?, idle_pauses = ?,
+                    back_us = ?
                 WHERE id = ?
                 """,
             arguments: [
                 session.state.rawValue, session.endedAt?.micros, session.focusMicros, session.pausedMicros,
                 session.pausedAt?.micros, session.segment?.boot, session.segment?.awakeMicros, session.segment?.wall.micros,
-                session.endReason?.rawValue, session.pauseReason?.rawValue, session.idlePauses, session.id,
+                session.endReason?.rawValue, session.pauseReason?.rawValue, session.idlePauses, session.backAt?.micros, session.id,
             ]
         )
     }
@@ -408,7 +411,8 @@ public struct FocusTimer: Sendable {
             endReason: (row["end_reason"] as String?).flatMap(EndReason.init(rawValue:)),
             label: row["label"],
             pauseReason: (row["pause_reason"] as String?).flatMap(PauseReason.init(rawValue:)),
-            idlePauses: row["idle_pauses"]
+            idlePauses: row["idle_pauses"],
+            backAt: (row["back_us"] as Int64?).map(Date.init(micros:))
         )
     }
 

@@ -1,10 +1,14 @@
-// focus-idle: the runner's wake-ups per minute at rest during a focus session with an idle
-// monitor subscribed (a stand-in of GNOME's org.gnome.Mutter.IdleMonitor on a private session
-// bus), next to the same session with no idle source (`[focus] idle_pause = "off"`), measured in
-// the same run. The goal: 0 between due instants (the monitor's watches are signals, not polls).
+// focus-idle: the runner's wake-ups over a whole focus cycle (a session's last seconds, its end,
+// its break, the break's end and, with auto_start_sessions, the next session's first seconds),
+// counted between the due instants apart from those at them, with an idle source on a private
+// session bus: a stand-in of GNOME's org.gnome.Mutter.IdleMonitor (watches and signals), one of
+// org.freedesktop.ScreenSaver (GetSessionIdleTime, polled), and, as the baseline in the same run,
+// no idle source (`[focus] idle_pause = "off"`). The goal: 0 between due instants.
 import ArgumentParser
 import ChimeCore
 import Foundation
+import GRDB
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -13,71 +17,133 @@ import Glibc
 struct FocusIdleBench: Workload {
     static let configuration = CommandConfiguration(
         commandName: "focus-idle",
-        abstract: "The runner's wake-ups per minute during a focus session, with and without an idle monitor subscribed."
+        abstract:
+            "The runner's wake-ups over a focus cycle (session, break, next session), between and at the due instants, per idle source."
     )
 
     @OptionGroup var options: BenchOptions
 
     static func measure(_ options: BenchOptions) async throws {
-        try benchFocusIdle(seconds: options.quick ? 10 : 60, runs: options.runs)
+        try benchFocusIdle(lead: options.quick ? 10 : 20, tail: options.quick ? 10 : 20, runs: options.quick ? 1 : 5)
     }
 }
 
-/// The Mutter IdleMonitor stand-in: watches and their removal, and one line per call (counted).
-private let mutterStandIn = """
-    import sys
-    from gi.repository import Gio, GLib
-    XML = '''<node><interface name="org.gnome.Mutter.IdleMonitor">
-    <method name="GetIdletime"><arg type="t" direction="out"/></method>
-    <method name="AddIdleWatch"><arg type="t" direction="in"/><arg type="u" direction="out"/></method>
-    <method name="AddUserActiveWatch"><arg type="u" direction="out"/></method>
-    <method name="RemoveWatch"><arg type="u" direction="in"/></method>
-    <signal name="WatchFired"><arg type="u"/></signal></interface></node>'''
-    bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
-    count = [0]
-    def method(connection, sender, path, interface, name, parameters, invocation):
-        count[0] += 1
-        print("call", name, flush=True)
-        if name == "GetIdletime": invocation.return_value(GLib.Variant("(t)", (1000,)))
-        elif name == "RemoveWatch": invocation.return_value(None)
-        else: invocation.return_value(GLib.Variant("(u)", (count[0],)))
-    bus.register_object("/org/gnome/Mutter/IdleMonitor/Core", Gio.DBusNodeInfo.new_for_xml(XML).interfaces[0], method, None, None)
-    loop = GLib.MainLoop()
-    Gio.bus_own_name_on_connection(bus, "org.gnome.Mutter.IdleMonitor", Gio.BusNameOwnerFlags.NONE,
-                                   lambda *a: print("ready", flush=True), lambda *a: loop.quit())
-    loop.run()
-    """
+/// The idle sources compared, each the stand-in (Tests/ChimeCLITests/Fixtures/idle-service.py)
+/// of one interface, or none.
+private enum IdleCase: String, CaseIterable, Sendable {
+    case none, mutter, screensaver
 
-func benchFocusIdle(seconds: Double, runs: Int) throws {
-    print("\n## Focus with an idle monitor: the runner's wake-ups per minute at rest during a session, median of \(runs) runs")
-    print("(context switches of all its threads, voluntary + involuntary, over \(Int(seconds)) s between due instants; goal: 0)")
-    let python = "/usr/bin/python3"  // Debian's, where python3-gi is installed
-    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon"), FileManager.default.isExecutableFile(atPath: python) else {
-        print("(dbus-daemon or /usr/bin/python3 missing: skipped)")
-        return
-    }
-    let widths = [58, 16, 18]
-    print(row(["runner", "wakes / min", "monitor calls"], widths: widths))
-    var figures: [String: [Double]] = [:]
-    var calls: [String: [Int]] = [:]
-    let cases = [("baseline: no idle source (idle_pause = \"off\")", false), ("GNOME Mutter IdleMonitor subscribed (stand-in)", true)]
-    for _ in 0..<runs {
-        for (label, subscribed) in cases {
-            let (perMinute, monitorCalls) = try measureFocusRest(seconds: seconds, subscribed: subscribed, python: python)
-            figures[label, default: []].append(perMinute)
-            calls[label, default: []].append(monitorCalls)
+    var label: String {
+        switch self {
+        case .none: "baseline: no idle source (idle_pause = \"off\")"
+        case .mutter: "GNOME Mutter IdleMonitor (stand-in)"
+        case .screensaver: "org.freedesktop.ScreenSaver (stand-in, polled)"
         }
     }
-    for (label, subscribed) in cases {
-        let monitor = subscribed ? "\(calls[label]?.max() ?? 0) during the span" : "-"
-        print(row([label, fmt(median(figures[label] ?? []), 2), monitor], widths: widths))
-    }
 }
 
-/// One span at rest: a private session bus (and the Mutter stand-in when `subscribed`), a
-/// runner on a fresh store with a 25-minute session started, then `seconds` of nothing. Returns
-/// the runner's context switches per minute and the stand-in's calls during the span.
-private func measureFocusRest(seconds: Double, subscribed: Bool, python: String) throws -> (Double, Int) {
+/// One cycle's counts: the runner's context switches and the stand-in's calls, between the due
+/// instants (and the seconds that makes) and within the windows around them.
+private struct CycleCounts: Sendable {
+    var betweenSeconds = 0.0
+    var betweenSwitches = 0
+    var betweenCalls = 0
+    var atSwitches = 0
+    var atCalls = 0
+    var instants = 0
+}
+
+/// What the runs' threads write to.
+private final class Shared<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+    init(_ initial: Value) { value = Mutex(initial) }
+}
+
+/// A due instant's window: from half a second before (the ledger's record 25 ms ahead) to three
+/// seconds after (the settle, the posts, the idle watch taken or given back, the log folded).
+private let windowBefore = 0.5
+private let windowAfter = 3.0
+/// The break, `[focus] short_break`'s shortest.
+private let breakSeconds = 60.0
+
+func benchFocusIdle(lead: Double, tail: Double, runs: Int) throws {
+    let total = lead + breakSeconds + tail
+    print(
+        "\n## Focus cycle with an idle source: the runner's wake-ups between and at the due instants, median of \(runs) runs"
+    )
+    print(
+        "(a 10-minute session's last \(Int(lead)) s, its end, a \(Int(breakSeconds)) s break, the break's end and the next session's first "
+            + "\(Int(tail)) s (auto_start_sessions); context switches of all the runner's threads, voluntary + involuntary, as the other "
+            + "benches count; at an instant: \(windowBefore) s before to \(Int(windowAfter)) s after; notifier json (no live alert); goal: 0 between)"
+    )
+    let python = "/usr/bin/python3"  // Debian's, where python3-gi is installed
+    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Tests/ChimeCLITests/Fixtures/idle-service.py").standardized.path
+    for needed in ["/usr/bin/dbus-daemon", python] where !FileManager.default.isExecutableFile(atPath: needed) {
+        print("(no \(needed): skipped)")
+        return
+    }
+    guard FileManager.default.fileExists(atPath: fixture) else {
+        print("(no \(fixture): run chime-bench from the source tree it was built in; skipped)")
+        return
+    }
+    // Every run of every case at once, each on its own bus and store: the cycle takes as long
+    // whatever the runs (the runners sleep side by side).
+    let results = Shared<[IdleCase: [CycleCounts]]>([:])
+    let failures = Shared<[String]>([])
+    let group = DispatchGroup()
+    for index in 0..<runs {
+        for idleCase in IdleCase.allCases {
+            group.enter()
+            let thread = Thread {
+                do {
+                    let counts = try measureFocusCycle(idleCase, lead: lead, tail: tail, python: python, fixture: fixture)
+                    results.value.withLock { $0[idleCase, default: []].append(counts) }
+                } catch {
+                    failures.value.withLock { $0.append("\(idleCase.rawValue) run \(index + 1): \(error)") }
+                }
+                group.leave()
+            }
+            thread.start()
+            usleep(300_000)  // staggered, so that their due instants are not all the same
+        }
+    }
+    group.wait()
+    for failure in failures.value.withLock({ $0 }) { print("failed: \(failure)") }
+    let widths = [50, 14, 14, 16, 18]
+    print(row(["runner", "wakes/min btw", "wakes/instant", "calls/min btw", "calls/instant"], widths: widths))
+    let figures = results.value.withLock { $0 }
+    for idleCase in IdleCase.allCases {
+        let counts = figures[idleCase] ?? []
+        guard !counts.isEmpty else {
+            print(row([idleCase.label, "—"], widths: widths))
+            continue
+        }
+        let perInstant = { (value: KeyPath<CycleCounts, Int>) in
+            median(counts.map { Double($0[keyPath: value]) / Double(max(1, $0.instants)) })
+        }
+        let perMinute = { (value: KeyPath<CycleCounts, Int>) in median(counts.map { Double($0[keyPath: value]) / $0.betweenSeconds * 60 }) }
+        print(
+            row(
+                [
+                    idleCase.label, fmt(perMinute(\.betweenSwitches), 2), fmt(perInstant(\.atSwitches), 1),
+                    idleCase == .none ? "-" : fmt(perMinute(\.betweenCalls), 2), idleCase == .none ? "-" : fmt(perInstant(\.atCalls), 1),
+                ],
+                widths: widths
+            )
+        )
+    }
+    print(
+        "(btw: between the due instants, \(Int(total - 2 * (windowBefore + windowAfter))) s of the cycle's \(Int(total)); instants: the "
+            + "session's end (its alert, the break's) and the break's end (its alert, the next session started); calls: the stand-in's "
+            + "D-Bus calls from the runner)"
+    )
+}
+
+/// One cycle: a private session bus (and the stand-in of `idleCase`), a runner on a fresh store
+/// whose 10-minute session ends `lead` s after the runner is up, a 60 s break, the next session
+/// started by itself; sampled every 100 ms until `tail` s into that session.
+private func measureFocusCycle(_ idleCase: IdleCase, lead: Double, tail: Double, python: String, fixture: String) throws -> CycleCounts {
     let directory = temporaryDirectory("focus-idle")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     var environment = ProcessInfo.processInfo.environment
@@ -86,10 +152,13 @@ private func measureFocusRest(seconds: Double, subscribed: Bool, python: String)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         environment[key] = path
     }
-    for key in ["CHIME_STORE", "CHIME_NOTIFIER", "CHIME_LOG_LEVEL", "NOTIFY_SOCKET"] { environment[key] = nil }
+    for key in ["CHIME_STORE", "CHIME_NOTIFIER", "CHIME_LOG_LEVEL", "NOTIFY_SOCKET", "XDG_SESSION_ID"] { environment[key] = nil }
     // No system bus (logind) to find: the session bus is the whole desktop here.
     environment["CHIME_SYSTEM_BUS_ADDRESS"] = "unix:path=\(directory)/no-system-bus"
-    environment["CHIME_FOCUS_IDLE_PAUSE"] = subscribed ? "10m" : "off"
+    environment["CHIME_FOCUS_IDLE_PAUSE"] = idleCase == .none ? "off" : "10m"
+    environment["CHIME_FOCUS_SHORT_BREAK"] = "1m"
+    environment["CHIME_FOCUS_AUTO_START_SESSIONS"] = "true"
+    environment["CHIME_FOCUS_WAIT_FOR_ACTIVITY"] = "false"
     let addressFile = directory + "/bus.address"
     let bus = try spawn(
         "/usr/bin/dbus-daemon",
@@ -101,21 +170,23 @@ private func measureFocusRest(seconds: Double, subscribed: Bool, python: String)
         kill(bus, SIGKILL)
         waitpid(bus, nil, 0)
     }
+    func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
     var address = ""
     for _ in 0..<500 where address.isEmpty {
         usleep(10_000)
-        address = ((try? String(contentsOfFile: addressFile, encoding: .utf8)) ?? "").split(separator: "\n").first.map(String.init) ?? ""
+        address = text(addressFile).split(separator: "\n").first.map(String.init) ?? ""
     }
     guard !address.isEmpty else { throw ChimeError(.failure, "dbus-daemon gave no address") }
     environment["DBUS_SESSION_BUS_ADDRESS"] = address
 
     var standIn: pid_t?
-    let standInLog = directory + "/mutter.log"
-    if subscribed {
-        let script = directory + "/mutter.py"
-        try mutterStandIn.write(toFile: script, atomically: true, encoding: .utf8)
-        standIn = try spawn(python, [script], environment: environment, output: standInLog)
-        for _ in 0..<500 where !((try? String(contentsOfFile: standInLog, encoding: .utf8)) ?? "").contains("ready") { usleep(10_000) }
+    let standInLog = directory + "/stand-in.log"
+    if idleCase != .none {
+        let control = directory + "/control"
+        guard mkfifo(control, 0o600) == 0 else { throw ChimeError(.failure, "cannot make the FIFO \(control)") }
+        standIn = try spawn(python, [fixture, idleCase.rawValue, control], environment: environment, output: standInLog)
+        for _ in 0..<1000 where !text(standInLog).contains("ready") { usleep(10_000) }
+        guard text(standInLog).contains("ready") else { throw ChimeError(.failure, "the \(idleCase.rawValue) stand-in did not start") }
     }
     defer {
         if let standIn {
@@ -123,29 +194,67 @@ private func measureFocusRest(seconds: Double, subscribed: Bool, python: String)
             waitpid(standIn, nil, 0)
         }
     }
-    func standInCalls() -> Int {
-        ((try? String(contentsOfFile: standInLog, encoding: .utf8)) ?? "").components(separatedBy: "call ").count - 1
-    }
+    func standInCalls() -> Int { text(standInLog).components(separatedBy: "\ncall ").count - 1 }
 
+    // The shortest session the CLI starts (10 min), then moved on so that it ends `lead` s from
+    // now (the runner is not up yet: it reads the row as it starts).
     let storePath = directory + "/chime.sqlite"
     environment["CHIME_STORE"] = storePath
-    _ = try chimeJSON(["focus", "start", "--json"], environment: environment, scratch: directory)
+    _ = try chimeJSON(["focus", "start", "--minutes", "10", "--json"], environment: environment, scratch: directory)
+    let sessionEnd = monotonicSeconds() + lead
+    try rawConnection(storePath).write { db in
+        try db.execute(
+            sql: "UPDATE focus_session SET focus_us = length_s * 1000000 - ? - (? - segment_awake_us) WHERE state = 'active'",
+            arguments: [Int64(lead * 1_000_000), Int64(monotonicSeconds() * 1_000_000)]
+        )
+    }
     let runner = try startRunner(store: storePath, runtime: environment["XDG_RUNTIME_DIR"]!, base: environment)
     defer { stop(runner) }
-    if subscribed {
-        // Subscribed: its watch is added (AddIdleWatch) before the span begins.
-        for _ in 0..<500 where !((try? String(contentsOfFile: standInLog, encoding: .utf8)) ?? "").contains("AddIdleWatch") {
-            usleep(10_000)
-        }
-        guard ((try? String(contentsOfFile: standInLog, encoding: .utf8)) ?? "").contains("AddIdleWatch") else {
-            throw ChimeError(.failure, "the runner did not subscribe to the Mutter stand-in (no AddIdleWatch)")
+    if idleCase != .none {
+        // Subscribed (Mutter: its watch added; ScreenSaver: its first poll) before the span begins.
+        let first = idleCase == .mutter ? "AddIdleWatch" : "GetSessionIdleTime"
+        for _ in 0..<500 where !text(standInLog).contains(first) { usleep(10_000) }
+        guard text(standInLog).contains(first) else {
+            throw ChimeError(.failure, "the runner did not call the \(idleCase.rawValue) stand-in (no \(first))")
         }
         usleep(200_000)
     }
+    let instants = [sessionEnd, sessionEnd + breakSeconds]
+    let end = sessionEnd + breakSeconds + tail
+    guard monotonicSeconds() < sessionEnd - windowBefore else {
+        throw ChimeError(.failure, "the runner took longer than \(lead) s to start: the session ended before the span")
+    }
     let pid = runner.processIdentifier
-    let callsBefore = standInCalls()
-    let before = contextSwitches(pid)
-    usleep(useconds_t(seconds * 1_000_000))
-    let switches = switchesBetween(before, contextSwitches(pid))
-    return (Double(switches) / seconds * 60, standInCalls() - callsBefore)
+    var counts = CycleCounts(instants: instants.count)
+    var previous = (time: monotonicSeconds(), switches: contextSwitches(pid), calls: standInCalls())
+    while previous.time < end {
+        usleep(100_000)
+        let now = (time: monotonicSeconds(), switches: contextSwitches(pid), calls: standInCalls())
+        let switches = switchesBetween(previous.switches, now.switches)
+        let calls = now.calls - previous.calls
+        if instants.contains(where: { previous.time < $0 + windowAfter && now.time > $0 - windowBefore }) {
+            counts.atSwitches += switches
+            counts.atCalls += calls
+        } else {
+            counts.betweenSeconds += now.time - previous.time
+            counts.betweenSwitches += switches
+            counts.betweenCalls += calls
+        }
+        previous = now
+    }
+    // The cycle happened: the session completed, its break was taken, the next session runs.
+    let (sessions, taken, active) = try rawConnection(storePath).read { db in
+        (
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM focus_session WHERE state = 'completed'") ?? 0,
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM focus_break WHERE state = 'taken'") ?? 0,
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM focus_session WHERE state = 'active'") ?? 0
+        )
+    }
+    guard sessions == 1, taken == 1, active == 1 else {
+        throw ChimeError(
+            .failure,
+            "the cycle did not run: \(sessions) session(s) completed, \(taken) break(s) taken, \(active) session(s) active (1, 1, 1 expected)"
+        )
+    }
+    return counts
 }

@@ -35,7 +35,8 @@ import Testing
     /// and index), dose schedules every N days and in cycles (v14), the gateway's schedules and
     /// budgets (v15: its table), focus session labels (``FocusTimer/labelMigration``), the gateway's
     /// runs (``StoreSchema/gateRunsMigration``: its table and indexes), focus idle pauses
-    /// (``FocusIdleMigration/name``: columns only), doses after the last taken, maximums and tapers
+    /// (``FocusIdleMigration/name``: columns only), the moment back from an idle pause
+    /// (``FocusIdleMigration/returnName``: a column), doses after the last taken, maximums and tapers
     /// (``DoseBook/afterLastMigration``), someone else told about doses (``DoseTellRules/migration``:
     /// its two tables and index) (the columns they add to shipped tables are taken out by
     /// ``shippedPart(_:)``).
@@ -48,7 +49,7 @@ import Testing
             || line.hasPrefix("v13: ") || line.hasPrefix("table focus_break:") || line.hasPrefix("index focus_break_by_state:")
             || line.hasPrefix("v14: ") || line.hasPrefix("v15: ") || line.hasPrefix(FocusTimer.labelMigration)
             || line == StoreSchema.gateRunsMigration
-            || line.hasPrefix(FocusIdleMigration.name)
+            || line.hasPrefix(FocusIdleMigration.name) || line == FocusIdleMigration.returnName
             || line == DoseBook.afterLastMigration
             || line.hasPrefix(DoseTellRules.migration) || line.hasPrefix("table medication_tell:") || line.hasPrefix("table dose_tell:")
             || line.hasPrefix("index dose_tell_pending:")
@@ -70,6 +71,8 @@ import Testing
             + "cycle_off INTEGER CHECK (cycle_off IS NULL OR cycle_off BETWEEN 1 AND 365), anchor_day INTEGER",
         ", label TEXT CHECK (label IS NULL OR length(label) > 0)",
         ", pause_reason TEXT CHECK (pause_reason IN ('idle')), idle_pauses INTEGER NOT NULL DEFAULT 0",
+        // The moment back from an idle pause (``FocusIdleMigration/returnName``).
+        ", back_us INTEGER",
         // After-last schedules, daily maximums, tapers (``DoseBook/afterLastMigration``).
         ", after_last_s INTEGER CHECK (after_last_s IS NULL OR after_last_s BETWEEN 60 AND 604800), "
             + "max_per_day INTEGER CHECK (max_per_day IS NULL OR max_per_day BETWEEN 1 AND 100)",
@@ -88,7 +91,7 @@ import Testing
         #expect(shipped.count > 20)
         let now = try Self.schema(sandbox.store)
         #expect(now.filter { !Self.sinceShipped($0) }.map(Self.shippedPart) == shipped)
-        #expect(now.filter(Self.sinceShipped).count == 35)
+        #expect(now.filter(Self.sinceShipped).count == 36)
         #expect(now.filter { Self.shippedPart($0) != $0 }.count == 6)
     }
 

@@ -210,6 +210,76 @@ struct FocusIdleTests {
         await loop.value
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aRunnerRestartedAfterThePersonIsBackAsksTheSameFromTheStore() async throws {
+        let h = try FocusHarness()
+        defer { h.cleanUp() }
+        let idle = ScriptedIdleSource()
+        let notifier = RecordingNotifier()
+        let family = Self.family(h, idle: idle)
+        let scheduler = Scheduler(
+            store: h.store,
+            notifier: notifier,
+            clock: h.wall,
+            systemZone: { FocusRunnerTests.utc },
+            families: [family]
+        )
+        let session = try h.timer.start()
+        let loop = Task { await scheduler.run(waker: h.wall) }
+        #expect(await notifier.nextPost().title == "Focusing: 25 min left")
+        // Idle for 5 minutes at 7:00 (paused back to 2:00), back at 14:00: 12 minutes away.
+        h.wall.advance(to: h.at(420))
+        idle.say(.idle(idleMicros: 300_000_000))
+        #expect(await notifier.nextPost().title == "Paused: 23:00 left")
+        h.wall.advance(to: h.at(840))
+        idle.say(.active)
+        #expect(await notifier.nextPost().title == "Paused while you were away 12 min: resume?")
+        // The moment they came back is in the session's row.
+        #expect(try h.timer.current().openSession?.backAt == h.at(840))
+        h.wall.shutdown()
+        await loop.value
+
+        // A runner started again 6 minutes later, the person here (its source says nothing):
+        // the same question, the same 12 minutes (not 18, not a plain "Paused").
+        let wall = ManualWallClock(now: h.at(1_200))
+        let machine = ManualMachineClock(wall: wall, awake: h.machine.now().awakeMicros.seconds + 360)
+        let store = try ReminderStore(path: h.store.path, schemas: [.focus])
+        let timer = FocusTimer(store: store, clock: machine)
+        let again = RecordingNotifier()
+        let idleAgain = ScriptedIdleSource()
+        let restarted = FocusFamily(
+            timer: timer,
+            icon: FocusRunnerTests.icon,
+            liveAlert: true,
+            stageIcon: FocusRunnerTests.stageIcon,
+            zone: { FocusRunnerTests.utc },
+            idle: idleAgain,
+            idleSettings: FocusIdle(pauseSeconds: 300)
+        )
+        restarted.connect(poke: { wall.poke() })
+        let second = Scheduler(store: store, notifier: again, clock: wall, systemZone: { FocusRunnerTests.utc }, families: [restarted])
+        let loop2 = Task { await second.run(waker: wall) }
+        let asked = await again.nextPost()
+        #expect(asked.id == session.reminderID)
+        #expect(asked.title == "Paused while you were away 12 min: resume?")
+        #expect(asked.actions.map(\.key) == ["resume", "give-up"])
+        #expect(await wall.parked() == nil)
+        #expect(again.posts.count == 1)
+        #expect(idleAgain.watching)
+
+        // Away again and back at 30:00: the question counts from the pause to the latest return.
+        idleAgain.say(.idle(idleMicros: 0))
+        wall.advance(to: h.at(1_800))
+        idleAgain.say(.active)
+        #expect(await again.nextPost().title == "Paused while you were away 28 min: resume?")
+        // Resumed: the return is cleared with the pause.
+        let resumed = try timer.resume()
+        #expect(resumed.backAt == nil && resumed.pausedAt == nil)
+        #expect(try timer.current().openSession?.backAt == nil)
+        wall.shutdown()
+        await loop2.value
+    }
+
     @Test func idlePauseOffPausesNothingAndAPersonsOwnPauseAsksNothingOnReturn() throws {
         let h = try FocusHarness()
         defer { h.cleanUp() }
