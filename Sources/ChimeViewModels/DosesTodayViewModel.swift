@@ -66,34 +66,15 @@ public final class DosesTodayViewModel: Sendable {
     public var state: DosesTodayState { current.withLock { $0 } }
 
     @discardableResult
-    public func take(_ id: Int64) -> DosesTodayState { answer(.take, id) }
+    public func take(_ id: Int64) -> DosesTodayState { answer(.take, .id(id)) }
 
     @discardableResult
-    public func skip(_ id: Int64) -> DosesTodayState { answer(.skip, id) }
+    public func skip(_ id: Int64) -> DosesTodayState { answer(.skip, .id(id)) }
 
     /// A dose of an as-needed or after-last medication taken now, as `chime dose take NAME`
     /// (its due dose, else a new one logged); refused past its daily maximum, with the library's words.
     @discardableResult
-    public func takeNow(_ medication: String) -> DosesTodayState {
-        do {
-            let answered = try book.answer(.take, .medication(medication))
-            let confirmation = DoseFamily.confirmation(
-                DoseFamily.take,
-                entry: answered.entry,
-                refill: answered.refill,
-                at: book.clock.now()
-            )
-            refresh()
-            current.withLock {
-                $0.message = [confirmation.title, answered.warning, answered.refill].compactMap { $0 }.joined(separator: ". ")
-                $0.answeredAlert = answered.entry.dose.occurrence.map { AnsweredAlertText(occurrence: $0, confirmation: confirmation) }
-            }
-        } catch {
-            refresh()
-            current.withLock { $0.error = error }
-        }
-        return state
-    }
+    public func takeNow(_ medication: String) -> DosesTodayState { answer(.take, .medication(medication)) }
 
     /// Its alert comes again in 10 minutes (``DoseRules/snoozeMinutes``).
     @discardableResult
@@ -113,9 +94,9 @@ public final class DosesTodayViewModel: Sendable {
         return state
     }
 
-    private func answer(_ answer: DoseAnswer, _ id: Int64) -> DosesTodayState {
+    private func answer(_ answer: DoseAnswer, _ reference: DoseReference) -> DosesTodayState {
         do {
-            let answered = try book.answer(answer, .id(id))
+            let answered = try book.answer(answer, reference)
             let confirmation = DoseFamily.confirmation(
                 answer.rawValue,
                 entry: answered.entry,
